@@ -1,0 +1,132 @@
+// Command disinto is the autonomous code factory: one binary for the daemon,
+// one-shot agent runs, provisioning and operations.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: 0 ok, 1 runtime failure, 2 usage error.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// app carries what every command shares: output streams and the global
+// flags. Commands receive it instead of reading globals.
+type app struct {
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+
+	projectsDir string
+	envFile     string
+	dataDir     string
+	debug       bool
+}
+
+// usageError marks errors caused by how the command was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// silentError is returned by commands that already printed their problems
+// and only need a non-zero exit.
+var errSilent = errors.New("failed")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	a := &app{stdout: stdout, stderr: stderr, getenv: getenv}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	switch {
+	case errors.Is(err, errSilent):
+		return exitFailure
+	case errors.As(err, &ue) || isCobraUsage(err):
+		fmt.Fprintf(stderr, "disinto: %v\nRun 'disinto --help' for usage.\n", err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "disinto: %v\n", err)
+		return exitFailure
+	}
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "disinto",
+		Short:         "An autonomous code factory on a self-hosted Forgejo",
+		Long:          "disinto watches projects on a Forgejo forge and runs agents that turn backlog issues into\nreviewed, merged pull requests.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.projectsDir, "projects-dir", a.envOr("DISINTO_PROJECTS_DIR", "projects"), "directory of project *.toml files")
+	pf.StringVar(&a.envFile, "env-file", a.envOr("DISINTO_ENV_FILE", ".env"), "environment file (process environment wins)")
+	pf.StringVar(&a.dataDir, "data-dir", a.envOr("DISINTO_DATA_DIR", "data"), "data directory for state, logs and the run ledger")
+	pf.BoolVar(&a.debug, "debug", false, "debug logging")
+
+	root.AddCommand(
+		a.versionCmd(),
+	)
+	return root
+}
+
+func (a *app) envOr(key, def string) string {
+	if v := a.getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(a.stdout, "disinto %s\n", version)
+			return nil
+		},
+	}
+}
+
+// isCobraUsage reports errors cobra returns for unknown commands and bad
+// argument counts, which are usage errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
