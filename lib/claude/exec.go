@@ -1,0 +1,240 @@
+package claude
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/redact"
+)
+
+// Defaults of the runner's limits.
+const (
+	DefaultIdleGrace = 30 * time.Second
+	DefaultTimeout   = 7200 * time.Second
+	DefaultKillGrace = 5 * time.Second
+)
+
+// Options configures an Exec.
+type Options struct {
+	// Bin is the claude executable (CLAUDE_BIN); default "claude", looked
+	// up on PATH.
+	Bin string
+	// Backends are the configured model backends; at least one.
+	Backends []Backend
+	// DefaultBackend names the backend of invocations that name none;
+	// default the first of Backends.
+	DefaultBackend string
+	// BaseEnv is the daemon's environment as KEY=VALUE (os.Environ() in
+	// production). Only allowlisted names pass to the CLI.
+	BaseEnv []string
+	// AllowEnv replaces DefaultAllowEnv() when non-nil.
+	AllowEnv []string
+	// DenyEnv names variables that never pass, even if allowlisted or
+	// given in Invocation.Env (the vault's secret names).
+	DenyEnv []string
+	// ConfigDir is CLAUDE_CONFIG_DIR; empty keeps the base env's value.
+	ConfigDir string
+	// IdleGrace is how long the CLI may linger after its result event
+	// before its group gets SIGTERM (CLAUDE_IDLE_GRACE).
+	IdleGrace time.Duration
+	// Timeout is the default hard ceiling per run (CLAUDE_TIMEOUT).
+	Timeout time.Duration
+	// KillGrace is the delay between SIGTERM and SIGKILL.
+	KillGrace time.Duration
+	// TranscriptDir receives one redacted stream-json file per run whose
+	// invocation has no TranscriptPath; empty disables derived paths.
+	TranscriptDir string
+	// Redactor masks secrets in transcripts and errors; nil still masks
+	// credential-shaped text.
+	Redactor *redact.Redactor
+	// Logger is the runner's logger.
+	Logger zerolog.Logger
+	// Observer receives metrics events; may be nil.
+	Observer Observer
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// ApplyEnv reads CLAUDE_BIN, CLAUDE_IDLE_GRACE and CLAUDE_TIMEOUT (seconds,
+// or a Go duration such as "90s") through getenv and sets the
+// corresponding fields when the variables are non-empty.
+func (o *Options) ApplyEnv(getenv func(string) string) error {
+	if v := getenv("CLAUDE_BIN"); v != "" {
+		o.Bin = v
+	}
+	for _, f := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"CLAUDE_IDLE_GRACE", &o.IdleGrace}, {"CLAUDE_TIMEOUT", &o.Timeout}} {
+		v := strings.TrimSpace(getenv(f.name))
+		if v == "" {
+			continue
+		}
+		d, err := parseSeconds(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q: %w", f.name, v, err)
+		}
+		*f.dst = d
+	}
+	return nil
+}
+
+func parseSeconds(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		if n <= 0 {
+			return 0, fmt.Errorf("must be positive")
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("want seconds or a duration like 90s")
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("must be positive")
+	}
+	return d, nil
+}
+
+// Exec runs the real claude CLI. Create it with New.
+type Exec struct {
+	opts           Options
+	bin            string
+	env            envBuilder
+	backends       map[string]*backendSlot
+	defaultBackend string
+	now            func() time.Time
+}
+
+var _ Runner = (*Exec)(nil)
+
+// New validates opts, fills in defaults and returns a runner.
+func New(opts Options) (*Exec, error) {
+	if len(opts.Backends) == 0 {
+		return nil, fmt.Errorf("claude runner: no backend configured")
+	}
+	if opts.Bin == "" {
+		opts.Bin = "claude"
+	}
+	if opts.IdleGrace <= 0 {
+		opts.IdleGrace = DefaultIdleGrace
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = DefaultKillGrace
+	}
+	if opts.AllowEnv == nil {
+		opts.AllowEnv = DefaultAllowEnv()
+	}
+	e := &Exec{
+		opts:     opts,
+		bin:      opts.Bin,
+		backends: make(map[string]*backendSlot, len(opts.Backends)),
+		now:      opts.Now,
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	e.env = envBuilder{base: opts.BaseEnv, allow: opts.AllowEnv, denied: make(map[string]bool)}
+	for _, n := range opts.DenyEnv {
+		e.env.denied[n] = true
+	}
+	for _, b := range opts.Backends {
+		if b.Name == "" {
+			return nil, fmt.Errorf("claude runner: backend without a name")
+		}
+		if _, dup := e.backends[b.Name]; dup {
+			return nil, fmt.Errorf("claude runner: backend %q configured twice", b.Name)
+		}
+		e.backends[b.Name] = &backendSlot{Backend: b, sem: newSemaphore(b.MaxSessions)}
+	}
+	e.defaultBackend = opts.DefaultBackend
+	if e.defaultBackend == "" {
+		e.defaultBackend = opts.Backends[0].Name
+	}
+	if _, ok := e.backends[e.defaultBackend]; !ok {
+		return nil, fmt.Errorf("claude runner: default backend %q: %w", e.defaultBackend, ErrBackend)
+	}
+	return e, nil
+}
+
+// Args returns the CLI arguments for inv on backend b. The prompt is not
+// among them: it goes to stdin.
+func Args(inv Invocation, b Backend) []string {
+	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
+	if inv.ResumeID != "" {
+		args = append(args, "--resume", inv.ResumeID)
+	}
+	model := inv.Model
+	if model == "" {
+		model = b.Model
+	}
+	if model != "" {
+		args = append(args, "--model", model)
+	}
+	if inv.MaxTurns > 0 {
+		args = append(args, "--max-turns", strconv.Itoa(inv.MaxTurns))
+	}
+	if inv.AppendSystemPrompt != "" {
+		args = append(args, "--append-system-prompt", inv.AppendSystemPrompt)
+	}
+	return args
+}
+
+// Run implements Runner: it waits for a slot of the invocation's backend,
+// runs the CLI and classifies the outcome.
+func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
+	log := e.opts.Logger
+	if inv.Logger != nil {
+		log = *inv.Logger
+	}
+	if strings.TrimSpace(inv.Prompt) == "" {
+		return Result{}, fmt.Errorf("%w: empty prompt", ErrInvalid)
+	}
+	if inv.Dir == "" {
+		return Result{}, fmt.Errorf("%w: no working directory", ErrInvalid)
+	}
+	b, err := e.backend(inv.Backend)
+	if err != nil {
+		return Result{}, err
+	}
+	env, err := e.env.build(e.opts.ConfigDir, b.Backend, inv.Env)
+	if err != nil {
+		return Result{}, err
+	}
+	log = log.With().Str(logx.KeyBackend, b.Name).Str(logx.KeyWorktree, inv.Dir).Logger()
+	if inv.Label != "" {
+		log = log.With().Str(logx.KeyRun, inv.Label).Logger()
+	}
+	if err := e.acquire(ctx, b, &log); err != nil {
+		return Result{}, err
+	}
+	defer b.sem.release()
+
+	e.observer().SessionStarted(b.Name)
+	resume := inv.ResumeID
+	if resume == "" {
+		resume = "(new)"
+	}
+	log.Info().Str("resume", resume).Msg("claude run starting")
+	res, err := e.runProcess(ctx, inv, Args(inv, b.Backend), env, log)
+	e.observer().SessionEnded(b.Name, res, err)
+	ev := log.Info()
+	if err != nil {
+		ev = log.Warn().Str("error", e.redactor().String(err.Error()))
+	}
+	ev.Str(logx.KeySession, res.SessionID).Str("subtype", res.Subtype).Int("exit_code", res.ExitCode).
+		Float64("cost_usd", res.CostUSD).Int("turns", res.NumTurns).Int64("tokens", res.Usage.Total()).
+		Dur(logx.KeyDuration, res.Duration).Msg("claude run finished")
+	return res, err
+}
+
+func (e *Exec) redactor() *redact.Redactor { return e.opts.Redactor }
