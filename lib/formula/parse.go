@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -113,15 +114,26 @@ func parse(file string, data []byte, wantName string) (*Formula, error) {
 
 func syntaxError(file string, err error) *Error {
 	var pe toml.ParseError
-	if errors.As(err, &pe) {
+	var ppe *toml.ParseError
+	if errors.As(err, &ppe) && ppe != nil {
+		pe = *ppe
+	}
+	if pe.Message != "" || errors.As(err, &pe) {
 		msg := pe.Message
 		if pe.LastKey != "" {
 			msg = fmt.Sprintf("%s (after key %q)", msg, pe.LastKey)
 		}
 		return &Error{File: file, Line: pe.Position.Line, Msg: msg, Err: ErrSyntax}
 	}
-	return &Error{File: file, Msg: err.Error(), Err: ErrSyntax}
+	// Type mismatches come as plain errors carrying the line in their text.
+	if m := typeErrRe.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: file, Line: line, Msg: fmt.Sprintf("%s (after key %q)", m[3], m[2]), Err: ErrSyntax}
+	}
+	return &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "toml: "), Err: ErrSyntax}
 }
+
+var typeErrRe = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
 type validator struct {
 	file string
@@ -155,7 +167,7 @@ func (v *validator) unknownKeys(keys []toml.Key) {
 			continue
 		}
 		seen[p] = true
-		v.add(at.line, p, ErrUnknownKey, "unknown key %q", lastPart(p))
+		v.add(at.line, indexed(at.path), ErrUnknownKey, "unknown key %q", lastPart(p))
 	}
 	// Keys the scanner could not place are still reported, without a line.
 	for _, k := range keys {
@@ -164,6 +176,30 @@ func (v *validator) unknownKeys(keys []toml.Key) {
 			v.add(0, p, ErrUnknownKey, "unknown key %q", lastPart(p))
 		}
 	}
+}
+
+// indexed turns a locator path into a field name: "steps#1.neds" ->
+// "steps[1].neds".
+func indexed(p string) string {
+	var b strings.Builder
+	in := false
+	for _, c := range p {
+		switch {
+		case c == '#':
+			b.WriteByte('[')
+			in = true
+		case in && (c < '0' || c > '9'):
+			b.WriteByte(']')
+			b.WriteRune(c)
+			in = false
+		default:
+			b.WriteRune(c)
+		}
+	}
+	if in {
+		b.WriteByte(']')
+	}
+	return b.String()
 }
 
 func lastPart(p string) string {
@@ -306,8 +342,9 @@ func (v *validator) checkPlaceholders(raw *rawFormula, f *Formula) {
 			}
 			line := v.loc.stepLine(i, "description")
 			if line > 0 {
+				opens := v.loc.opensMultiline(line)
 				line += strings.Count(s.Description[:m[0]], "\n")
-				if v.loc.opensMultiline(line) {
+				if opens {
 					// The decoder drops the newline right after the opener.
 					line++
 				}
