@@ -1,0 +1,98 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Bot is the forge identity an agent acts as.
+type Bot struct {
+	Role     Role
+	User     string // expected login, e.g. "dev-bot"; the forge's GET /user is authoritative
+	Token    string // API token; never log it
+	Password string // for git over HTTP (Forgejo refuses tokens for pushes)
+	TokenVar string // the variable the token came from, for error messages
+	Fallback bool   // true when the role has no token of its own and acts as dev-bot
+}
+
+// DefaultBotUser is the login disinto init creates for each role.
+func DefaultBotUser(r Role) string { return string(r) + "-bot" }
+
+// tokenVars lists, per role, the variables that may carry its token, in
+// order of preference. The reference spells them FORGE_<ROLE>_TOKEN; the
+// FORGE_TOKEN_<ROLE> spelling (used by the llama bots) is accepted too.
+func tokenVars(r Role) []string {
+	if r == RoleDev {
+		return []string{"FORGE_TOKEN_OVERRIDE", "FORGE_TOKEN", "FORGE_DEV_TOKEN", "FORGE_TOKEN_DEV"}
+	}
+	up := strings.ToUpper(string(r))
+	vars := []string{"FORGE_" + up + "_TOKEN", "FORGE_TOKEN_" + up}
+	if r == RoleReview {
+		vars = append(vars, "REVIEW_BOT_TOKEN")
+	}
+	return vars
+}
+
+func passwordVars(r Role) []string {
+	if r == RoleDev {
+		return []string{"FORGE_PASS", "FORGE_DEV_PASS", "FORGE_PASS_DEV"}
+	}
+	up := strings.ToUpper(string(r))
+	return []string{"FORGE_" + up + "_PASS", "FORGE_PASS_" + up}
+}
+
+// Bot resolves the identity of role. A role without a token of its own
+// falls back to the dev-bot identity (token and password together, so API
+// and git pushes act as the same user) — except review: a review posted by
+// the dev bot would approve its own pull requests, and branch protection
+// only counts review-bot's approvals, so review has no fallback.
+func (c *Config) Bot(role Role) (Bot, error) {
+	return botFromEnv(c.Env, role)
+}
+
+func botFromEnv(env Env, role Role) (Bot, error) {
+	if err := role.Validate(); err != nil {
+		return Bot{}, err
+	}
+	b := Bot{Role: role, User: env.Get("FORGE_BOT_USER_" + strings.ToUpper(string(role)))}
+	if b.User == "" {
+		b.User = DefaultBotUser(role)
+	}
+	b.Token, b.TokenVar = first(env, tokenVars(role))
+	b.Password, _ = first(env, passwordVars(role))
+	if b.Token != "" {
+		return b, nil
+	}
+	if role == RoleReview {
+		return Bot{}, fmt.Errorf("no token for the review bot: set FORGE_REVIEW_TOKEN (review has no fallback to FORGE_TOKEN, or the dev bot would approve its own pull requests)")
+	}
+	dev, err := botFromEnv(env, RoleDev)
+	if err != nil || dev.Token == "" {
+		return Bot{}, fmt.Errorf("no token for the %s bot: set %s or FORGE_TOKEN", role, tokenVars(role)[0])
+	}
+	dev.Role = role
+	dev.Fallback = true
+	return dev, nil
+}
+
+// LocalBot resolves the identity of a local-model agent section
+// [agents.<name>]: FORGE_TOKEN_<NAME> / FORGE_<NAME>_TOKEN, no fallback.
+func (c *Config) LocalBot(a LocalAgent) (Bot, error) {
+	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(a.Name))
+	b := Bot{Role: RoleDev, User: a.ForgeUser}
+	b.Token, b.TokenVar = first(c.Env, []string{"FORGE_TOKEN_" + up, "FORGE_" + up + "_TOKEN"})
+	b.Password, _ = first(c.Env, []string{"FORGE_PASS_" + up, "FORGE_" + up + "_PASS"})
+	if b.Token == "" {
+		return Bot{}, fmt.Errorf("no token for local agent %q: set FORGE_TOKEN_%s", a.Name, up)
+	}
+	return b, nil
+}
+
+func first(env Env, vars []string) (val, name string) {
+	for _, v := range vars {
+		if s := strings.TrimSpace(env.Get(v)); s != "" {
+			return s, v
+		}
+	}
+	return "", ""
+}

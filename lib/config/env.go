@@ -1,0 +1,134 @@
+package config
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Env is the merged environment: the .env file, overlaid by the process
+// environment (the process wins, so compose and the shell can override the
+// file). It is an immutable value.
+type Env struct {
+	vals map[string]string
+}
+
+// NewEnv builds an Env from explicit values (tests, callers that already
+// merged their sources).
+func NewEnv(vals map[string]string) Env {
+	m := make(map[string]string, len(vals))
+	for k, v := range vals {
+		m[k] = v
+	}
+	return Env{vals: m}
+}
+
+// Get returns the value of key, or "" when unset.
+func (e Env) Get(key string) string { return e.vals[key] }
+
+// Lookup returns the value of key and whether it is set.
+func (e Env) Lookup(key string) (string, bool) {
+	v, ok := e.vals[key]
+	return v, ok
+}
+
+// Map returns a copy of every variable.
+func (e Env) Map() map[string]string {
+	m := make(map[string]string, len(e.vals))
+	for k, v := range e.vals {
+		m[k] = v
+	}
+	return m
+}
+
+var secretKey = regexp.MustCompile(`(TOKEN|PASS|PASSWORD|SECRET|API_KEY|PRIVATE_KEY|_KEY)$|^(TOKEN|PASS)_|_(TOKEN|PASS)_`)
+
+// IsSecretName reports whether a variable name holds a secret by the
+// naming conventions of the reference (…_TOKEN, …_PASS, …_SECRET, …_KEY).
+func IsSecretName(name string) bool { return secretKey.MatchString(name) }
+
+// Secrets returns every non-empty value whose variable name marks it as a
+// secret, for the redactor.
+func (e Env) Secrets() []string {
+	var out []string
+	for k, v := range e.vals {
+		if v != "" && IsSecretName(k) {
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ReadEnvFile parses a dotenv file: KEY=VALUE lines, optional "export "
+// prefix, # comments, single or double quotes around the value. A missing
+// file is not an error (the process environment may carry everything).
+func ReadEnvFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open env file: %w", err)
+	}
+	defer f.Close()
+	return ParseEnv(path, f)
+}
+
+// ParseEnv parses dotenv content; name is used in error messages.
+func ParseEnv(name string, r io.Reader) (map[string]string, error) {
+	vals := map[string]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		text = strings.TrimPrefix(text, "export ")
+		k, v, ok := strings.Cut(text, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !envName.MatchString(k) {
+			return nil, &Problem{File: name, Line: line, Msg: "expected KEY=VALUE"}
+		}
+		v = strings.TrimSpace(v)
+		if n := len(v); n >= 2 && (v[0] == '"' && v[n-1] == '"' || v[0] == '\'' && v[n-1] == '\'') {
+			quote := v[0]
+			v = v[1 : n-1]
+			if quote == '"' {
+				v = strings.NewReplacer(`\n`, "\n", `\"`, `"`, `\\`, `\`).Replace(v)
+			}
+		} else if i := strings.Index(v, " #"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		vals[k] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return vals, nil
+}
+
+// LoadEnv merges the env file at path with the process environment given
+// as KEY=VALUE pairs (os.Environ()); the process environment wins.
+func LoadEnv(path string, environ []string) (Env, error) {
+	vals, err := ReadEnvFile(path)
+	if err != nil {
+		return Env{}, err
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vals[k] = v
+		}
+	}
+	return Env{vals: vals}, nil
+}

@@ -1,0 +1,230 @@
+// Package config loads the daemon's configuration: project files
+// (projects/*.toml, decoded strictly) and the environment (a .env file
+// overlaid by the process environment). Load returns a validated value or
+// every problem found, each naming the file, the line and the key.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Default model-runner limits of the reference.
+const (
+	DefaultClaudeTimeout   = 7200 * time.Second
+	DefaultClaudeIdleGrace = 30 * time.Second
+)
+
+// DefaultBotUsernames are the logins whose comments count as bot comments.
+var DefaultBotUsernames = []string{"dev-bot", "review-bot", "planner-bot", "gardener-bot", "vault-bot", "supervisor-bot", "predictor-bot", "architect-bot", "filer-bot"}
+
+// Config is the whole validated configuration of one daemon.
+type Config struct {
+	Projects []*Project // sorted by name
+	Env      Env
+	// Roles is AGENT_ROLES: the scheduled roles this daemon runs.
+	Roles []Role
+	// Backends by name; "anthropic" always exists.
+	Backends map[string]Backend
+	Claude   Claude
+	// WebhookSecret verifies forge webhooks (DISINTO_WEBHOOK_SECRET).
+	WebhookSecret string
+	BotUsernames  []string
+}
+
+// Claude holds the model-runner settings shared by every session.
+type Claude struct {
+	Bin       string        // CLAUDE_BIN, default "claude" on PATH
+	ConfigDir string        // CLAUDE_CONFIG_DIR
+	Timeout   time.Duration // CLAUDE_TIMEOUT
+	IdleGrace time.Duration // CLAUDE_IDLE_GRACE
+}
+
+// Project returns the project called name, or nil.
+func (c *Config) Project(name string) *Project {
+	for _, p := range c.Projects {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// RoleEnabled reports whether the daemon runs role for project p: the role
+// is in AGENT_ROLES and the project does not switch it off.
+func (c *Config) RoleEnabled(p *Project, role Role) bool {
+	found := false
+	for _, r := range c.Roles {
+		if r == role {
+			found = true
+		}
+	}
+	return found && p.Roles[role].Enabled
+}
+
+// Secrets returns every secret value the configuration holds, for the
+// redactor.
+func (c *Config) Secrets() []string {
+	s := c.Env.Secrets()
+	for _, b := range c.Backends {
+		if b.APIKey != "" && b.APIKey != DefaultLocalAPIKey {
+			s = append(s, b.APIKey)
+		}
+	}
+	return s
+}
+
+// Load reads every projects/*.toml in projectsDir and the env file, with
+// environ (os.Environ()) overriding the env file. A missing projects
+// directory or one without project files is an error; a missing env file is
+// not. The returned error is Problems when the configuration is invalid.
+func Load(projectsDir, envFile string, environ []string) (*Config, error) {
+	env, err := LoadEnv(envFile, environ)
+	if err != nil {
+		var p *Problem
+		if errors.As(err, &p) {
+			return nil, Problems{p}
+		}
+		return nil, fmt.Errorf("%s: %w", envFile, err)
+	}
+	files, err := filepath.Glob(filepath.Join(projectsDir, "*.toml"))
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", projectsDir, err)
+	}
+	if len(files) == 0 {
+		if _, err := os.Stat(projectsDir); err != nil {
+			return nil, Problems{{File: projectsDir, Msg: "projects directory not found"}}
+		}
+		return nil, Problems{{File: projectsDir, Msg: "no project files (*.toml); copy projects/example.toml.example or run disinto init"}}
+	}
+	sort.Strings(files)
+	srcs := make(map[string][]byte, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read project file: %w", err)
+		}
+		srcs[f] = data
+	}
+	return Parse(srcs, env)
+}
+
+// Parse validates project files given as path → content, with env. It is
+// what Load calls after reading the files, and what tests call directly.
+func Parse(files map[string][]byte, env Env) (*Config, error) {
+	var ps Problems
+	c := &Config{Env: env, BotUsernames: DefaultBotUsernames}
+	backends := newBackendSet(env)
+	envIntervals, eps := intervalsFromEnv(env)
+	ps = append(ps, eps...)
+
+	names := sortedKeys(files)
+	byName := map[string]string{}
+	for _, file := range names {
+		p, fps := parseProject(file, files[file], env, envIntervals, backends)
+		ps = append(ps, fps...)
+		if p == nil {
+			continue
+		}
+		if p.Name != "" {
+			if other, dup := byName[p.Name]; dup {
+				ps = append(ps, &Problem{File: file, Line: keyLinesOf(files[file]).of("name"), Key: "name",
+					Msg: fmt.Sprintf("project %q is already defined in %s", p.Name, other)})
+				continue
+			}
+			byName[p.Name] = file
+		}
+		c.Projects = append(c.Projects, p)
+	}
+	ps = append(ps, backends.check()...)
+	c.Backends = backends.defs
+
+	roles, err := ParseRoles(env.Get("AGENT_ROLES"))
+	if err != nil {
+		ps = append(ps, &Problem{File: "environment", Key: "AGENT_ROLES", Msg: err.Error()})
+	}
+	c.Roles = roles
+
+	c.Claude = Claude{Bin: env.Get("CLAUDE_BIN"), ConfigDir: env.Get("CLAUDE_CONFIG_DIR"), Timeout: DefaultClaudeTimeout, IdleGrace: DefaultClaudeIdleGrace}
+	if c.Claude.Bin == "" {
+		c.Claude.Bin = "claude"
+	}
+	for _, s := range []struct {
+		key string
+		dst *time.Duration
+	}{{"CLAUDE_TIMEOUT", &c.Claude.Timeout}, {"CLAUDE_IDLE_GRACE", &c.Claude.IdleGrace}} {
+		if v := env.Get(s.key); v != "" {
+			var d Duration
+			if err := d.UnmarshalTOML(parseEnvNumber(v)); err != nil || d.D() <= 0 {
+				ps = append(ps, &Problem{File: "environment", Key: s.key, Msg: fmt.Sprintf("%q is not a positive number of seconds", v)})
+			} else {
+				*s.dst = d.D()
+			}
+		}
+	}
+	if v := env.Get("CLAUDE_MAX_SESSIONS"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			ps = append(ps, &Problem{File: "environment", Key: "CLAUDE_MAX_SESSIONS", Msg: fmt.Sprintf("%q is not a positive integer", v)})
+		}
+	}
+	c.WebhookSecret = env.Get("DISINTO_WEBHOOK_SECRET")
+	if v := env.Get("FORGE_BOT_USERNAMES"); v != "" {
+		c.BotUsernames = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+	}
+
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].File != ps[j].File {
+			return ps[i].File < ps[j].File
+		}
+		return ps[i].Line < ps[j].Line
+	})
+	sort.Slice(c.Projects, func(i, j int) bool { return c.Projects[i].Name < c.Projects[j].Name })
+	if err := ps.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+var typeErrLine = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+// parseProject decodes one file strictly. Syntax and type errors stop the
+// file; unknown keys and validation problems are all reported.
+func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.Duration, backends *backendSet) (*Project, Problems) {
+	var raw rawProject
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, Problems{{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}}
+		}
+		if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, Problems{{File: file, Line: line, Key: m[2], Msg: m[3]}}
+		}
+		return nil, Problems{{File: file, Msg: err.Error()}}
+	}
+	lines := keyLinesOf(data)
+	var ps Problems
+	unknown := map[string]bool{}
+	for _, k := range md.Undecoded() {
+		// Report an unknown table once, not once per key inside it.
+		if len(k) > 1 && unknown[k[:len(k)-1].String()] {
+			unknown[k.String()] = true
+			continue
+		}
+		unknown[k.String()] = true
+		ps = append(ps, &Problem{File: file, Line: lines.of(k.String()), Key: k.String(), Msg: "unknown key"})
+	}
+	p, vps := raw.validate(file, lines, env, envIntervals, backends)
+	return p, append(ps, vps...)
+}

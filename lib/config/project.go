@@ -1,0 +1,445 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Reference defaults.
+const (
+	DefaultForgeURL      = "http://localhost:3000"
+	DefaultPrimaryBranch = "main"
+	DefaultBackend       = "anthropic"
+	DefaultLocalAPIKey   = "sk-no-key-required"
+)
+
+// DefaultIntervals is the reference cadence per scheduled role.
+var DefaultIntervals = map[Role]time.Duration{
+	RoleReview:     300 * time.Second,
+	RoleDev:        300 * time.Second,
+	RoleGardener:   6 * time.Hour,
+	RoleArchitect:  6 * time.Hour,
+	RolePlanner:    12 * time.Hour,
+	RolePredictor:  24 * time.Hour,
+	RoleSupervisor: 20 * time.Minute,
+}
+
+// IntervalEnv names the environment variable (seconds) that overrides the
+// default interval of each scheduled role.
+var IntervalEnv = map[Role]string{
+	RoleReview:     "POLL_INTERVAL",
+	RoleDev:        "POLL_INTERVAL",
+	RoleGardener:   "GARDENER_INTERVAL",
+	RoleArchitect:  "ARCHITECT_INTERVAL",
+	RolePlanner:    "PLANNER_INTERVAL",
+	RolePredictor:  "PREDICTOR_INTERVAL",
+	RoleSupervisor: "SUPERVISOR_INTERVAL",
+}
+
+// CI systems a project can declare.
+const (
+	CINone       = "none"       // no CI: PRs go straight to review
+	CIStatuses   = "statuses"   // any CI that posts forge commit statuses
+	CIWoodpecker = "woodpecker" // Woodpecker: statuses, plus logs from its API
+)
+
+// Project is one validated projects/<name>.toml with defaults applied.
+type Project struct {
+	File          string // the file it came from
+	Name          string
+	Repo          string // owner/name
+	OpsRepo       string // owner/name
+	ForgeURL      string // no trailing slash
+	PrimaryBranch string
+	RepoRoot      string // optional host path of a clone
+	OpsRepoRoot   string
+
+	CI         CI
+	Mirrors    map[string]string // remote name → git URL
+	Services   Services
+	Monitoring Monitoring
+	Roles      map[Role]RoleSettings // every scheduled role
+	Agents     map[string]LocalAgent // reference [agents.<name>] local-model agents
+}
+
+// CI describes how the project's CI reports results.
+type CI struct {
+	System           string // CINone, CIStatuses or CIWoodpecker
+	WoodpeckerRepoID int64
+	StaleMinutes     int
+}
+
+// Services lists containers the supervisor watches.
+type Services struct {
+	Containers []string
+}
+
+// Monitoring switches the supervisor's checks.
+type Monitoring struct {
+	CheckPRs           bool
+	CheckDevAgent      bool
+	CheckPipelineStall bool
+}
+
+// RoleSettings is the per-project setting of one scheduled role.
+type RoleSettings struct {
+	Enabled  bool
+	Interval time.Duration
+	Model    string // empty: the CLI's default
+	Backend  string // a key of Config.Backends
+}
+
+// LocalAgent is a reference [agents.<name>] section: an extra agent backed
+// by a local model endpoint, with its own forge identity.
+type LocalAgent struct {
+	Name         string
+	BaseURL      string
+	Model        string
+	APIKey       string
+	Roles        []Role
+	ForgeUser    string
+	CompactPct   int
+	PollInterval time.Duration
+	MaxSessions  int
+}
+
+// OwnerName splits Repo into owner and name.
+func (p *Project) OwnerName() (owner, name string) {
+	owner, name, _ = strings.Cut(p.Repo, "/")
+	return owner, name
+}
+
+// APIBase is the forge API root, e.g. http://forgejo:3000/api/v1.
+func (p *Project) APIBase() string { return p.ForgeURL + "/api/v1" }
+
+// rawProject mirrors the file.
+type rawProject struct {
+	Name          string            `toml:"name"`
+	Repo          string            `toml:"repo"`
+	OpsRepo       string            `toml:"ops_repo"`
+	ForgeURL      string            `toml:"forge_url"`
+	PrimaryBranch string            `toml:"primary_branch"`
+	RepoRoot      string            `toml:"repo_root"`
+	OpsRepoRoot   string            `toml:"ops_repo_root"`
+	CI            rawCI             `toml:"ci"`
+	Mirrors       map[string]string `toml:"mirrors"`
+	Services      struct {
+		Containers []string `toml:"containers"`
+	} `toml:"services"`
+	Monitoring struct {
+		CheckPRs           *bool `toml:"check_prs"`
+		CheckDevAgent      *bool `toml:"check_dev_agent"`
+		CheckPipelineStall *bool `toml:"check_pipeline_stall"`
+	} `toml:"monitoring"`
+	Roles    map[string]rawRole       `toml:"roles"`
+	Agents   map[string]rawLocalAgent `toml:"agents"`
+	Backends map[string]rawBackend    `toml:"backends"`
+}
+
+type rawCI struct {
+	System           string `toml:"system"`
+	WoodpeckerRepoID int64  `toml:"woodpecker_repo_id"`
+	StaleMinutes     *int   `toml:"stale_minutes"`
+}
+
+type rawRole struct {
+	Enabled  *bool    `toml:"enabled"`
+	Interval Duration `toml:"interval"`
+	Model    string   `toml:"model"`
+	Backend  string   `toml:"backend"`
+}
+
+type rawLocalAgent struct {
+	BaseURL      string   `toml:"base_url"`
+	Model        string   `toml:"model"`
+	APIKey       string   `toml:"api_key"`
+	Roles        []string `toml:"roles"`
+	ForgeUser    string   `toml:"forge_user"`
+	CompactPct   *int     `toml:"compact_pct"`
+	PollInterval Duration `toml:"poll_interval"`
+	MaxSessions  int      `toml:"max_sessions"`
+}
+
+type rawBackend struct {
+	Kind        string `toml:"kind"`
+	BaseURL     string `toml:"base_url"`
+	Model       string `toml:"model"`
+	APIKeyEnv   string `toml:"api_key_env"`
+	MaxSessions int    `toml:"max_sessions"`
+}
+
+var (
+	slugRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.][A-Za-z0-9_.-]*$`)
+	nameRe   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	branchRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
+)
+
+// validate turns a raw project into a Project, reporting every problem.
+// env supplies interval overrides; backends collects [backends.*] and
+// [agents.*] definitions for the daemon-wide backend table.
+func (r *rawProject) validate(file string, lines keyLines, env Env, envIntervals map[Role]time.Duration, backends *backendSet) (*Project, Problems) {
+	var ps Problems
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, &Problem{File: file, Line: lines.of(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+
+	p := &Project{
+		File:          file,
+		Name:          r.Name,
+		Repo:          r.Repo,
+		OpsRepo:       r.OpsRepo,
+		ForgeURL:      strings.TrimRight(r.ForgeURL, "/"),
+		PrimaryBranch: r.PrimaryBranch,
+		RepoRoot:      r.RepoRoot,
+		OpsRepoRoot:   r.OpsRepoRoot,
+		Mirrors:       map[string]string{},
+		Roles:         map[Role]RoleSettings{},
+		Agents:        map[string]LocalAgent{},
+	}
+	switch {
+	case r.Name == "":
+		bad("name", "required key is missing")
+	case !nameRe.MatchString(r.Name):
+		bad("name", "%q is not a valid project name (letters, digits, '.', '_', '-')", r.Name)
+	}
+	switch {
+	case r.Repo == "":
+		bad("repo", "required key is missing (want owner/name)")
+	case !slugRe.MatchString(r.Repo):
+		bad("repo", "%q is not owner/name", r.Repo)
+	}
+	if p.OpsRepo == "" && r.Repo != "" {
+		p.OpsRepo = r.Repo + "-ops"
+	} else if p.OpsRepo != "" && !slugRe.MatchString(p.OpsRepo) {
+		bad("ops_repo", "%q is not owner/name", p.OpsRepo)
+	}
+	if p.ForgeURL == "" {
+		p.ForgeURL = strings.TrimRight(env.Get("FORGE_URL"), "/")
+	}
+	if p.ForgeURL == "" {
+		p.ForgeURL = DefaultForgeURL
+	}
+	if u, err := url.Parse(p.ForgeURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("forge_url", "%q is not an http(s) URL", p.ForgeURL)
+	} else if u.User != nil {
+		bad("forge_url", "must not embed credentials; put tokens in the environment")
+	}
+	if p.PrimaryBranch == "" {
+		p.PrimaryBranch = DefaultPrimaryBranch
+	} else if !branchRe.MatchString(p.PrimaryBranch) || strings.Contains(p.PrimaryBranch, "..") {
+		bad("primary_branch", "%q is not a valid branch name", p.PrimaryBranch)
+	}
+
+	// CI.
+	p.CI = CI{System: r.CI.System, WoodpeckerRepoID: r.CI.WoodpeckerRepoID, StaleMinutes: 60}
+	if r.CI.StaleMinutes != nil {
+		p.CI.StaleMinutes = *r.CI.StaleMinutes
+		if p.CI.StaleMinutes <= 0 {
+			bad("ci.stale_minutes", "must be a positive number of minutes")
+		}
+	}
+	if r.CI.WoodpeckerRepoID < 0 {
+		bad("ci.woodpecker_repo_id", "must not be negative")
+	}
+	switch p.CI.System {
+	case "":
+		p.CI.System = CINone
+		if r.CI.WoodpeckerRepoID > 0 {
+			p.CI.System = CIWoodpecker
+		}
+	case CINone, CIStatuses:
+	case CIWoodpecker:
+		if r.CI.WoodpeckerRepoID <= 0 {
+			bad("ci.woodpecker_repo_id", "is required when ci.system is \"woodpecker\"")
+		}
+	default:
+		bad("ci.system", "%q is not one of none, statuses, woodpecker", p.CI.System)
+	}
+
+	// Mirrors.
+	for name, u := range r.Mirrors {
+		key := "mirrors." + name
+		if !nameRe.MatchString(name) {
+			bad(key, "%q is not a valid remote name", name)
+		}
+		if u == "" {
+			bad(key, "empty URL")
+		}
+		p.Mirrors[name] = u
+	}
+
+	if len(r.Services.Containers) > 0 {
+		p.Services.Containers = r.Services.Containers
+	}
+	p.Monitoring = Monitoring{
+		CheckPRs:           boolOr(r.Monitoring.CheckPRs, true),
+		CheckDevAgent:      boolOr(r.Monitoring.CheckDevAgent, true),
+		CheckPipelineStall: boolOr(r.Monitoring.CheckPipelineStall, false),
+	}
+
+	// Backends declared here join the daemon-wide table.
+	for name, b := range r.Backends {
+		key := "backends." + name
+		be := Backend{Name: name, Kind: b.Kind, BaseURL: strings.TrimRight(b.BaseURL, "/"), Model: b.Model, APIKeyEnv: b.APIKeyEnv, MaxSessions: b.MaxSessions}
+		if be.Kind == "" {
+			be.Kind = BackendAnthropic
+			if be.BaseURL != "" {
+				be.Kind = BackendLocal
+			}
+		}
+		for _, m := range be.validate() {
+			bad(key+"."+m.field, "%s", m.msg)
+		}
+		if be.MaxSessions == 0 {
+			be.MaxSessions = 1
+		}
+		if be.APIKeyEnv != "" {
+			be.APIKey = env.Get(be.APIKeyEnv)
+		}
+		if msg := backends.add(be, file); msg != "" {
+			bad(key, "%s", msg)
+		}
+	}
+
+	// Local-model agents of the reference: each is also a backend.
+	for name, a := range r.Agents {
+		key := "agents." + name
+		la := LocalAgent{Name: name, BaseURL: strings.TrimRight(a.BaseURL, "/"), Model: a.Model, APIKey: a.APIKey,
+			ForgeUser: a.ForgeUser, CompactPct: 60, PollInterval: a.PollInterval.D(), MaxSessions: a.MaxSessions}
+		if !nameRe.MatchString(name) {
+			bad(key, "%q is not a valid agent name", name)
+		}
+		if la.BaseURL == "" {
+			bad(key+".base_url", "required key is missing")
+		} else if u, err := url.Parse(la.BaseURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			bad(key+".base_url", "%q is not an http(s) URL", la.BaseURL)
+		}
+		if la.Model == "" {
+			bad(key+".model", "required key is missing")
+		}
+		if la.APIKey == "" {
+			la.APIKey = DefaultLocalAPIKey
+		}
+		if la.ForgeUser == "" {
+			la.ForgeUser = name + "-bot"
+		}
+		if a.CompactPct != nil {
+			la.CompactPct = *a.CompactPct
+			if la.CompactPct < 1 || la.CompactPct > 100 {
+				bad(key+".compact_pct", "must be between 1 and 100")
+			}
+		}
+		if la.PollInterval == 0 {
+			la.PollInterval = 60 * time.Second
+		}
+		if la.MaxSessions < 0 {
+			bad(key+".max_sessions", "must not be negative")
+		}
+		if la.MaxSessions == 0 {
+			la.MaxSessions = 1
+		}
+		roles := a.Roles
+		if len(roles) == 0 {
+			roles = []string{string(RoleDev)}
+		}
+		for _, s := range roles {
+			role := Role(s)
+			if err := role.Validate(); err != nil || !role.Scheduled() {
+				bad(key+".roles", "unknown role %q", s)
+				continue
+			}
+			la.Roles = append(la.Roles, role)
+		}
+		p.Agents[name] = la
+		be := Backend{Name: name, Kind: BackendLocal, BaseURL: la.BaseURL, Model: la.Model, APIKey: la.APIKey, MaxSessions: la.MaxSessions}
+		if msg := backends.add(be, file); msg != "" {
+			bad(key, "%s", msg)
+		}
+	}
+
+	// Roles: defaults, then the environment, then the file.
+	for name := range r.Roles {
+		if role := Role(name); role.Validate() != nil || !role.Scheduled() {
+			bad("roles."+name, "unknown role %q (scheduled roles: %s)", name, joinRoles(ScheduledRoles))
+		}
+	}
+	for _, role := range ScheduledRoles {
+		s := RoleSettings{Enabled: true, Interval: DefaultIntervals[role], Backend: DefaultBackend}
+		if d, ok := envIntervals[role]; ok {
+			s.Interval = d
+		}
+		if rr, ok := r.Roles[string(role)]; ok {
+			key := "roles." + string(role)
+			s.Enabled = boolOr(rr.Enabled, true)
+			if rr.Interval != 0 {
+				s.Interval = rr.Interval.D()
+			}
+			if rr.Interval < 0 {
+				bad(key+".interval", "must be positive")
+			}
+			s.Model = rr.Model
+			if rr.Backend != "" {
+				s.Backend = rr.Backend
+				backends.want(rr.Backend, file, lines.of(key+".backend"), key+".backend")
+			}
+		}
+		p.Roles[role] = s
+	}
+	return p, ps
+}
+
+// intervalsFromEnv reads the interval variables once for all projects.
+func intervalsFromEnv(env Env) (map[Role]time.Duration, Problems) {
+	out := map[Role]time.Duration{}
+	var ps Problems
+	reported := map[string]bool{}
+	for _, role := range ScheduledRoles {
+		name := IntervalEnv[role]
+		v := env.Get(name)
+		if v == "" {
+			continue
+		}
+		var d Duration
+		if err := d.UnmarshalTOML(parseEnvNumber(v)); err != nil || d.D() <= 0 {
+			if !reported[name] {
+				reported[name] = true
+				ps = append(ps, &Problem{File: "environment", Key: name, Msg: fmt.Sprintf("%q is not a positive number of seconds", v)})
+			}
+			continue
+		}
+		out[role] = d.D()
+	}
+	return out, ps
+}
+
+// parseEnvNumber passes integers to Duration as integers (seconds) and
+// anything else as a string, so POLL_INTERVAL=300 and POLL_INTERVAL=5m
+// both work.
+func parseEnvNumber(v string) any {
+	var n int64
+	if _, err := fmt.Sscanf(v, "%d", &n); err == nil && fmt.Sprint(n) == v {
+		return n
+	}
+	return v
+}
+
+func boolOr(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}
+
+// sortedKeys returns the keys of m in order, for deterministic output.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
