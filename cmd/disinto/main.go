@@ -30,7 +30,8 @@ var version = "dev"
 type app struct {
 	stdout io.Writer
 	stderr io.Writer
-	getenv func(string) string
+	// env is the process environment as KEY=VALUE pairs.
+	env []string
 
 	projectsDir string
 	envFile     string
@@ -50,14 +51,14 @@ var errSilent = errors.New("failed")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)
 }
 
 // run executes the CLI and returns the process exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	a := &app{stdout: stdout, stderr: stderr, getenv: getenv}
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	a := &app{stdout: stdout, stderr: stderr, env: environ}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -96,8 +97,19 @@ func (a *app) rootCmd() *cobra.Command {
 
 	root.AddCommand(
 		a.versionCmd(),
+		a.configCmd(),
 	)
 	return root
+}
+
+// getenv reads one variable of the process environment.
+func (a *app) getenv(key string) string {
+	for i := len(a.env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(a.env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 func (a *app) envOr(key, def string) string {

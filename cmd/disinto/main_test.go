@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the CLI in-process and returns its exit code and output.
+func runCLI(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb, env)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	if code, out, _ := runCLI(t, nil, "version"); code != exitOK || !strings.HasPrefix(out, "disinto ") {
+		t.Errorf("version: code %d, out %q", code, out)
+	}
+	if code, _, errOut := runCLI(t, nil, "no-such-command"); code != exitUsage || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("unknown command: code %d, stderr %q", code, errOut)
+	}
+	if code, _, _ := runCLI(t, nil, "config", "check", "--no-such-flag"); code != exitUsage {
+		t.Errorf("unknown flag: code %d", code)
+	}
+	if code, _, _ := runCLI(t, nil, "version", "extra"); code != exitUsage {
+		t.Errorf("extra argument: code %d", code)
+	}
+}
+
+func TestConfigCheckExample(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("../../projects/example.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "example.toml"), string(data))
+	code, out, errOut := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, "none.env"))
+	if code != exitOK {
+		t.Fatalf("code %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if !strings.Contains(out, "example") {
+		t.Errorf("output does not name the project: %q", out)
+	}
+}
+
+func TestConfigCheckProblems(t *testing.T) {
+	ok := "name = \"a\"\nrepo = \"o/a\"\n"
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"unknown key", map[string]string{"a.toml": ok + "colour = \"red\"\n"}, "a.toml:3: colour: unknown key"},
+		{"wrong type", map[string]string{"a.toml": ok + "[ci]\nstale_minutes = \"ten\"\n"}, "a.toml:4: ci.stale_minutes: incompatible types"},
+		{"missing repo", map[string]string{"a.toml": "name = \"a\"\n"}, "a.toml: repo: required key is missing"},
+		{"bad URL", map[string]string{"a.toml": ok + "forge_url = \"not a url\"\n"}, "a.toml:3: forge_url:"},
+		{"duplicate name", map[string]string{"a.toml": ok, "b.toml": "name = \"a\"\nrepo = \"o/b\"\n"}, "b.toml:1: name: project \"a\" is already defined in"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tt.files {
+				writeFile(t, filepath.Join(dir, name), content)
+			}
+			code, _, errOut := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, ".env"))
+			if code != exitFailure {
+				t.Fatalf("code %d, want 1; stderr %q", code, errOut)
+			}
+			if !strings.Contains(errOut, filepath.Join(dir, "")) || !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr %q does not contain %q", errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigCheckEnvOverridesFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.toml"), "name = \"a\"\nrepo = \"o/a\"\n")
+	writeFile(t, filepath.Join(dir, ".env"), "AGENT_ROLES=nonsense\n")
+	if code, _, errOut := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, ".env")); code != exitFailure || !strings.Contains(errOut, "AGENT_ROLES") {
+		t.Errorf("bad env file value: code %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, []string{"AGENT_ROLES=dev"}, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, ".env")); code != exitOK {
+		t.Errorf("process env must win over the env file: code %d, stderr %q", code, errOut)
+	}
+}
