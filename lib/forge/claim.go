@@ -1,0 +1,165 @@
+package forge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// claimMarkerKind marks the short-lived comment that orders contenders.
+const claimMarkerKind = "claim"
+
+// claimTTL is how long an orphaned claim comment (its writer died before
+// finishing) keeps blocking others, judged on server timestamps.
+const claimTTL = 5 * time.Minute
+
+// Claim records what a successful claim changed, so Release can undo it.
+type Claim struct {
+	Issue   int64
+	Login   string
+	Added   []LabelName
+	Removed []LabelName
+}
+
+// Claim makes issue n ours: it fails with ErrClaimed if anyone holds it or
+// wins a concurrent attempt. The protocol is race-free across processes and
+// identities: contenders post a claim comment and the oldest live one wins
+// (comment ids are totally ordered); the winner assigns itself, re-reads to
+// verify, applies labels (adds in-progress, removes backlog) and deletes its
+// claim comment. A loser deletes its comment and leaves no trace.
+func (r *RepoClient) Claim(ctx context.Context, n int64) (Claim, error) {
+	me, err := r.c.Me(ctx)
+	if err != nil {
+		return Claim{}, err
+	}
+	issue, err := r.GetIssue(ctx, n)
+	if err != nil {
+		return Claim{}, err
+	}
+	if len(issue.Assignees) > 0 || issue.State != StateOpen {
+		return Claim{}, fmt.Errorf("claim %s#%d: held by %v: %w", r.slug, n, issue.Assignees, ErrClaimed)
+	}
+	nonce, err := newNonce()
+	if err != nil {
+		return Claim{}, err
+	}
+	body, err := Marker{Kind: claimMarkerKind, Fields: map[string]string{"by": me.Login, "nonce": nonce}}.String()
+	if err != nil {
+		return Claim{}, err
+	}
+	mine, err := r.CreateComment(ctx, n, body)
+	if err != nil {
+		return Claim{}, err
+	}
+	// Cleanup must happen even if ctx is cancelled meanwhile.
+	cleanup := func() error {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := r.DeleteComment(cctx, mine.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		return nil
+	}
+	won, err := r.oldestClaim(ctx, n, mine)
+	if err == nil && !won {
+		err = fmt.Errorf("claim %s#%d: lost the race: %w", r.slug, n, ErrClaimed)
+	}
+	if err == nil {
+		err = r.assignAndVerify(ctx, n, me.Login)
+	}
+	if err != nil {
+		if cerr := cleanup(); cerr != nil {
+			return Claim{}, errors.Join(err, fmt.Errorf("delete claim comment: %w", cerr))
+		}
+		return Claim{}, err
+	}
+	c := Claim{Issue: n, Login: me.Login, Added: []LabelName{LabelInProgress}}
+	if issue.HasLabel(LabelBacklog) {
+		c.Removed = []LabelName{LabelBacklog}
+	}
+	if err := r.AddLabels(ctx, n, c.Added...); err != nil {
+		return c, errors.Join(err, r.Release(context.WithoutCancel(ctx), c), cleanup())
+	}
+	if err := r.RemoveLabels(ctx, n, c.Removed...); err != nil {
+		return c, errors.Join(err, r.Release(context.WithoutCancel(ctx), c), cleanup())
+	}
+	return c, cleanup()
+}
+
+// oldestClaim reports whether mine is the oldest live claim comment on n.
+func (r *RepoClient) oldestClaim(ctx context.Context, n int64, mine Comment) (bool, error) {
+	comments, err := r.ListComments(ctx, n)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range comments {
+		if c.ID >= mine.ID {
+			break
+		}
+		if _, ok := FindMarker(c.Body, claimMarkerKind); !ok {
+			continue
+		}
+		if mine.Created.Sub(c.Created) > claimTTL {
+			continue // orphaned by a crashed contender
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// assignAndVerify assigns n to login, then re-reads to check nobody else
+// (a human, a stale writer) holds it.
+func (r *RepoClient) assignAndVerify(ctx context.Context, n int64, login string) error {
+	if err := r.SetAssignees(ctx, n, []string{login}); err != nil {
+		return err
+	}
+	got, err := r.GetIssue(ctx, n)
+	if err != nil {
+		return err
+	}
+	if len(got.Assignees) != 1 || got.Assignees[0] != login {
+		return fmt.Errorf("claim %s#%d: assignees now %v: %w", r.slug, n, got.Assignees, ErrClaimed)
+	}
+	return nil
+}
+
+// Release undoes a claim: unassigns (if still ours), removes the labels the
+// claim added and restores the ones it removed.
+func (r *RepoClient) Release(ctx context.Context, c Claim) error {
+	issue, err := r.GetIssue(ctx, c.Issue)
+	if err != nil {
+		return err
+	}
+	if issue.AssignedTo(c.Login) {
+		var rest []string
+		for _, a := range issue.Assignees {
+			if a != c.Login {
+				rest = append(rest, a)
+			}
+		}
+		if err := r.SetAssignees(ctx, c.Issue, rest); err != nil {
+			return err
+		}
+	}
+	if err := r.RemoveLabels(ctx, c.Issue, c.Added...); err != nil {
+		return err
+	}
+	return r.AddLabels(ctx, c.Issue, c.Removed...)
+}
+
+// DeleteComment deletes comment id.
+func (r *RepoClient) DeleteComment(ctx context.Context, id int64) error {
+	resp, err := r.c.api(ctx).DeleteIssueComment(r.owner, r.name, id)
+	return r.c.check(fmt.Sprintf("delete comment %d in %s", id, r.slug), resp, err)
+}
+
+func newNonce() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("claim nonce: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

@@ -1,0 +1,239 @@
+package forge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+	"github.com/rs/zerolog"
+)
+
+// Paging limits. Gitea and Forgejo cap page sizes at 50 by default
+// ([api] MAX_RESPONSE_ITEMS), so asking for more only wastes nothing but
+// asking for less costs requests.
+const (
+	pageSize = 50
+	maxPages = 100
+)
+
+// Options configures a Client.
+type Options struct {
+	// URL is the forge base URL, e.g. http://forgejo:3000.
+	URL string
+	// Token is the API token; empty means anonymous (or Password below).
+	Token string
+	// User names the identity in error messages (e.g. "dev-bot"). With
+	// Password set it is also the basic-auth login.
+	User string
+	// Password switches to basic auth (needed to create tokens).
+	Password string
+	// HTTPClient is the base client; its Transport is wrapped with retries.
+	// Nil means a client with a 30 s timeout.
+	HTTPClient *http.Client
+	// Logger receives debug lines per request.
+	Logger zerolog.Logger
+	// MaxRetries bounds retries of one request; 0 means the default (5),
+	// negative disables retries.
+	MaxRetries int
+	// OnRequest, if set, is called after every HTTP attempt (status 0 on
+	// network errors), e.g. to count forge requests for metrics.
+	OnRequest func(method, path string, status int, d time.Duration)
+}
+
+// Client talks to one forge as one identity. It is safe for concurrent use.
+type Client struct {
+	url      string
+	token    string
+	user     string
+	password string
+	http     *http.Client
+	log      zerolog.Logger
+
+	meMu sync.Mutex
+	me   *User
+
+	labels labelCache
+}
+
+// New returns a Client for opts. It does not contact the server.
+func New(opts Options) (*Client, error) {
+	u, err := url.Parse(opts.URL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("forge url %q: must be an absolute http(s) URL", opts.URL)
+	}
+	base := opts.HTTPClient
+	if base == nil {
+		base = &http.Client{Timeout: 30 * time.Second}
+	}
+	next := base.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	retries := opts.MaxRetries
+	switch {
+	case retries == 0:
+		retries = defaultMaxRetries
+	case retries < 0:
+		retries = 0
+	}
+	hc := *base
+	hc.Transport = &transport{
+		next:       next,
+		maxRetries: retries,
+		onRequest:  opts.OnRequest,
+		wait:       sleepCtx,
+		now:        time.Now,
+	}
+	return &Client{
+		url:      strings.TrimSuffix(opts.URL, "/"),
+		token:    opts.Token,
+		user:     opts.User,
+		password: opts.Password,
+		http:     &hc,
+		log:      opts.Logger,
+	}, nil
+}
+
+// URL returns the forge base URL.
+func (c *Client) URL() string { return c.url }
+
+// api returns an SDK client bound to ctx. The SDK keeps its context on the
+// client, so one is made per call; that costs an allocation, no request.
+func (c *Client) api(ctx context.Context) *gitea.Client {
+	opts := []gitea.ClientOption{
+		gitea.SetHTTPClient(c.http),
+		gitea.SetContext(ctx),
+		gitea.SetGiteaVersion(""),
+	}
+	if c.password != "" {
+		opts = append(opts, gitea.SetBasicAuth(c.user, c.password))
+	} else if c.token != "" {
+		opts = append(opts, gitea.SetToken(c.token))
+	}
+	// NewClient fails only on option or version errors, neither possible
+	// with the fixed options above.
+	g, _ := gitea.NewClient(c.url, opts...)
+	return g
+}
+
+// check turns an SDK result into a wrapped, typed error.
+func (c *Client) check(op string, resp *gitea.Response, err error) error {
+	if resp != nil && resp.StatusCode >= 400 {
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		se := &StatusError{Status: resp.StatusCode, Message: msg, User: c.user}
+		if resp.Request != nil {
+			se.Method, se.Path = resp.Request.Method, resp.Request.URL.Path
+		}
+		return fmt.Errorf("%s: %w", op, se)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// do sends a raw JSON request through the same retrying transport, for
+// endpoints or fields the SDK lacks. in and out may be nil; out may be a
+// *[]byte to receive the raw body.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	u := c.url + "/api/v1" + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return fmt.Errorf("build %s %s: %w", method, path, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.password != "" {
+		req.SetBasicAuth(c.user, c.password)
+	} else if c.token != "" {
+		req.Header.Set("Authorization", "token "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return fmt.Errorf("read %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 400 {
+		return &StatusError{Method: method, Path: path, Status: resp.StatusCode, Message: messageOf(data), User: c.user}
+	}
+	switch o := out.(type) {
+	case nil:
+		return nil
+	case *[]byte:
+		*o = data
+		return nil
+	default:
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decode %s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// paginate fetches pages of pageSize until a short page, stopping at
+// maxPages with ErrPageCap.
+func paginate[T any](fetch func(page int) ([]T, error)) ([]T, error) {
+	var all []T
+	for page := 1; page <= maxPages; page++ {
+		items, err := fetch(page)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, items...)
+		if len(items) < pageSize {
+			return all, nil
+		}
+	}
+	return all, fmt.Errorf("%d pages of %d: %w", maxPages, pageSize, ErrPageCap)
+}
+
+// Me returns the authenticated user, cached after the first success.
+func (c *Client) Me(ctx context.Context) (User, error) {
+	c.meMu.Lock()
+	defer c.meMu.Unlock()
+	if c.me != nil {
+		return *c.me, nil
+	}
+	u, resp, err := c.api(ctx).GetMyUserInfo()
+	if err := c.check("get authenticated user", resp, err); err != nil {
+		return User{}, err
+	}
+	me := toUser(u)
+	c.me = &me
+	return me, nil
+}
+
+// isStatus reports whether err is a StatusError with the given status.
+func isStatus(err error, status int) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Status == status
+}

@@ -1,0 +1,161 @@
+package forge
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Marker is a hidden comment marker of ours:
+// <!-- disinto:KIND key=value ... -->. Values are percent-escaped so that
+// untrusted text can neither end the comment nor forge another field.
+//
+// A marker proves nothing about who wrote it: callers that act on markers
+// must also check the comment's author.
+type Marker struct {
+	Kind   string
+	Fields map[string]string
+}
+
+var (
+	markerKindRe = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	markerKeyRe  = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	markerRe     = regexp.MustCompile(`<!-- disinto:([a-z][a-z0-9-]*)((?: [a-z][a-z0-9_-]*=[^ <>]*)*) -->`)
+)
+
+// String renders m. It fails if the kind or a key is malformed.
+func (m Marker) String() (string, error) {
+	if !markerKindRe.MatchString(m.Kind) {
+		return "", fmt.Errorf("marker kind %q: want [a-z][a-z0-9-]*", m.Kind)
+	}
+	keys := make([]string, 0, len(m.Fields))
+	for k := range m.Fields {
+		if !markerKeyRe.MatchString(k) {
+			return "", fmt.Errorf("marker %s key %q: want [a-z][a-z0-9_-]*", m.Kind, k)
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("<!-- disinto:")
+	b.WriteString(m.Kind)
+	for _, k := range keys {
+		b.WriteString(" ")
+		b.WriteString(k)
+		b.WriteString("=")
+		b.WriteString(escapeMarkerValue(m.Fields[k]))
+	}
+	b.WriteString(" -->")
+	return b.String(), nil
+}
+
+// ParseMarkers returns every marker of ours in body, in order.
+func ParseMarkers(body string) []Marker {
+	var out []Marker
+	for _, m := range markerRe.FindAllStringSubmatch(body, -1) {
+		mk := Marker{Kind: m[1], Fields: map[string]string{}}
+		for _, kv := range strings.Fields(m[2]) {
+			k, v, _ := strings.Cut(kv, "=")
+			if val, ok := unescapeMarkerValue(v); ok {
+				mk.Fields[k] = val
+			}
+		}
+		out = append(out, mk)
+	}
+	return out
+}
+
+// FindMarker returns the last marker of kind in body.
+func FindMarker(body, kind string) (Marker, bool) {
+	ms := ParseMarkers(body)
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Kind == kind {
+			return ms[i], true
+		}
+	}
+	return Marker{}, false
+}
+
+// safeMarkerByte lists bytes left unescaped in marker values.
+func safeMarkerByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		strings.IndexByte("._/:#@+,-", c) >= 0
+}
+
+func escapeMarkerValue(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if safeMarkerByte(c) {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+func unescapeMarkerValue(s string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		var v byte
+		if _, err := fmt.Sscanf(s[i+1:i+3], "%02X", &v); err != nil {
+			return "", false
+		}
+		b.WriteByte(v)
+		i += 2
+	}
+	return b.String(), true
+}
+
+// RefKind is a marker kind of the reference protocol, written as
+// <!-- KIND: value -->.
+type RefKind string
+
+// Reference markers (spec 00 §6 and the agent specs).
+const (
+	RefReviewed           RefKind = "reviewed"
+	RefReviewError        RefKind = "review-error"
+	RefVerdict            RefKind = "verdict"
+	RefDevResponse        RefKind = "dev-response"
+	RefGardenerManifest   RefKind = "gardener-manifest-applied"
+	RefSummarizedThrough  RefKind = "summarized-through-run"
+	RefDisintoIssue       RefKind = "disinto-issue"
+	RefDepCycle           RefKind = "dep-cycle"
+	RefDecomposedFrom     RefKind = "decomposed-from"
+	RefArchitect          RefKind = "architect"
+	refValueForbiddenRune = "<>\n\r"
+)
+
+// RefMarker renders <!-- kind: value -->. Characters that could end the
+// comment or open another one (<, >, newlines) are dropped from value.
+func RefMarker(kind RefKind, value string) string {
+	clean := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(refValueForbiddenRune, r) {
+			return -1
+		}
+		return r
+	}, value)
+	clean = strings.Join(strings.Fields(clean), " ")
+	return fmt.Sprintf("<!-- %s: %s -->", kind, clean)
+}
+
+// FindRefMarkers returns the values of every <!-- kind: value --> in body,
+// in order.
+func FindRefMarkers(body string, kind RefKind) []string {
+	re := regexp.MustCompile(`<!-- ` + regexp.QuoteMeta(string(kind)) + `: ([^<>\n]*?) -->`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}

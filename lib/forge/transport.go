@@ -1,0 +1,151 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Retry defaults; Options may override the attempt count.
+const (
+	defaultMaxRetries = 5
+	baseBackoff       = 200 * time.Millisecond
+	maxBackoff        = 5 * time.Second
+	// maxRetryAfter caps a server-provided Retry-After so a bad header
+	// cannot stall an agent for long.
+	maxRetryAfter = 30 * time.Second
+)
+
+type retryKey struct{}
+
+// withRetryablePost marks a POST on ctx as safe to repeat (idempotent on the
+// server, e.g. adding labels or a merge pinned to a head SHA).
+func withRetryablePost(ctx context.Context) context.Context {
+	return context.WithValue(ctx, retryKey{}, true)
+}
+
+// transport retries transient failures and reports every attempt.
+type transport struct {
+	next       http.RoundTripper
+	maxRetries int
+	onRequest  func(method, path string, status int, d time.Duration)
+	// wait blocks for d or until ctx ends; injectable for tests.
+	wait func(ctx context.Context, d time.Duration) error
+	now  func() time.Time
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func retryable(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions, http.MethodPatch:
+		return true
+	}
+	v, _ := req.Context().Value(retryKey{}).(bool)
+	return v
+}
+
+// RoundTrip sends req, retrying on 429, 5xx and network errors when the
+// method is safe to repeat.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	canRetry := retryable(req)
+	for attempt := 0; ; attempt++ {
+		r := req
+		if attempt > 0 {
+			r = req.Clone(ctx)
+			if req.Body != nil && req.GetBody != nil {
+				body, err := req.GetBody()
+				if err != nil {
+					return nil, fmt.Errorf("rewind body: %w", err)
+				}
+				r.Body = body
+			}
+		}
+		start := t.now()
+		resp, err := t.next.RoundTrip(r)
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		if t.onRequest != nil {
+			t.onRequest(req.Method, req.URL.Path, status, t.now().Sub(start))
+		}
+		if ctx.Err() != nil {
+			if resp != nil {
+				_ = resp.Body.Close()
+			}
+			return nil, ctx.Err()
+		}
+		transient := err != nil || status == http.StatusTooManyRequests || status >= 500
+		// A POST that got no response at all may or may not have been
+		// applied; a 429 or 503 was refused before any work was done.
+		if !transient || attempt >= t.maxRetries || (!canRetry && !refusedUnprocessed(err, status)) {
+			if err != nil && transient {
+				return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+			}
+			return resp, err
+		}
+		delay := backoff(attempt)
+		if resp != nil {
+			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), t.now()); ok {
+				delay = ra
+			}
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			_ = resp.Body.Close()
+		}
+		if err := t.wait(ctx, delay); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// refusedUnprocessed reports failures after which the server certainly did
+// not act on the request: an explicit refusal or a failed connect.
+func refusedUnprocessed(err error, status int) bool {
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		return true
+	}
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// backoff is capped exponential with full jitter in [d/2, d].
+func backoff(attempt int) time.Duration {
+	d := baseBackoff << min(attempt, 10)
+	if d > maxBackoff {
+		d = maxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// retryAfter parses a Retry-After header in seconds or HTTP-date form.
+func retryAfter(h string, now time.Time) (time.Duration, bool) {
+	if h == "" {
+		return 0, false
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(h); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if at, err := http.ParseTime(h); err == nil {
+		d = at.Sub(now)
+	} else {
+		return 0, false
+	}
+	return max(0, min(d, maxRetryAfter)), true
+}

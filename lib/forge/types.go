@@ -1,0 +1,250 @@
+package forge
+
+import (
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+)
+
+// State is the open/closed state of an issue or pull request.
+type State string
+
+// Issue and pull request states.
+const (
+	StateOpen   State = "open"
+	StateClosed State = "closed"
+	StateAll    State = "all"
+)
+
+// User is a forge account or organisation.
+type User struct {
+	ID      int64
+	Login   string
+	Email   string
+	IsAdmin bool
+}
+
+// Issue is a forge issue (pull requests are listed separately).
+type Issue struct {
+	Number    int64
+	Title     string
+	Body      string
+	State     State
+	Labels    []LabelName
+	Assignees []string
+	Author    string
+	Created   time.Time
+	Updated   time.Time
+	URL       string
+}
+
+// HasLabel reports whether the issue carries name.
+func (i Issue) HasLabel(name LabelName) bool {
+	for _, l := range i.Labels {
+		if l == name {
+			return true
+		}
+	}
+	return false
+}
+
+// AssignedTo reports whether login is among the assignees.
+func (i Issue) AssignedTo(login string) bool {
+	for _, a := range i.Assignees {
+		if a == login {
+			return true
+		}
+	}
+	return false
+}
+
+// Comment is an issue or pull request comment.
+type Comment struct {
+	ID      int64
+	Body    string
+	Author  string
+	Created time.Time
+	Updated time.Time
+}
+
+// PullRequest is a forge pull request.
+type PullRequest struct {
+	Number    int64
+	Title     string
+	Body      string
+	State     State
+	Head      string // head branch name
+	HeadSHA   string
+	Base      string // base branch name
+	Merged    bool
+	MergedSHA string
+	Mergeable bool
+	Author    string
+	Labels    []LabelName
+	URL       string
+	Updated   time.Time
+}
+
+// ReviewEvent is the verdict of a formal review.
+type ReviewEvent string
+
+// Review events as the API names them.
+const (
+	ReviewApprove        ReviewEvent = "APPROVED"
+	ReviewRequestChanges ReviewEvent = "REQUEST_CHANGES"
+	ReviewComment        ReviewEvent = "COMMENT"
+)
+
+// Review is a formal pull request review.
+type Review struct {
+	ID        int64
+	State     ReviewEvent
+	Body      string
+	CommitID  string
+	Author    string
+	Dismissed bool
+	Stale     bool
+	Submitted time.Time
+}
+
+// CIState is a commit status state.
+type CIState string
+
+// Commit status states.
+const (
+	CIPending CIState = "pending"
+	CISuccess CIState = "success"
+	CIError   CIState = "error"
+	CIFailure CIState = "failure"
+	CIWarning CIState = "warning"
+)
+
+// CommitStatus is one CI context's status on a commit.
+type CommitStatus struct {
+	Context     string
+	State       CIState
+	Description string
+	TargetURL   string
+}
+
+// CombinedStatus is the combined CI state of a commit. State is empty when
+// no status was posted.
+type CombinedStatus struct {
+	SHA      string
+	State    CIState
+	Statuses []CommitStatus
+}
+
+// Repo is a repository.
+type Repo struct {
+	ID            int64
+	Owner         string
+	Name          string
+	FullName      string
+	DefaultBranch string
+	Private       bool
+	CloneURL      string
+	Empty         bool
+}
+
+// Branch is a branch and its head commit.
+type Branch struct {
+	Name string
+	SHA  string
+}
+
+// File is a file's content at a ref, with the blob SHA needed to update it.
+type File struct {
+	Path    string
+	SHA     string
+	Content []byte
+}
+
+// Webhook is a repository webhook.
+type Webhook struct {
+	ID     int64
+	URL    string
+	Events []string
+	Active bool
+}
+
+func login(u *gitea.User) string {
+	if u == nil {
+		return ""
+	}
+	return u.UserName
+}
+
+func toUser(u *gitea.User) User {
+	if u == nil {
+		return User{}
+	}
+	return User{ID: u.ID, Login: u.UserName, Email: u.Email, IsAdmin: u.IsAdmin}
+}
+
+func labelNames(ls []*gitea.Label) []LabelName {
+	out := make([]LabelName, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, LabelName(l.Name))
+	}
+	return out
+}
+
+func toIssue(i *gitea.Issue) Issue {
+	out := Issue{
+		Number: i.Index, Title: i.Title, Body: i.Body, State: State(i.State),
+		Labels: labelNames(i.Labels), Author: login(i.Poster),
+		Created: i.Created, Updated: i.Updated, URL: i.HTMLURL,
+	}
+	for _, a := range i.Assignees {
+		out.Assignees = append(out.Assignees, a.UserName)
+	}
+	return out
+}
+
+func toComment(c *gitea.Comment) Comment {
+	return Comment{ID: c.ID, Body: c.Body, Author: login(c.Poster), Created: c.Created, Updated: c.Updated}
+}
+
+func toPull(p *gitea.PullRequest) PullRequest {
+	out := PullRequest{
+		Number: p.Index, Title: p.Title, Body: p.Body, State: State(p.State),
+		Merged: p.HasMerged, Mergeable: p.Mergeable, Author: login(p.Poster),
+		Labels: labelNames(p.Labels), URL: p.HTMLURL,
+	}
+	if p.Head != nil {
+		out.Head, out.HeadSHA = p.Head.Ref, p.Head.Sha
+	}
+	if p.Base != nil {
+		out.Base = p.Base.Ref
+	}
+	if p.MergedCommitID != nil {
+		out.MergedSHA = *p.MergedCommitID
+	}
+	if p.Updated != nil {
+		out.Updated = *p.Updated
+	}
+	return out
+}
+
+func toReview(r *gitea.PullReview) Review {
+	return Review{
+		ID: r.ID, State: ReviewEvent(r.State), Body: r.Body, CommitID: r.CommitID,
+		Author: login(r.Reviewer), Dismissed: r.Dismissed, Stale: r.Stale, Submitted: r.Submitted,
+	}
+}
+
+func toRepo(r *gitea.Repository) Repo {
+	out := Repo{
+		ID: r.ID, Name: r.Name, FullName: r.FullName, DefaultBranch: r.DefaultBranch,
+		Private: r.Private, CloneURL: r.CloneURL, Empty: r.Empty,
+	}
+	if r.Owner != nil {
+		out.Owner = r.Owner.UserName
+	}
+	return out
+}
+
+func toHook(h *gitea.Hook) Webhook {
+	return Webhook{ID: h.ID, URL: h.Config["url"], Events: h.Events, Active: h.Active}
+}
