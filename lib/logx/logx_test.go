@@ -1,0 +1,81 @@
+package logx_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/redact"
+)
+
+// TestNoSecretInLogs logs a configured token in every way a caller could
+// (message, string field, error, nested) and checks neither sink holds it.
+func TestNoSecretInLogs(t *testing.T) {
+	const token = "f0rge-t0ken-0123456789"
+	const password = "bot-passw0rd!"
+	dir := t.TempDir()
+	var console bytes.Buffer
+	set, err := logx.New(logx.Options{Console: &console, NoColor: true, Dir: dir, Redactor: redact.New(token, password)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := set.For("dev")
+	log.Info().Str("token", token).Msg("using " + token)
+	log.Error().Err(errors.New("push to http://dev-bot:" + password + "@forge/x.git failed")).Msg("push")
+	log.Warn().Interface("cfg", map[string]string{"FORGE_TOKEN": token}).Msg("config")
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(filepath.Join(dir, "dev.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"console": console.String(), "file": string(file)} {
+		if strings.Contains(out, token) || strings.Contains(out, password) {
+			t.Errorf("%s log holds a secret:\n%s", name, out)
+		}
+		if !strings.Contains(out, redact.Mask) {
+			t.Errorf("%s log shows no mask:\n%s", name, out)
+		}
+	}
+	// The file is JSON lines with the agent key.
+	for _, line := range strings.Split(strings.TrimSpace(string(file)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q: %v", line, err)
+		}
+		if m[logx.KeyAgent] != "dev" {
+			t.Errorf("agent key missing: %q", line)
+		}
+	}
+}
+
+func TestPerAgentFiles(t *testing.T) {
+	dir := t.TempDir()
+	set, err := logx.New(logx.Options{Console: &bytes.Buffer{}, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, agent := range []string{"review", "../escape"} {
+		l := set.For(agent)
+		l.Info().Msg("line")
+	}
+	dev := set.For("dev")
+	dev.Debug().Msg("hidden at info level")
+	set.Close()
+	for _, name := range []string{"review.log", "misc.log"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dev.log")); err == nil {
+		if b, _ := os.ReadFile(filepath.Join(dir, "dev.log")); strings.Contains(string(b), "hidden") {
+			t.Error("debug line written at info level")
+		}
+	}
+}
