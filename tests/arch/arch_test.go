@@ -1,0 +1,43 @@
+package arch
+
+import (
+	"strings"
+	"testing"
+)
+
+const module = "github.com/disinto/disinto"
+
+// TestLayering fails the test command when any import in the module breaks
+// the layering of DESIGN.md.
+func TestLayering(t *testing.T) {
+	vs, err := Check("../..", module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Error(v)
+	}
+}
+
+// TestFixtureViolations proves the check catches each kind of violation in
+// a fixture tree written to break every rule.
+func TestFixtureViolations(t *testing.T) {
+	vs, err := Check("testdata/bad", module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.String())
+	}
+	want := []string{
+		"agents/dev/dev.go imports agents/review: agents never import each other; move shared code to lib",
+		"agents/dev/dev.go imports lib/forge/forgetest: test harnesses are imported only from tests",
+		"agents/review/review.go imports cmd/disinto: agents never import cmd",
+		"lib/config/config.go imports lib/low: lib/config imports no other lib package",
+		"lib/low/low.go imports agents/dev: lib imports only lib",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

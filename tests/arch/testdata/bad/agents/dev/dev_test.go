@@ -1,0 +1,3 @@
+package dev
+
+import _ "github.com/disinto/disinto/lib/forge/forgetest"

@@ -1,0 +1,3 @@
+package review
+
+import _ "github.com/disinto/disinto/cmd/disinto"

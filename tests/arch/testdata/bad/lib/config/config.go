@@ -1,0 +1,3 @@
+package config
+
+import _ "github.com/disinto/disinto/lib/low"

@@ -1,0 +1,3 @@
+package forgetest
+
+import _ "github.com/disinto/disinto/lib/forge"

@@ -1,0 +1,3 @@
+package low
+
+import _ "github.com/disinto/disinto/agents/dev"
