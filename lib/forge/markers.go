@@ -133,7 +133,7 @@ const (
 	RefDepCycle           RefKind = "dep-cycle"
 	RefDecomposedFrom     RefKind = "decomposed-from"
 	RefArchitect          RefKind = "architect"
-	refValueForbiddenRune = "<>\n\r"
+	refValueForbiddenRune         = "<>\n\r"
 )
 
 // RefMarker renders <!-- kind: value -->. Characters that could end the

@@ -1,0 +1,169 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"code.gitea.io/sdk/gitea"
+)
+
+// NewPull describes a pull request to open.
+type NewPull struct {
+	Title string
+	Body  string
+	Head  string // branch in this repository
+	Base  string
+}
+
+// CreatePull opens a pull request.
+func (r *RepoClient) CreatePull(ctx context.Context, in NewPull) (PullRequest, error) {
+	p, resp, err := r.c.api(ctx).CreatePullRequest(r.owner, r.name, gitea.CreatePullRequestOption{
+		Head: in.Head, Base: in.Base, Title: in.Title, Body: in.Body,
+	})
+	if err := r.c.check(fmt.Sprintf("create pull %s->%s in %s", in.Head, in.Base, r.slug), resp, err); err != nil {
+		return PullRequest{}, err
+	}
+	return toPull(p), nil
+}
+
+// GetPull returns pull request n.
+func (r *RepoClient) GetPull(ctx context.Context, n int64) (PullRequest, error) {
+	p, resp, err := r.c.api(ctx).GetPullRequest(r.owner, r.name, n)
+	if err := r.c.check(fmt.Sprintf("get pull %s#%d", r.slug, n), resp, err); err != nil {
+		return PullRequest{}, err
+	}
+	return toPull(p), nil
+}
+
+// ListPulls returns the pull requests in state (open when empty), all pages.
+func (r *RepoClient) ListPulls(ctx context.Context, state State) ([]PullRequest, error) {
+	if state == "" {
+		state = StateOpen
+	}
+	api := r.c.api(ctx)
+	return paginate(func(page int) ([]PullRequest, error) {
+		ps, resp, err := api.ListRepoPullRequests(r.owner, r.name, gitea.ListPullRequestsOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
+			State:       gitea.StateType(state),
+		})
+		if err := r.c.check("list pulls "+r.slug, resp, err); err != nil {
+			return nil, err
+		}
+		res := make([]PullRequest, 0, len(ps))
+		for _, p := range ps {
+			res = append(res, toPull(p))
+		}
+		return res, nil
+	})
+}
+
+// FindPullByHead returns the newest pull request (open first, then any
+// state) whose head is branch, or ErrNotFound.
+func (r *RepoClient) FindPullByHead(ctx context.Context, branch string) (PullRequest, error) {
+	for _, st := range []State{StateOpen, StateAll} {
+		ps, err := r.ListPulls(ctx, st)
+		if err != nil {
+			return PullRequest{}, err
+		}
+		var best *PullRequest
+		for i := range ps {
+			if ps[i].Head == branch && (best == nil || ps[i].Number > best.Number) {
+				best = &ps[i]
+			}
+		}
+		if best != nil {
+			return *best, nil
+		}
+	}
+	return PullRequest{}, fmt.Errorf("pull with head %q in %s: %w", branch, r.slug, ErrNotFound)
+}
+
+// PullDiff returns the unified diff of pull request n.
+func (r *RepoClient) PullDiff(ctx context.Context, n int64) (string, error) {
+	d, resp, err := r.c.api(ctx).GetPullRequestDiff(r.owner, r.name, n, gitea.PullRequestDiffOptions{})
+	if err := r.c.check(fmt.Sprintf("diff of %s#%d", r.slug, n), resp, err); err != nil {
+		return "", err
+	}
+	return string(d), nil
+}
+
+// ClosePull closes pull request n without merging.
+func (r *RepoClient) ClosePull(ctx context.Context, n int64) error {
+	st := gitea.StateClosed
+	_, resp, err := r.c.api(ctx).EditPullRequest(r.owner, r.name, n, gitea.EditPullRequestOption{State: &st})
+	return r.c.check(fmt.Sprintf("close pull %s#%d", r.slug, n), resp, err)
+}
+
+// MergeOptions controls Merge.
+type MergeOptions struct {
+	// HeadSHA pins the merge: if the head moved, nothing is merged and
+	// ErrHeadMoved is returned. Required.
+	HeadSHA string
+	// Style is merge, rebase, squash...; empty means merge.
+	Style string
+	// Message overrides the merge commit message.
+	Message string
+	// DeleteBranch deletes the head branch after merging.
+	DeleteBranch bool
+}
+
+// Merge merges pull request n if its head is still opts.HeadSHA. Errors:
+// ErrHeadMoved (head differs; nothing merged), ErrAlreadyMerged,
+// ErrMergeBlocked (protection, permissions, not mergeable), ErrConflict
+// (merge conflicts), ErrNotFound (missing or closed).
+func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) error {
+	if opts.HeadSHA == "" {
+		return fmt.Errorf("merge %s#%d: head SHA required", r.slug, n)
+	}
+	style := opts.Style
+	if style == "" {
+		style = "merge"
+	}
+	body := map[string]any{
+		"Do":                        style,
+		"head_commit_id":            opts.HeadSHA,
+		"delete_branch_after_merge": opts.DeleteBranch,
+	}
+	if opts.Message != "" {
+		body["MergeMessageField"] = opts.Message
+	}
+	// Pinned to a head SHA, a repeated merge cannot merge anything twice.
+	err := r.c.do(withRetryablePost(ctx), "POST", r.path("/pulls/%d/merge", n), nil, body, nil)
+	if err == nil {
+		return nil
+	}
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("merge %s#%d: %w", r.slug, n, err)
+	}
+	switch se.Status {
+	case http.StatusConflict:
+		if strings.Contains(se.Message, "head out of date") {
+			return fmt.Errorf("merge %s#%d at %s: %w: %w", r.slug, n, short(opts.HeadSHA), ErrHeadMoved, se)
+		}
+	case http.StatusMethodNotAllowed:
+		if strings.Contains(se.Message, "already merged") {
+			return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrAlreadyMerged, se)
+		}
+		// Tell a lost race (merged meanwhile) from a real block.
+		pr, gerr := r.GetPull(ctx, n)
+		if gerr == nil && pr.Merged {
+			return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrAlreadyMerged, se)
+		}
+		if gerr == nil && pr.HeadSHA != opts.HeadSHA {
+			return fmt.Errorf("merge %s#%d at %s: %w: %w", r.slug, n, short(opts.HeadSHA), ErrHeadMoved, se)
+		}
+		return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrMergeBlocked, se)
+	}
+	return fmt.Errorf("merge %s#%d: %w", r.slug, n, se)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
