@@ -1,0 +1,386 @@
+// Package scheduler runs per-(project, role) jobs on intervals: staggered
+// deterministic offsets, no overlap (a run still going makes the next
+// boundary a logged skip), trigger-now with debounce for webhooks, and
+// last-run times persisted so a restart neither resets the clock nor runs
+// every slow agent at once. Time comes from an injected Clock.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/logx"
+)
+
+// Cause says why a run started.
+type Cause string
+
+// Causes of a run.
+const (
+	CauseSchedule Cause = "schedule"
+	CauseCatchUp  Cause = "catch-up"
+	CauseTrigger  Cause = "trigger"
+)
+
+// FirstRun is what a job does when no last run was ever recorded.
+type FirstRun int
+
+// First-run policies.
+const (
+	// FirstRunSoon runs the job Offset after the scheduler starts
+	// (the reference behaviour of dev and review).
+	FirstRunSoon FirstRun = iota
+	// FirstRunAfterInterval waits a full interval plus Offset (the reference
+	// behaviour of the slow agents, which never run at start-up).
+	FirstRunAfterInterval
+)
+
+// Tick describes one run handed to a Job's Run function.
+type Tick struct {
+	Cause Cause
+	// Due is when the run was scheduled (or triggered) to start.
+	Due time.Time
+}
+
+// Job is one (project, role) pair with its cadence.
+type Job struct {
+	Project  string
+	Role     string
+	Interval time.Duration
+	// Offset staggers the job: its first run and any catch-up run after a
+	// restart happen Offset after start-up. See ProjectSlot.
+	Offset   time.Duration
+	FirstRun FirstRun
+	// AfterFinish measures the interval from the end of the previous run
+	// instead of from its scheduled start (the supervisor's cadence).
+	AfterFinish bool
+	// Run does the work. It runs in its own goroutine; a panic is recovered
+	// and reported as an error. ctx is the jobs context given to
+	// Scheduler.Run.
+	Run func(ctx context.Context, t Tick) error
+}
+
+// Key returns "project/role", the job's identity in logs and the store.
+func (j Job) Key() string { return j.Project + "/" + j.Role }
+
+// Options configures a Scheduler.
+type Options struct {
+	Clock Clock
+	// Store persists last-run times; nil keeps them in memory only.
+	Store *Store
+	Log   zerolog.Logger
+	// Debounce delays a triggered run so that a burst of events becomes one
+	// run (default 500ms).
+	Debounce time.Duration
+}
+
+// ErrDuplicate is returned by Add for a job whose key is already scheduled.
+var ErrDuplicate = errors.New("job already scheduled")
+
+// Scheduler runs jobs. Add jobs, then call Run once.
+type Scheduler struct {
+	opts Options
+	wake chan struct{}
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	jobs    []*job
+	byKey   map[string]*job
+	started bool
+}
+
+type job struct {
+	Job
+	next      time.Time // next regular run; zero while an AfterFinish job runs
+	triggerAt time.Time // pending trigger; zero if none
+	running   bool
+	catchUp   bool
+	runs      int
+	skips     int
+	state     JobState
+}
+
+// New returns a Scheduler.
+func New(opts Options) *Scheduler {
+	if opts.Clock == nil {
+		opts.Clock = RealClock{}
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 500 * time.Millisecond
+	}
+	return &Scheduler{opts: opts, wake: make(chan struct{}, 1), byKey: map[string]*job{}}
+}
+
+// Add schedules j. It must be called before Run.
+func (s *Scheduler) Add(j Job) error {
+	if j.Interval <= 0 {
+		return fmt.Errorf("job %s: interval must be positive", j.Key())
+	}
+	if j.Run == nil {
+		return fmt.Errorf("job %s: no run function", j.Key())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("job %s: scheduler already running", j.Key())
+	}
+	if _, ok := s.byKey[j.Key()]; ok {
+		return fmt.Errorf("job %s: %w", j.Key(), ErrDuplicate)
+	}
+	jb := &job{Job: j}
+	jb.state, _ = s.opts.Store.Get(j.Key())
+	s.jobs = append(s.jobs, jb)
+	s.byKey[j.Key()] = jb
+	return nil
+}
+
+// ProjectSlot maps a project name to a deterministic offset in [0, spread),
+// so that many projects spread their polls instead of all firing at once.
+func ProjectSlot(project string, spread time.Duration) time.Duration {
+	if spread <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(project))
+	return time.Duration(h.Sum64()%uint64(spread/time.Second)) * time.Second
+}
+
+// Run plans every job from its persisted state and loops until ctx ends.
+// Runs get jobsCtx, which the caller cancels later than ctx for a two-phase
+// shutdown. Run returns once ctx is done and every run has returned.
+func (s *Scheduler) Run(ctx, jobsCtx context.Context) error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("scheduler already running")
+	}
+	s.started = true
+	now := s.opts.Clock.Now()
+	for _, j := range s.jobs {
+		s.plan(j, now)
+	}
+	s.mu.Unlock()
+
+	defer s.wg.Wait()
+	for {
+		s.mu.Lock()
+		now := s.opts.Clock.Now()
+		var wakeAt time.Time
+		for _, j := range s.jobs {
+			if t := s.poll(jobsCtx, j, now); !t.IsZero() && (wakeAt.IsZero() || t.Before(wakeAt)) {
+				wakeAt = t
+			}
+		}
+		s.mu.Unlock()
+
+		var timer Timer
+		var fire <-chan time.Time
+		if !wakeAt.IsZero() {
+			timer = s.opts.Clock.NewTimer(wakeAt.Sub(now))
+			fire = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+		case <-fire:
+		case <-s.wake:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			s.opts.Log.Info().Msg("scheduler stopped claiming new runs")
+			return nil
+		}
+	}
+}
+
+// plan sets a job's first due time from its persisted state; s.mu is held.
+func (s *Scheduler) plan(j *job, now time.Time) {
+	last := j.state.LastDue
+	if j.AfterFinish && !j.state.LastEnd.IsZero() {
+		last = j.state.LastEnd
+	}
+	switch {
+	case last.IsZero() && j.FirstRun == FirstRunAfterInterval:
+		j.next = now.Add(j.Interval + j.Offset)
+	case last.IsZero():
+		j.next = now.Add(j.Offset)
+	case last.Add(j.Interval).After(now):
+		j.next = last.Add(j.Interval)
+	default:
+		// Overdue after downtime: run soon, staggered by the offset.
+		j.next = now.Add(j.Offset)
+		j.catchUp = true
+		s.opts.Log.Info().Str(logx.KeyProject, j.Project).Str(logx.KeyAgent, j.Role).
+			Time("last", last).Time("next", j.next).Msg("overdue after restart; catching up")
+	}
+}
+
+// poll starts what is due and returns the job's next wake-up; s.mu is held.
+func (s *Scheduler) poll(ctx context.Context, j *job, now time.Time) time.Time {
+	started := false
+	if !j.next.IsZero() && !now.Before(j.next) {
+		due := j.next
+		cause := CauseSchedule
+		if j.catchUp {
+			cause, j.catchUp = CauseCatchUp, false
+		}
+		if j.running {
+			j.skips++
+			s.opts.Log.Info().Str(logx.KeyProject, j.Project).Str(logx.KeyAgent, j.Role).
+				Time("due", due).Msg("skipping run: previous run still going")
+		} else {
+			s.start(ctx, j, Tick{Cause: cause, Due: due}, true)
+			started = true
+		}
+		if j.AfterFinish && started {
+			j.next = time.Time{}
+		} else {
+			for !j.next.After(now) {
+				j.next = j.next.Add(j.Interval)
+			}
+		}
+	}
+	if !j.triggerAt.IsZero() && !now.Before(j.triggerAt) {
+		switch {
+		case started:
+			j.triggerAt = time.Time{} // the run just started covers the event
+		case !j.running:
+			due := j.triggerAt
+			j.triggerAt = time.Time{}
+			s.start(ctx, j, Tick{Cause: CauseTrigger, Due: due}, false)
+		}
+	}
+	wake := j.next
+	if !j.triggerAt.IsZero() && !j.running && (wake.IsZero() || j.triggerAt.Before(wake)) {
+		wake = j.triggerAt
+	}
+	return wake
+}
+
+// start launches one run in its own goroutine; s.mu is held.
+func (s *Scheduler) start(ctx context.Context, j *job, t Tick, regular bool) {
+	j.running = true
+	j.runs++
+	j.state.LastStart = s.opts.Clock.Now()
+	if regular {
+		j.state.LastDue = t.Due
+	}
+	s.persist(j)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		err := safeRun(ctx, j.Run, t)
+		s.finish(j, err)
+	}()
+}
+
+func (s *Scheduler) finish(j *job, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j.running = false
+	j.state.LastEnd = s.opts.Clock.Now()
+	j.state.LastError = ""
+	if err != nil {
+		j.state.LastError = err.Error()
+	}
+	if j.AfterFinish {
+		j.next = j.state.LastEnd.Add(j.Interval)
+	}
+	s.persist(j)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// persist writes the job's state; s.mu is held. A failing disk is logged,
+// not fatal: the schedule then only lives in memory until the next write.
+func (s *Scheduler) persist(j *job) {
+	if err := s.opts.Store.Put(j.Key(), j.state); err != nil {
+		s.opts.Log.Warn().Err(err).Str(logx.KeyProject, j.Project).Str(logx.KeyAgent, j.Role).
+			Msg("persist schedule")
+	}
+}
+
+// PanicError is returned for a run that panicked.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+func safeRun(ctx context.Context, fn func(context.Context, Tick) error, t Tick) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return fn(ctx, t)
+}
+
+// Trigger asks for a run of project/role soon (after the debounce delay).
+// Triggers arriving while one is pending coalesce; a trigger arriving while
+// the job runs is kept and starts a run as soon as the current one ends,
+// so an event is never lost to "no overlap". It reports whether the job
+// exists.
+func (s *Scheduler) Trigger(project, role string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.byKey[project+"/"+role]
+	if !ok {
+		return false
+	}
+	if j.triggerAt.IsZero() {
+		j.triggerAt = s.opts.Clock.Now().Add(s.opts.Debounce)
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// JobStatus is a snapshot of one job for /status.
+type JobStatus struct {
+	Project        string        `json:"project"`
+	Role           string        `json:"role"`
+	Interval       time.Duration `json:"interval_ns"`
+	Next           time.Time     `json:"next,omitzero"`
+	Running        bool          `json:"running"`
+	// TriggerAt is when a pending trigger fires; zero if none is pending.
+	TriggerAt time.Time `json:"trigger_at,omitzero"`
+	Runs           int           `json:"runs"`
+	Skips          int           `json:"skips"`
+	JobState
+}
+
+// Snapshot returns the status of every job, sorted by project then role.
+func (s *Scheduler) Snapshot() []JobStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]JobStatus, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		out = append(out, JobStatus{
+			Project: j.Project, Role: j.Role, Interval: j.Interval, Next: j.next,
+			Running: j.running, TriggerAt: j.triggerAt,
+			Runs: j.runs, Skips: j.skips, JobState: j.state,
+		})
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Project != out[b].Project {
+			return out[a].Project < out[b].Project
+		}
+		return out[a].Role < out[b].Role
+	})
+	return out
+}
