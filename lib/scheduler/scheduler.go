@@ -352,15 +352,15 @@ func (s *Scheduler) Trigger(project, role string) bool {
 
 // JobStatus is a snapshot of one job for /status.
 type JobStatus struct {
-	Project        string        `json:"project"`
-	Role           string        `json:"role"`
-	Interval       time.Duration `json:"interval_ns"`
-	Next           time.Time     `json:"next,omitzero"`
-	Running        bool          `json:"running"`
+	Project  string        `json:"project"`
+	Role     string        `json:"role"`
+	Interval time.Duration `json:"interval_ns"`
+	Next     time.Time     `json:"next,omitzero"`
+	Running  bool          `json:"running"`
 	// TriggerAt is when a pending trigger fires; zero if none is pending.
 	TriggerAt time.Time `json:"trigger_at,omitzero"`
-	Runs           int           `json:"runs"`
-	Skips          int           `json:"skips"`
+	Runs      int       `json:"runs"`
+	Skips     int       `json:"skips"`
 	JobState
 }
 
