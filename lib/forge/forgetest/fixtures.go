@@ -1,0 +1,58 @@
+package forgetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// User is an account created for a test, with a password and an all-scope
+// token.
+type User struct {
+	Login    string
+	Password string
+	Token    string
+	// Client acts as this user with Token.
+	Client *forge.Client
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// NewUser creates a user whose login is prefix plus a unique suffix, and a
+// token for it.
+func (s *Server) NewUser(t testing.TB, prefix string) User {
+	t.Helper()
+	ctx := testCtx(t)
+	login := s.Unique(prefix)
+	pass := "pw-" + login + "-secret"
+	if _, err := s.Admin(t).CreateUser(ctx, forge.NewUser{Login: login, Email: login + "@example.test", Password: pass}); err != nil {
+		t.Fatalf("create user %s: %v", login, err)
+	}
+	basic, err := forge.New(forge.Options{URL: s.URL, User: login, Password: pass})
+	if err != nil {
+		t.Fatalf("basic-auth client: %v", err)
+	}
+	tok, err := basic.CreateToken(ctx, "test", forge.ScopeAll)
+	if err != nil {
+		t.Fatalf("create token for %s: %v", login, err)
+	}
+	return User{Login: login, Password: pass, Token: tok, Client: s.Client(t, tok, login)}
+}
+
+// NewRepo creates a repository owned by u, named prefix plus a unique
+// suffix, with an initial commit on main, and returns a handle acting as u.
+func (s *Server) NewRepo(t testing.TB, u User, prefix string) *forge.RepoClient {
+	t.Helper()
+	name := s.Unique(prefix)
+	r, err := u.Client.CreateRepo(testCtx(t), forge.NewRepo{Name: name, AutoInit: true, DefaultBranch: "main"})
+	if err != nil {
+		t.Fatalf("create repo %s: %v", name, err)
+	}
+	return u.Client.Repo(r.Owner, r.Name)
+}
