@@ -1,0 +1,200 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
+)
+
+// Recorder stores terminal run records; *ledger.Ledger implements it.
+type Recorder interface {
+	Append(ledger.Record) error
+}
+
+// Options configures a Runtime.
+type Options struct {
+	Ledger Recorder
+	// Enablement tells paused roles; nil means everything is enabled.
+	Enablement *Enablement
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	Log zerolog.Logger
+	// OnTick, if set, observes every tick (metrics).
+	OnTick func(project string, role config.Role, d time.Duration, err error)
+}
+
+// Runtime runs ticks and tracks the background work they spawn.
+// It is safe for concurrent use.
+type Runtime struct {
+	opts Options
+	seq  atomic.Int64
+	wg   sync.WaitGroup
+
+	mu   sync.Mutex
+	work map[string]Work // by project/role/key
+}
+
+// Work describes one piece of background work in flight.
+type Work struct {
+	Project string    `json:"project"`
+	Role    string    `json:"role"`
+	Key     string    `json:"key"`
+	Run     string    `json:"run"`
+	Since   time.Time `json:"since"`
+}
+
+// New returns a Runtime.
+func New(opts Options) *Runtime {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Runtime{opts: opts, work: map[string]Work{}}
+}
+
+// ErrPaused is returned by Tick when the role is paused for the project.
+var ErrPaused = errors.New("agent paused")
+
+// Tick runs one pass of a for project p. It returns ErrPaused (wrapped)
+// when the role is paused, the tick's error otherwise; a panic is returned
+// as an error. Failures are already in the ledger when Tick returns.
+func (rt *Runtime) Tick(ctx context.Context, a Agent, p *config.Project, role config.Role, cause Cause) (err error) {
+	if paused, perr := rt.opts.Enablement.Paused(p.Name, role); perr != nil {
+		rt.opts.Log.Warn().Err(perr).Msg("read agent enablement; treating as enabled")
+	} else if paused {
+		rt.opts.Log.Debug().Str(logx.KeyProject, p.Name).Str(logx.KeyAgent, string(role)).Msg("paused; skipping tick")
+		return fmt.Errorf("%s/%s: %w", p.Name, role, ErrPaused)
+	}
+	start := rt.opts.Now()
+	id := fmt.Sprintf("%s-%s-%s-%d", p.Name, role, start.UTC().Format("20060102T150405"), rt.seq.Add(1))
+	run := &Run{
+		ID: id, Project: p, Role: role, Cause: cause, Start: start, rt: rt,
+		Log: rt.opts.Log.With().Str(logx.KeyProject, p.Name).Str(logx.KeyAgent, string(role)).Str(logx.KeyRun, id).Logger(),
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("tick %s: panic: %v", id, v)
+			rt.fail(run, start, ledger.CodeEnginePanic, err, debug.Stack())
+		}
+		if rt.opts.OnTick != nil {
+			rt.opts.OnTick(p.Name, role, rt.opts.Now().Sub(start), err)
+		}
+	}()
+	if err := a.Tick(ctx, run); err != nil {
+		code := ledger.CodeEngineTick
+		var c ledger.Coder
+		if errors.As(err, &c) && c.OutcomeCode().Validate() == nil {
+			code = c.OutcomeCode()
+		}
+		if ctx.Err() != nil {
+			code = ledger.CodeEngineShutdown
+		}
+		rt.fail(run, start, code, err, nil)
+		return fmt.Errorf("tick %s: %w", id, err)
+	}
+	return nil
+}
+
+// fail logs a failed tick or work and writes its engine-error record.
+func (rt *Runtime) fail(run *Run, start time.Time, code ledger.Code, err error, stack []byte) {
+	ev := run.Log.Error().Err(err).Str(logx.KeyOutcome, string(code))
+	if stack != nil {
+		ev = ev.Bytes("stack", stack)
+	}
+	ev.Msg("agent run failed")
+	reason := ledger.ReasonEngineError
+	if code == ledger.CodeEngineShutdown {
+		reason = ledger.ReasonInterrupted
+	}
+	if rerr := run.Record(ledger.Record{Start: start, Reason: reason, Code: code, Detail: truncate(err.Error(), 300)}); rerr != nil {
+		run.Log.Error().Err(rerr).Msg("write ledger record")
+	}
+}
+
+func (rt *Runtime) record(rec ledger.Record) error {
+	if rec.End.IsZero() {
+		rec.End = rt.opts.Now()
+	}
+	if rt.opts.Ledger == nil {
+		return rec.Validate()
+	}
+	if err := rt.opts.Ledger.Append(rec); err != nil {
+		return fmt.Errorf("record outcome: %w", err)
+	}
+	return nil
+}
+
+func (rt *Runtime) spawn(ctx context.Context, run *Run, key string, fn func(context.Context)) bool {
+	wkey := run.Project.Name + "/" + string(run.Role) + "/" + key
+	rt.mu.Lock()
+	if _, busy := rt.work[wkey]; busy {
+		rt.mu.Unlock()
+		run.Log.Debug().Str("work", key).Msg("work already running; not starting another")
+		return false
+	}
+	rt.work[wkey] = Work{Project: run.Project.Name, Role: string(run.Role), Key: key, Run: run.ID, Since: rt.opts.Now()}
+	rt.wg.Add(1)
+	rt.mu.Unlock()
+
+	go func() {
+		defer rt.wg.Done()
+		defer func() {
+			rt.mu.Lock()
+			delete(rt.work, wkey)
+			rt.mu.Unlock()
+		}()
+		start := rt.opts.Now()
+		defer func() {
+			if v := recover(); v != nil {
+				rt.fail(run, start, ledger.CodeEnginePanic, fmt.Errorf("work %s: panic: %v", key, v), debug.Stack())
+			}
+		}()
+		fn(ctx)
+	}()
+	return true
+}
+
+// Running lists background work in flight, oldest first.
+func (rt *Runtime) Running() []Work {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	out := make([]Work, 0, len(rt.work))
+	for _, w := range rt.work {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
+	return out
+}
+
+// Wait blocks until all background work has returned or ctx ends, and
+// returns ctx's error in the latter case.
+func (rt *Runtime) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		rt.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
