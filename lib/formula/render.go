@@ -110,7 +110,6 @@ func Render(f *Formula, in RenderInput) (string, error) {
 
 	var b strings.Builder
 	b.WriteString(roleLine(in))
-	b.WriteString("\n")
 
 	renderContext(&b, f, in, log)
 	for _, blk := range in.Blocks {
