@@ -1,0 +1,69 @@
+package verdict
+
+import (
+	"strings"
+
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// Source tells where a reading came from.
+type Source string
+
+// Sources of a reading.
+const (
+	FromComment Source = "comment"       // the review bot's comment with our marker
+	FromReview  Source = "formal-review" // the review bot's formal review at the head
+	FromNone    Source = ""              // nothing for this head yet
+)
+
+// Reading is what the review said about one head commit.
+type Reading struct {
+	Verdict  Verdict
+	SHA      string
+	Feedback string // the review text to hand to the author
+	Source   Source
+	// Formal reports whether a formal review by the review bot at SHA with
+	// a matching state exists; branch protection counts only those.
+	Formal bool
+}
+
+// Read returns the review bot's verdict on head, from its comments (our
+// marker, at exactly head) and its formal reviews (commit_id == head, not
+// dismissed). Only reviewBot's writing counts: anyone can paste a marker.
+// ok is false when the review bot has not yet reviewed head.
+func Read(comments []forge.Comment, reviews []forge.Review, head, reviewBot string) (r Reading, ok bool) {
+	for i := len(comments) - 1; i >= 0; i-- {
+		c := comments[i]
+		if !strings.EqualFold(c.Author, reviewBot) {
+			continue
+		}
+		v, sha, found := ParseMarker(c.Body)
+		if !found || sha != head {
+			continue
+		}
+		r = Reading{Verdict: v, SHA: sha, Feedback: c.Body, Source: FromComment}
+		ok = true
+		break
+	}
+	for i := len(reviews) - 1; i >= 0; i-- {
+		rv := reviews[i]
+		if !strings.EqualFold(rv.Author, reviewBot) || rv.CommitID != head || rv.Dismissed {
+			continue
+		}
+		var v Verdict
+		switch rv.State {
+		case forge.ReviewApprove:
+			v = Approve
+		case forge.ReviewRequestChanges:
+			v = RequestChanges
+		default:
+			continue
+		}
+		if ok {
+			r.Formal = r.Verdict.Event() == rv.State
+			return r, true
+		}
+		return Reading{Verdict: v, SHA: head, Feedback: rv.Body, Source: FromReview, Formal: true}, true
+	}
+	return r, ok
+}
