@@ -30,10 +30,18 @@ type killer struct {
 	done   bool
 }
 
+// setGroup records the process group; called before any signal can be sent.
+func (k *killer) setGroup(pgid int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.pgid = pgid
+}
+
 func (k *killer) terminate(reason string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.done || k.reason != "" {
+	// pgid 0 would signal our own group: never.
+	if k.done || k.reason != "" || k.pgid <= 0 {
 		return
 	}
 	k.reason = reason
@@ -56,7 +64,9 @@ func (k *killer) finish() string {
 	if k.timer != nil {
 		k.timer.Stop()
 	}
-	_ = syscall.Kill(-k.pgid, syscall.SIGKILL)
+	if k.pgid > 0 {
+		_ = syscall.Kill(-k.pgid, syscall.SIGKILL)
+	}
 	return k.reason
 }
 
@@ -115,6 +125,8 @@ func (e *Exec) runProcess(ctx context.Context, inv Invocation, args, env []strin
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
+		// Cancel may run before Start returns; cmd.Process is set by then.
+		k.setGroup(cmd.Process.Pid)
 		k.terminate(reasonContext)
 		return nil
 	}
@@ -127,7 +139,7 @@ func (e *Exec) runProcess(ctx context.Context, inv Invocation, args, env []strin
 		_ = tr.Close()
 		return Result{}, fmt.Errorf("start %s: %w", e.bin, err)
 	}
-	k.pgid = cmd.Process.Pid
+	k.setGroup(cmd.Process.Pid)
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
