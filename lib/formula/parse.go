@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -54,9 +55,14 @@ var (
 )
 
 // Parse decodes and validates one formula. file names it in errors and its
-// base name (without ".toml") must equal the formula's name.
+// base name (without ".toml") must equal the formula's name, except for a
+// .profile override (formula.toml), which may carry any formula's name.
 func Parse(file string, data []byte) (*Formula, error) {
-	return parse(file, data, strings.TrimSuffix(path.Base(file), ".toml"))
+	want := strings.TrimSuffix(path.Base(filepath.ToSlash(file)), ".toml")
+	if path.Base(filepath.ToSlash(file)) == ProfileFormulaFile {
+		want = ""
+	}
+	return parse(file, data, want)
 }
 
 // Load reads name.toml from fsys and parses it.

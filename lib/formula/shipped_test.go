@@ -1,8 +1,7 @@
-package formulas_test
+package formula_test
 
 import (
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,11 +11,15 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/formula"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden prompts")
+
+// shippedFS is the formulas directory the binary embeds. It is read from
+// disk because the formulas package may import nothing (and be imported by
+// nothing below cmd).
+var shippedFS = os.DirFS("../../formulas")
 
 // The formulas the agents and sidecars load by name.
 var shipped = []string{
@@ -25,7 +28,7 @@ var shipped = []string{
 }
 
 func TestShippedFormulasLint(t *testing.T) {
-	all, err := formula.LoadAll(formulas.FS)
+	all, err := formula.LoadAll(shippedFS)
 	if err != nil {
 		t.Fatalf("shipped formulas do not lint:\n%v", err)
 	}
@@ -43,7 +46,7 @@ func TestShippedFormulasLint(t *testing.T) {
 // what bounds it.
 func TestShippedFormulasStateInputsOutputsLimits(t *testing.T) {
 	for _, name := range shipped {
-		f, err := formula.Load(formulas.FS, name)
+		f, err := formula.Load(shippedFS, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +61,7 @@ func TestShippedFormulasStateInputsOutputsLimits(t *testing.T) {
 // The orchestrators are written against these exact contracts; the
 // formulas must state them in the same words as the renderer.
 func TestContractsStatedExactly(t *testing.T) {
-	dev, err := formula.Load(formulas.FS, "dev")
+	dev, err := formula.Load(shippedFS, "dev")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func TestContractsStatedExactly(t *testing.T) {
 			t.Errorf("dev formula does not state %q", want)
 		}
 	}
-	review, err := formula.Load(formulas.FS, "review-pr")
+	review, err := formula.Load(shippedFS, "review-pr")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +86,7 @@ func TestContractsStatedExactly(t *testing.T) {
 		}
 	}
 	for _, name := range shipped {
-		f, _ := formula.Load(formulas.FS, name)
+		f, _ := formula.Load(shippedFS, name)
 		if name != "dev" && strings.Contains(f.Text(), "PHASE:") {
 			t.Errorf("%s talks about phase files; only dev uses them", name)
 		}
@@ -94,7 +97,7 @@ func TestContractsStatedExactly(t *testing.T) {
 func TestShippedFormulasRender(t *testing.T) {
 	for _, name := range shipped {
 		t.Run(name, func(t *testing.T) {
-			f, err := formula.Load(formulas.FS, name)
+			f, err := formula.Load(shippedFS, name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +150,7 @@ func TestGoldenPrompts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := formula.Load(formulas.FS, tt.name)
+			f, err := formula.Load(shippedFS, tt.name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +159,7 @@ func TestGoldenPrompts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.name+".golden")
+			path := filepath.Join("testdata", "golden", tt.name+".golden")
 			if *update {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
@@ -164,7 +167,7 @@ func TestGoldenPrompts(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test ./formulas -update to create it)", err)
+				t.Fatalf("%v (run go test ./lib/formula -update to create it)", err)
 			}
 			if got != string(want) {
 				t.Errorf("prompt differs from %s (rerun with -update and review the diff):\n%s", path, got)
@@ -172,5 +175,3 @@ func TestGoldenPrompts(t *testing.T) {
 		})
 	}
 }
-
-var _ fs.FS = formulas.FS
