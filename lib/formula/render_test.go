@@ -47,7 +47,7 @@ func TestRenderSubstitutesVarsAndKeepsShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"Build all for project demo.",  // description: supplied var and built-in project
+		"Build all for project demo.",     // description: supplied var and built-in project
 		"### Step 1: Build all (`build`)", // title substituted, topological order
 		"Run `make all -v`.",              // default applied
 		"$PROJECT_REPO_ROOT and {{.State}} alone.",
