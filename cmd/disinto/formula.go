@@ -109,7 +109,7 @@ func (a *app) renderFormula(name string, o renderOpts) error {
 		vars[k] = v
 	}
 	log := zerolog.New(zerolog.ConsoleWriter{Out: a.stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName}})
-	in := formula.RenderInput{Role: o.role, Vars: vars, TokenEnv: "FORGE_TOKEN", Logger: log}
+	in := formula.RenderInput{Role: o.role, Vars: vars, StrictVars: true, TokenEnv: "FORGE_TOKEN", Logger: log}
 	if in.Role == "" {
 		in.Role = roleOf(name)
 	}

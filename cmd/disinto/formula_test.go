@@ -116,6 +116,9 @@ func TestFormulaRender(t *testing.T) {
 		if code, _, errOut := runCLI(t, nil, "formula", "render", "no-such-formula"); code != exitUsage || !strings.Contains(errOut, "shipped: dev,") {
 			t.Errorf("unknown formula: code %d %s", code, errOut)
 		}
+		if code, _, errOut := runCLI(t, nil, "formula", "render", "review-pr", "--var", "pr=1", "--var", "project=p", "--var", "colour=red"); code != exitFailure || !strings.Contains(errOut, "vars.colour") {
+			t.Errorf("undeclared --var: code %d %s", code, errOut)
+		}
 		if code, _, _ := runCLI(t, nil, "formula", "render", "dev", "--var", "novalue"); code != exitUsage {
 			t.Errorf("bad --var: code %d", code)
 		}

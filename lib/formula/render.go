@@ -54,6 +54,11 @@ type RenderInput struct {
 	// result_file, review_file and scratch_file default to the fields
 	// below when the formula declares them and Vars does not set them.
 	Vars map[string]string
+	// StrictVars makes a value for a variable the formula does not declare
+	// an error (ErrUndeclaredVar), to catch typos of a human caller. An
+	// orchestrator leaves it off: an override may drop a variable the
+	// default declares, and the extra value is then ignored.
+	StrictVars bool
 
 	// RepoFS is the project checkout and OpsFS the ops repository
 	// checkout the formula's context files are read from; nil means not
@@ -90,8 +95,8 @@ type RenderInput struct {
 // Render builds the complete prompt for one session from f and in. The
 // output depends only on its inputs, so it can be compared with golden
 // files. It fails with ErrMissingVar when a required variable has no value
-// and ErrUndeclaredVar when a value is given for a variable f does not
-// declare.
+// and, with StrictVars, ErrUndeclaredVar when a value is given for a
+// variable f does not declare.
 func Render(f *Formula, in RenderInput) (string, error) {
 	vals, err := resolveVars(f, in)
 	if err != nil {
@@ -315,7 +320,7 @@ func resolveVars(f *Formula, in RenderInput) (map[string]string, error) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if _, ok := f.Var(n); !ok {
+		if _, ok := f.Var(n); !ok && in.StrictVars {
 			errs = append(errs, &Error{File: f.File, Field: "vars." + n, Msg: fmt.Sprintf("a value is given for %q, which the formula does not declare", n), Err: ErrUndeclaredVar})
 		}
 	}

@@ -125,6 +125,7 @@ func TestRenderVarErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			in := sampleInput(&bytes.Buffer{})
 			in.Vars = tt.vars
+			in.StrictVars = true
 			_, err := formula.Render(f, in)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
@@ -133,6 +134,12 @@ func TestRenderVarErrors(t *testing.T) {
 				t.Errorf("message\n got: %s\nwant: %s", err, tt.msg)
 			}
 		})
+	}
+	// Without StrictVars an extra value is ignored.
+	in0 := sampleInput(&bytes.Buffer{})
+	in0.Vars = map[string]string{"target": "x", "colour": "red"}
+	if _, err := formula.Render(f, in0); err != nil {
+		t.Errorf("extra value without StrictVars: %v", err)
 	}
 	// A required variable without a value and without a built-in source.
 	in := sampleInput(&bytes.Buffer{})
