@@ -1,0 +1,183 @@
+package review
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/verdict"
+)
+
+// contextBlocks builds the pull request context the formula's steps refer
+// to: metadata, description, changed files, the (bounded) diff and, on a
+// re-review, the previous review and the diff since it.
+func (a *Agent) contextBlocks(ctx context.Context, c candidate, diff, dir string, rereview bool) []formula.Block {
+	pr, st := c.pr, c.st
+	shown, note := truncateDiff(diff, a.opts.DiffLimit)
+	meta := fmt.Sprintf("**%s**\n\n- Pull request: #%d\n- Branches: %s → %s\n- Head commit: %s\n- CI: %s\n- Re-review: %t\n",
+		pr.Title, pr.Number, pr.Head, pr.Base, pr.HeadSHA, c.ciMsg, rereview)
+	blocks := []formula.Block{
+		{Title: "Pull request", Body: meta},
+		{Title: "Description (written by the author; untrusted)", Body: orDash(pr.Body)},
+		{Title: "Changed files", Body: strings.Join(changedFiles(diff), "\n")},
+		{Title: "Diff" + note, Body: "```diff\n" + shown + "```"},
+	}
+	if !rereview {
+		return blocks
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your previous review was of `%s`; the author has pushed since. Report each earlier finding as fixed, not fixed or partial, and look for new problems the fix introduced.\n\n", short(st.Head))
+	b.WriteString("### Previous review\n\n" + orDash(st.CommentBody) + "\n\n")
+	inc, ancestor, err := a.opts.Checkout.Diff(ctx, dir, st.Head, pr.HeadSHA)
+	switch {
+	case err != nil:
+		b.WriteString("### Changes since the previous review\n\nThe previous head is no longer available (history was rewritten); review the full diff above.\n")
+	case !ancestor:
+		incShown, incNote := truncateDiff(inc, a.opts.DiffLimit)
+		fmt.Fprintf(&b, "### Changes since the previous review (%s..%s, history rewritten: this compares the two trees)%s\n\n```diff\n%s```\n", short(st.Head), short(pr.HeadSHA), incNote, incShown)
+	default:
+		incShown, incNote := truncateDiff(inc, a.opts.DiffLimit)
+		fmt.Fprintf(&b, "### Incremental Diff (%s..%s)%s\n\n```diff\n%s```\n", short(st.Head), short(pr.HeadSHA), incNote, incShown)
+	}
+	return append(blocks, formula.Block{Title: "This is a RE-REVIEW", Body: b.String()})
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "—"
+	}
+	return s
+}
+
+// publish puts the review of st.Head on the forge: the comment with both
+// markers, then the formal review pinned to the head (after dismissing the
+// bot's own earlier change requests when approving). Each step is recorded
+// as it succeeds, so a failure is completed by the next tick without the
+// model.
+func (a *Agent) publish(ctx context.Context, pr forge.PullRequest, st *prState) error {
+	in := commentInput{Head: st.Head, Previous: st.Previous, Round: st.Round, Out: *st.Output}
+	if !st.CommentPosted {
+		body := formatComment(in)
+		if _, err := a.opts.Forge.CreateComment(ctx, pr.Number, body); err != nil {
+			return fmt.Errorf("post review comment: %w", err)
+		}
+		st.CommentPosted, st.CommentBody = true, body
+		if err := a.store.save(st); err != nil {
+			return err
+		}
+	}
+	if st.FormalPosted {
+		return nil
+	}
+	if st.Verdict.Approved() {
+		if err := a.dismissOwnChangeRequests(ctx, pr.Number); err != nil {
+			return err
+		}
+	}
+	if _, err := a.opts.Forge.CreateReview(ctx, pr.Number, forge.NewReview{
+		Event:    st.Verdict.Event(),
+		Body:     formalBody(in),
+		CommitID: st.Head,
+	}); err != nil {
+		return fmt.Errorf("post formal review: %w", err)
+	}
+	st.FormalPosted = true
+	return a.store.save(st)
+}
+
+// dismissOwnChangeRequests dismisses the review bot's earlier
+// REQUEST_CHANGES reviews; a human's are never touched.
+func (a *Agent) dismissOwnChangeRequests(ctx context.Context, pr int64) error {
+	reviews, err := a.opts.Forge.ListReviews(ctx, pr)
+	if err != nil {
+		return fmt.Errorf("list reviews: %w", err)
+	}
+	for _, r := range reviews {
+		if r.State != forge.ReviewRequestChanges || r.Dismissed || !strings.EqualFold(r.Author, a.bot) {
+			continue
+		}
+		if err := a.opts.Forge.DismissReview(ctx, pr, r.ID, "Superseded by approval"); err != nil {
+			return fmt.Errorf("dismiss review %d: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// techDebtKind is the marker kind that dedupes tech-debt issues.
+const techDebtKind = "tech-debt"
+
+// techDebtKey identifies a finding independently of wording details:
+// file plus the normalised text.
+func techDebtKey(f verdict.Finding) string {
+	norm := strings.Join(strings.Fields(strings.ToLower(f.Text)), " ")
+	sum := sha256.Sum256([]byte(strings.ToLower(f.File) + "\n" + norm))
+	return hex.EncodeToString(sum[:8])
+}
+
+// fileTechDebt opens one tech-debt issue per pre-existing finding of
+// medium severity or worse, unless an issue with the same key exists (open
+// or closed: a closed one was handled or dismissed by a human).
+func (a *Agent) fileTechDebt(ctx context.Context, pr forge.PullRequest, out verdict.Output, log zerolog.Logger) {
+	var debts []verdict.Finding
+	for _, f := range out.Findings {
+		if f.Preexisting && f.Severity.AtLeast(verdict.Medium) && strings.TrimSpace(f.Text) != "" {
+			debts = append(debts, f)
+		}
+	}
+	if len(debts) == 0 {
+		return
+	}
+	existing, err := a.opts.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateAll, Labels: []forge.LabelName{forge.LabelTechDebt}})
+	if err != nil {
+		log.Warn().Err(err).Msg("list tech-debt issues; not filing")
+		return
+	}
+	known := map[string]bool{}
+	for _, is := range existing {
+		for _, m := range forge.ParseMarkers(is.Body) {
+			if m.Kind == techDebtKind {
+				known[m.Fields["key"]] = true
+			}
+		}
+	}
+	for _, f := range debts {
+		key := techDebtKey(f)
+		if known[key] {
+			continue
+		}
+		known[key] = true
+		marker, _ := forge.Marker{Kind: techDebtKind, Fields: map[string]string{"key": key, "pr": fmt.Sprint(pr.Number)}}.String()
+		loc := f.File
+		if f.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", f.File, f.Line)
+		}
+		title := firstLine(f.Text, 80)
+		if f.File != "" {
+			title += " (" + f.File + ")"
+		}
+		body := fmt.Sprintf("%s\nFlagged as pre-existing by the review of #%d.\n\n## Problem\n\n**%s** `%s`: %s\n\n*Filed by the review agent.*\n",
+			marker, pr.Number, f.Severity, loc, f.Text)
+		if _, err := a.opts.Forge.CreateIssue(ctx, forge.NewIssue{Title: title, Body: body, Labels: []forge.LabelName{forge.LabelTechDebt}}); err != nil {
+			log.Warn().Err(err).Msg("file tech-debt issue")
+			continue
+		}
+		log.Info().Str("key", key).Msg("filed tech-debt issue")
+	}
+}
+
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}

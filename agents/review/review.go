@@ -1,0 +1,473 @@
+// Package review is the review agent: it reviews every open pull request
+// into the primary branch once per head commit, with a claude session that
+// writes its verdict as JSON, and publishes the verdict as a comment carrying
+// the reference's reviewed marker plus our machine-readable verdict marker,
+// and as a formal review pinned to the head commit. It never pushes, merges
+// or labels.
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/verdict"
+)
+
+// Defaults of the reference (spec 20 §12).
+const (
+	DefaultMaxPerTick = 3
+	DefaultDiffLimit  = 25000
+	DefaultTimeout    = 900 * time.Second
+	DefaultMaxTurns   = 200
+	// breakerLimit is how many failed attempts on one head SHA stop
+	// further attempts until a new push.
+	breakerLimit = 3
+)
+
+// forgeAPI is what the reviewer needs from the forge, acting as the review
+// bot. *forge.RepoClient implements it.
+type forgeAPI interface {
+	Me(ctx context.Context) (forge.User, error)
+	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
+	PullDiff(ctx context.Context, n int64) (string, error)
+	CombinedStatus(ctx context.Context, sha string) (forge.CombinedStatus, error)
+	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
+	CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error)
+	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
+	CreateReview(ctx context.Context, n int64, in forge.NewReview) (forge.Review, error)
+	DismissReview(ctx context.Context, n, id int64, message string) error
+	ListIssues(ctx context.Context, q forge.IssueQuery) ([]forge.Issue, error)
+	CreateIssue(ctx context.Context, in forge.NewIssue) (forge.Issue, error)
+}
+
+var _ forgeAPI = (*forge.RepoClient)(nil)
+
+// Checkout gives the reviewer read-only working trees of pull request heads.
+type Checkout interface {
+	// Checkout returns a directory holding the pull request's head commit
+	// sha, detached. It reuses the directory of an earlier review of the
+	// same pull request, so that a resumed session finds its conversation.
+	Checkout(ctx context.Context, pr int64, sha string) (dir string, err error)
+	// Diff returns the diff from..to computed in dir, and whether from is
+	// an ancestor of to (false after a force-push).
+	Diff(ctx context.Context, dir, from, to string) (diff string, ancestor bool, err error)
+	// Remove deletes the pull request's working tree, if any.
+	Remove(ctx context.Context, pr int64) error
+}
+
+// Options configures the review agent of one project.
+type Options struct {
+	Project  *config.Project
+	Forge    forgeAPI
+	Claude   claude.Runner
+	Formula  *formula.Formula
+	Checkout Checkout
+	// StateDir holds one JSON file per pull request.
+	StateDir string
+	// Backend and Model select the model; Model defaults to the formula's.
+	Backend string
+	Model   string
+	// TokenEnv names the variable holding the review bot's token in the
+	// session's environment, for the prompt's footer (never the value).
+	TokenEnv   string
+	Timeout    time.Duration
+	MaxPerTick int
+	DiffLimit  int
+	Now        func() time.Time
+}
+
+// Agent reviews pull requests of one project.
+type Agent struct {
+	opts  Options
+	store store
+	bot   string // the review bot's login, resolved once
+}
+
+var _ agent.Agent = (*Agent)(nil)
+
+// New returns a review agent.
+func New(opts Options) (*Agent, error) {
+	if opts.Project == nil || opts.Forge == nil || opts.Claude == nil || opts.Formula == nil || opts.Checkout == nil || opts.StateDir == "" {
+		return nil, errors.New("review: project, forge, claude, formula, checkout and state dir are required")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxPerTick <= 0 {
+		opts.MaxPerTick = DefaultMaxPerTick
+	}
+	if opts.DiffLimit <= 0 {
+		opts.DiffLimit = DefaultDiffLimit
+	}
+	if opts.Model == "" {
+		opts.Model = opts.Formula.Model
+	}
+	if opts.TokenEnv == "" {
+		opts.TokenEnv = "FORGE_TOKEN"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Agent{opts: opts, store: store{dir: opts.StateDir}}, nil
+}
+
+// wip matches titles the reference treats as work in progress.
+var wip = regexp.MustCompile(`(?i)^\s*\[?WIP[\]:]`)
+
+// candidate is a pull request that needs a review at its head.
+type candidate struct {
+	pr    forge.PullRequest
+	st    *prState
+	diff  string // fetched during selection, when CI had to be judged
+	ciMsg string // CI line for the prompt
+}
+
+// Tick does one pass: it lists open pull requests (one forge request when
+// everything is already reviewed), repairs half-published reviews, and
+// starts at most MaxPerTick reviews in the background.
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
+	if err := a.resolveBot(ctx); err != nil {
+		return err
+	}
+	pulls, err := a.opts.Forge.ListPulls(ctx, forge.StateOpen)
+	if err != nil {
+		return fmt.Errorf("list pull requests: %w", err)
+	}
+	sort.Slice(pulls, func(i, j int) bool { return pulls[i].Number < pulls[j].Number })
+	a.forgetClosed(ctx, pulls, run.Log)
+
+	started := 0
+	for _, pr := range pulls {
+		if started >= a.opts.MaxPerTick || ctx.Err() != nil {
+			break
+		}
+		if pr.Base != a.opts.Project.PrimaryBranch || wip.MatchString(pr.Title) {
+			continue
+		}
+		log := run.Log.With().Int64(logx.KeyPR, pr.Number).Str(logx.KeySHA, short(pr.HeadSHA)).Logger()
+		c, err := a.select1(ctx, pr, log)
+		if err != nil {
+			log.Warn().Err(err).Msg("skip pull request this tick")
+			continue
+		}
+		if c == nil {
+			continue
+		}
+		if run.Go(ctx, fmt.Sprintf("pr-%d", pr.Number), func(ctx context.Context) { a.review(ctx, run, *c, log) }) {
+			started++
+		}
+	}
+	return nil
+}
+
+func (a *Agent) resolveBot(ctx context.Context) error {
+	if a.bot != "" {
+		return nil
+	}
+	me, err := a.opts.Forge.Me(ctx)
+	if err != nil {
+		return fmt.Errorf("resolve review bot: %w", err)
+	}
+	a.bot = me.Login
+	return nil
+}
+
+// select1 decides whether pr needs work now: nil when it is reviewed at
+// its head, breaker-tripped, or waiting for CI. Half-published reviews are
+// completed here, without the model.
+func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, log zerolog.Logger) (*candidate, error) {
+	st, err := a.store.load(pr.Number)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Synced {
+		if err := a.sync(ctx, pr, st); err != nil {
+			return nil, err
+		}
+	}
+	if st.published(pr.HeadSHA) {
+		return nil, nil
+	}
+	if st.Head == pr.HeadSHA && st.Output != nil {
+		// Produced but not fully published: finish publishing.
+		if err := a.publish(ctx, pr, st); err != nil {
+			return nil, fmt.Errorf("complete publishing: %w", err)
+		}
+		log.Info().Msg("completed a half-published review")
+		return nil, nil
+	}
+	if st.Errors[pr.HeadSHA] >= breakerLimit {
+		log.Debug().Int("errors", st.Errors[pr.HeadSHA]).Msg("circuit breaker open until a new push")
+		return nil, nil
+	}
+	c := &candidate{pr: pr, st: st, ciMsg: "not configured"}
+	if a.opts.Project.CI.System == config.CINone {
+		return c, nil
+	}
+	cs, err := a.opts.Forge.CombinedStatus(ctx, pr.HeadSHA)
+	if err != nil {
+		return nil, fmt.Errorf("CI status: %w", err)
+	}
+	c.ciMsg = string(cs.State)
+	if cs.State == forge.CISuccess {
+		return c, nil
+	}
+	// CI is not green: review anyway only when the change holds no code.
+	diff, err := a.opts.Forge.PullDiff(ctx, pr.Number)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	if !nonCode(changedFiles(diff)) {
+		log.Debug().Str("ci", orNone(cs.State)).Msg("waiting for CI")
+		return nil, nil
+	}
+	c.diff = diff
+	c.ciMsg = orNone(cs.State) + " (not required — non-code PR)"
+	return c, nil
+}
+
+func orNone(s forge.CIState) string {
+	if s == "" {
+		return "none reported"
+	}
+	return string(s)
+}
+
+// sync rebuilds the state of pr from the forge: the review bot's latest
+// verdict (at the head or before it) and its failed attempts at the head.
+func (a *Agent) sync(ctx context.Context, pr forge.PullRequest, st *prState) error {
+	comments, err := a.opts.Forge.ListComments(ctx, pr.Number)
+	if err != nil {
+		return fmt.Errorf("list comments: %w", err)
+	}
+	reviews, err := a.opts.Forge.ListReviews(ctx, pr.Number)
+	if err != nil {
+		return fmt.Errorf("list reviews: %w", err)
+	}
+	if st.Errors == nil {
+		st.Errors = map[string]int{}
+	}
+	st.Errors[pr.HeadSHA] = 0
+	rounds := 0
+	for _, c := range comments {
+		if !strings.EqualFold(c.Author, a.bot) {
+			continue
+		}
+		if hasErrorMarker(c.Body, pr.HeadSHA) {
+			st.Errors[pr.HeadSHA]++
+		}
+		if v, sha, ok := verdict.ParseMarker(c.Body); ok {
+			rounds++
+			if sha != pr.HeadSHA {
+				// An earlier head: the context of a re-review.
+				st.Head, st.Verdict, st.CommentBody = sha, v, c.Body
+				st.Output, st.CommentPosted, st.FormalPosted = nil, true, true
+			}
+		}
+	}
+	st.Round = rounds
+	if r, ok := verdict.Read(comments, reviews, pr.HeadSHA, a.bot); ok {
+		st.Previous = ""
+		if st.Head != pr.HeadSHA {
+			st.Previous = st.Head
+		}
+		st.Head, st.Verdict = pr.HeadSHA, r.Verdict
+		st.CommentPosted = r.Source == verdict.FromComment
+		st.FormalPosted = r.Formal
+		st.Output = &verdict.Output{Verdict: r.Verdict, ReviewMarkdown: "(review text was posted earlier)"}
+		if st.CommentPosted {
+			st.CommentBody = r.Feedback
+		}
+	}
+	st.Synced = true
+	return a.store.save(st)
+}
+
+// forgetClosed removes state and working trees of pull requests that are
+// no longer open.
+func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, log zerolog.Logger) {
+	known, err := a.store.list()
+	if err != nil {
+		log.Warn().Err(err).Msg("list review state")
+		return
+	}
+	isOpen := map[int64]bool{}
+	for _, p := range open {
+		isOpen[p.Number] = true
+	}
+	for _, n := range known {
+		if isOpen[n] {
+			continue
+		}
+		if err := a.opts.Checkout.Remove(ctx, n); err != nil {
+			log.Warn().Err(err).Int64(logx.KeyPR, n).Msg("remove review worktree")
+			continue
+		}
+		if err := a.store.remove(n); err != nil {
+			log.Warn().Err(err).Int64(logx.KeyPR, n).Msg("remove review state")
+		}
+	}
+}
+
+// reviewFile is where the model writes its verdict for pr.
+func (a *Agent) reviewFile(pr int64) string {
+	return filepath.Join(a.opts.StateDir, fmt.Sprintf("pr-%d-review.json", pr))
+}
+
+// review runs one review session and publishes its verdict. It runs in a
+// tracked background goroutine and records exactly one ledger record.
+func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zerolog.Logger) {
+	start := a.opts.Now()
+	pr, st := c.pr, c.st
+	prevHead := st.Head
+	rec := ledger.Record{Start: start, PR: pr.Number}
+	finish := func(reason ledger.Reason, code ledger.Code, res claude.Result) {
+		rec.Reason, rec.Code = reason, code
+		rec.SessionID, rec.CostUSD = res.SessionID, res.CostUSD
+		rec.InputTokens, rec.OutputTokens, rec.Turns = res.Usage.InputTokens, res.Usage.OutputTokens, res.NumTurns
+		rec.End = a.opts.Now()
+		if err := run.Record(rec); err != nil {
+			log.Error().Err(err).Msg("record review outcome")
+		}
+	}
+	fail := func(code ledger.Code, why string, res claude.Result) {
+		// Cleanup must survive shutdown: the breaker counts these.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		st.Errors[pr.HeadSHA]++
+		if _, err := a.opts.Forge.CreateComment(cctx, pr.Number, formatError(pr.HeadSHA, why)); err != nil {
+			log.Error().Err(err).Msg("post review error comment")
+		}
+		if err := a.store.save(st); err != nil {
+			log.Error().Err(err).Msg("save review state")
+		}
+		log.Warn().Str(logx.KeyOutcome, string(code)).Msg("review failed: " + why)
+		finish(ledger.ReasonEngineError, code, res)
+	}
+	if st.Errors == nil {
+		st.Errors = map[string]int{}
+	}
+
+	diff := c.diff
+	if diff == "" {
+		var err error
+		if diff, err = a.opts.Forge.PullDiff(ctx, pr.Number); err != nil {
+			fail("forge.unavailable", "the diff could not be fetched", claude.Result{})
+			return
+		}
+	}
+	rereview := st.Head != "" && st.Head != pr.HeadSHA && (st.Verdict == verdict.RequestChanges || st.Verdict == verdict.Discuss)
+	dir, err := a.opts.Checkout.Checkout(ctx, pr.Number, pr.HeadSHA)
+	if err != nil {
+		log.Error().Err(err).Msg("check out the pull request head")
+		fail("review.checkout", "the head commit could not be checked out", claude.Result{})
+		return
+	}
+	blocks := a.contextBlocks(ctx, c, diff, dir, rereview)
+	outFile := a.reviewFile(pr.Number)
+	os.Remove(outFile)
+	prompt, err := formula.Render(a.opts.Formula, formula.RenderInput{
+		Role:       string(config.RoleReview),
+		Project:    a.opts.Project.Name,
+		Repo:       a.opts.Project.Repo,
+		ForgeAPI:   a.opts.Project.APIBase() + "/repos/" + a.opts.Project.Repo,
+		TokenEnv:   a.opts.TokenEnv,
+		Vars:       map[string]string{"pr": fmt.Sprint(pr.Number)},
+		RepoFS:     os.DirFS(dir),
+		Blocks:     blocks,
+		Protocols:  []formula.Protocol{formula.ProtocolReview},
+		ReviewFile: outFile,
+		Logger:     log,
+	})
+	if err != nil {
+		log.Error().Err(err).Msg("render review prompt")
+		fail("review.prompt", "the review prompt could not be built", claude.Result{})
+		return
+	}
+	inv := claude.Invocation{
+		Prompt:   prompt,
+		Dir:      dir,
+		Model:    a.opts.Model,
+		Backend:  a.opts.Backend,
+		MaxTurns: DefaultMaxTurns,
+		Timeout:  a.opts.Timeout,
+		Env:      map[string]string{formula.EnvReviewFile: outFile},
+		Label:    fmt.Sprintf("review-%s-pr-%d", a.opts.Project.Name, pr.Number),
+		Logger:   &log,
+	}
+	if rereview && st.SessionID != "" {
+		inv.ResumeID = st.SessionID
+	}
+	res, err := a.opts.Claude.Run(ctx, inv)
+	if errors.Is(err, claude.ErrSessionNotFound) && inv.ResumeID != "" {
+		log.Info().Msg("review session is gone; starting a fresh one")
+		inv.ResumeID = ""
+		res, err = a.opts.Claude.Run(ctx, inv)
+	}
+	if ctx.Err() != nil {
+		// Shutdown: nothing was published; the next daemon reviews again.
+		finish(ledger.ReasonInterrupted, ledger.CodeEngineShutdown, res)
+		return
+	}
+	out, oerr := verdict.ReadOutput(outFile)
+	switch {
+	case oerr == nil:
+		// A verdict file counts even when the CLI lingered or errored
+		// after writing it.
+	case errors.Is(err, claude.ErrTimeout):
+		fail(ledger.CodeClaudeTimeout, "the review session timed out", res)
+		return
+	case err != nil:
+		fail(ledger.CodeClaudeCrashed, "the review session failed", res)
+		return
+	case errors.Is(oerr, verdict.ErrNoOutput):
+		fail("review.no_output", "the session wrote no verdict file", res)
+		return
+	default:
+		fail("review.invalid_output", "the verdict file was invalid: "+oerr.Error(), res)
+		return
+	}
+
+	round := 1
+	if rereview {
+		round = st.Round + 1
+	}
+	*st = prState{PR: pr.Number, Head: pr.HeadSHA, Verdict: out.Verdict, Output: &out, Round: round,
+		SessionID: res.SessionID, Errors: st.Errors, Synced: true}
+	if rereview {
+		st.Previous = prevHead
+	}
+	if err := a.store.save(st); err != nil {
+		log.Error().Err(err).Msg("save review state")
+	}
+	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	if err := a.publish(pubCtx, pr, st); err != nil {
+		// The next tick completes publishing from the saved state.
+		log.Error().Err(err).Msg("publish review; will complete on the next tick")
+	}
+	a.fileTechDebt(pubCtx, pr, out, log)
+	if out.Verdict.Approved() {
+		if err := a.opts.Checkout.Remove(pubCtx, pr.Number); err != nil {
+			log.Warn().Err(err).Msg("remove review worktree")
+		}
+	}
+	log.Info().Str("verdict", string(out.Verdict)).Int("round", round).Msg("reviewed")
+	finish(ledger.ReasonReviewed, ledger.Code("review."+strings.ToLower(string(out.Verdict))), res)
+}

@@ -1,0 +1,104 @@
+package review
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/verdict"
+)
+
+// prState is what the reviewer remembers about one pull request. It is a
+// cache of what the forge shows (markers and formal reviews) plus the
+// session id; losing it costs a few forge reads and a fresh session, never
+// a duplicate review.
+type prState struct {
+	PR int64 `json:"pr"`
+	// Head is the last head SHA a review was produced for.
+	Head string `json:"head,omitempty"`
+	// Verdict and Output are the review produced for Head.
+	Verdict verdict.Verdict `json:"verdict,omitempty"`
+	Output  *verdict.Output `json:"output,omitempty"`
+	// Previous is the head reviewed before Head (re-review context).
+	Previous string `json:"previous,omitempty"`
+	Round    int    `json:"round,omitempty"`
+	// CommentPosted and FormalPosted track publishing, so a review that
+	// was half published is completed without asking the model again.
+	CommentPosted bool   `json:"comment_posted,omitempty"`
+	FormalPosted  bool   `json:"formal_posted,omitempty"`
+	CommentBody   string `json:"comment_body,omitempty"`
+	// SessionID is the review conversation, resumed on re-review.
+	SessionID string `json:"session_id,omitempty"`
+	// Errors counts failed attempts per head SHA (circuit breaker).
+	Errors map[string]int `json:"errors,omitempty"`
+	// Synced is true once the state was rebuilt from or checked against
+	// the forge; a fresh data dir starts unsynced.
+	Synced bool `json:"synced,omitempty"`
+}
+
+// published reports whether the review for head is fully on the forge.
+func (s *prState) published(head string) bool {
+	return s.Head == head && s.CommentPosted && s.FormalPosted
+}
+
+// store keeps one JSON file per pull request under dir.
+type store struct{ dir string }
+
+func (st store) path(pr int64) string {
+	return filepath.Join(st.dir, fmt.Sprintf("pr-%d.json", pr))
+}
+
+// load returns the state of pr; a missing file gives an empty, unsynced
+// state.
+func (st store) load(pr int64) (*prState, error) {
+	s := &prState{PR: pr}
+	err := atomicfile.ReadJSON(st.path(pr), s)
+	if errors.Is(err, os.ErrNotExist) {
+		return &prState{PR: pr}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (st store) save(s *prState) error {
+	return atomicfile.WriteJSON(st.path(s.PR), s, 0o600)
+}
+
+func (st store) remove(pr int64) error {
+	err := os.Remove(st.path(pr))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// list returns the pull requests that have state, sorted.
+func (st store) list() ([]int64, error) {
+	entries, err := os.ReadDir(st.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "pr-") || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(name, "pr-"), ".json"), 10, 64)
+		if err == nil {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
