@@ -1,0 +1,146 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// ensureCollaborators grants every bot its permission on the project and
+// ops repositories, reconciling drift on every run.
+func (p *run) ensureCollaborators(ctx context.Context) error {
+	for _, repo := range []string{p.name, p.opsName()} {
+		rc := p.admin.Repo(p.owner, repo)
+		for _, b := range p.bots {
+			want := b.Project
+			if repo != p.name {
+				want = b.Ops
+			}
+			if want == "" {
+				continue
+			}
+			have, err := rc.CollaboratorPermission(ctx, b.Login)
+			if err != nil {
+				return err
+			}
+			name := b.Login + " on " + rc.Slug()
+			if have == want {
+				p.rep.add("collaborator", name, StatusPresent, string(want))
+				continue
+			}
+			if err := rc.AddCollaborator(ctx, b.Login, want); err != nil {
+				return err
+			}
+			p.rep.add("collaborator", name, StatusCreated, fmt.Sprintf("%s (was %s)", want, have))
+		}
+	}
+	return nil
+}
+
+// ensureLabels creates the label vocabulary on both repositories.
+func (p *run) ensureLabels(ctx context.Context) error {
+	for _, repo := range []string{p.name, p.opsName()} {
+		rc := p.admin.Repo(p.owner, repo)
+		created, err := rc.EnsureLabels(ctx)
+		if err != nil {
+			return err
+		}
+		if len(created) == 0 {
+			p.rep.add("labels", rc.Slug(), StatusPresent, fmt.Sprintf("%d labels", len(forge.Registry())))
+			continue
+		}
+		p.rep.add("labels", rc.Slug(), StatusCreated, fmt.Sprintf("%d of %d labels", len(created), len(forge.Registry())))
+	}
+	return nil
+}
+
+// projectProtection is the rule of the project's primary branch: nobody
+// pushes, one approval that counts only from review-bot, only dev
+// identities merge, a rejection blocks, a push dismisses approvals (the dev
+// agent merges pinned to the reviewed head).
+func (p *run) projectProtection() forge.Protection {
+	return forge.Protection{
+		Branch:             p.branch,
+		RequiredApprovals:  1,
+		ApprovalsWhitelist: []string{config.DefaultBotUser(config.RoleReview)},
+		MergeWhitelist:     append([]string{config.DefaultBotUser(config.RoleDev)}, p.localDevs...),
+		BlockOnRejected:    true,
+		DismissStale:       true,
+	}
+}
+
+// opsProtection is the vault protection of the ops primary branch: bots
+// reach it only through pull requests that an administrator approves and
+// merges; the administrator may push (to repair the layout).
+func (p *run) opsProtection(branch string) forge.Protection {
+	return forge.Protection{
+		Branch:             branch,
+		RequiredApprovals:  1,
+		ApprovalsWhitelist: []string{p.login},
+		MergeWhitelist:     []string{p.login},
+		PushWhitelist:      []string{p.login},
+		BlockOnRejected:    true,
+		DismissStale:       true,
+	}
+}
+
+// ensureProtection applies both rules, then reads them back: a rule the
+// forge did not store as asked is an error.
+func (p *run) ensureProtection(ctx context.Context) error {
+	ops := p.admin.Repo(p.owner, p.opsName())
+	opsRepo, err := ops.Get(ctx)
+	if err != nil {
+		return err
+	}
+	opsBranch := opsRepo.DefaultBranch
+	if opsBranch == "" {
+		opsBranch = p.branch
+	}
+	rules := []struct {
+		rc   *forge.RepoClient
+		want forge.Protection
+	}{
+		{p.admin.Repo(p.owner, p.name), p.projectProtection()},
+		{ops, p.opsProtection(opsBranch)},
+	}
+	for _, r := range rules {
+		name := r.rc.Slug() + "@" + r.want.Branch
+		detail := describe(r.want)
+		have, err := r.rc.GetBranchProtection(ctx, r.want.Branch)
+		if err == nil && have.Equal(r.want) {
+			p.rep.add("protection", name, StatusPresent, detail)
+			continue
+		}
+		st := StatusUpdated
+		if err != nil {
+			if !isNotFound(err) {
+				return err
+			}
+			st = StatusCreated
+		}
+		if err := r.rc.SetBranchProtection(ctx, r.want); err != nil {
+			return err
+		}
+		have, err = r.rc.GetBranchProtection(ctx, r.want.Branch)
+		if err != nil {
+			return err
+		}
+		if !have.Equal(r.want) {
+			return fmt.Errorf("protection of %s: the forge stored %s, want %s", name, describe(have), detail)
+		}
+		p.rep.add("protection", name, st, detail)
+	}
+	return nil
+}
+
+func describe(pr forge.Protection) string {
+	push := "no push"
+	if len(pr.PushWhitelist) > 0 {
+		push = "push: " + strings.Join(pr.PushWhitelist, ",")
+	}
+	return fmt.Sprintf("%s; %d approval from %s; merge: %s", push, pr.RequiredApprovals,
+		strings.Join(pr.ApprovalsWhitelist, ","), strings.Join(pr.MergeWhitelist, ","))
+}

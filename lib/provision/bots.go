@@ -1,0 +1,256 @@
+package provision
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// botSpec is one forge identity to provision.
+type botSpec struct {
+	Login    string
+	Key      string // token name suffix: disinto-<Key>
+	TokenVar string
+	PassVar  string
+	Scopes   []string
+	// Project and Ops are the collaborator permissions; "" means none.
+	Project forge.Permission
+	Ops     forge.Permission
+}
+
+// Token scope sets. Reviews, branches, merges and file commits are
+// repository scope; issues, labels and comments are issue scope; GET /user
+// (identity checks) is user scope.
+var (
+	writerScopes = []string{forge.ScopeWriteRepository, forge.ScopeWriteIssue, forge.ScopeReadUser}
+	readerScopes = []string{forge.ScopeReadRepository, forge.ScopeWriteIssue, forge.ScopeReadUser}
+)
+
+// access is the permission table of the core bots (00 §4.1, corrected):
+// review-bot needs write on the project, or its approvals do not count;
+// architect-bot is read-only on the project (it proposes through the ops
+// repo); predictor-bot needs write, or the forge drops the labels of the
+// predictions it files; filer-bot files issues on the project only.
+var access = map[config.Role]struct {
+	project, ops forge.Permission
+	scopes       []string
+}{
+	config.RoleDev:        {forge.PermWrite, forge.PermWrite, writerScopes},
+	config.RoleReview:     {forge.PermWrite, forge.PermRead, writerScopes},
+	config.RoleGardener:   {forge.PermWrite, forge.PermWrite, writerScopes},
+	config.RolePlanner:    {forge.PermWrite, forge.PermWrite, writerScopes},
+	config.RolePredictor:  {forge.PermWrite, forge.PermRead, readerScopes},
+	config.RoleArchitect:  {forge.PermRead, forge.PermWrite, writerScopes},
+	config.RoleSupervisor: {forge.PermRead, forge.PermRead, readerScopes},
+	config.RoleVault:      {forge.PermWrite, forge.PermWrite, writerScopes},
+	config.RoleFiler:      {forge.PermWrite, "", readerScopes},
+}
+
+// coreBots returns the identities of every role, with the variable names
+// lib/config reads.
+func coreBots() []botSpec {
+	var out []botSpec
+	for _, r := range config.AllRoles {
+		a := access[r]
+		b := botSpec{Login: config.DefaultBotUser(r), Key: string(r), Scopes: a.scopes, Project: a.project, Ops: a.ops}
+		if r == config.RoleDev {
+			b.TokenVar, b.PassVar = "FORGE_TOKEN", "FORGE_PASS"
+		} else {
+			up := strings.ToUpper(string(r))
+			b.TokenVar, b.PassVar = "FORGE_"+up+"_TOKEN", "FORGE_"+up+"_PASS"
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// localBots returns the identities of the local-model agents declared in
+// an existing project file ([agents.<name>] with forge_user).
+func (p *run) localBots() ([]botSpec, error) {
+	path := p.projectFile()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read project file: %w", err)
+	}
+	vals, err := config.ParseEnv(p.env.Path(), bytes.NewReader(envBytes(p.env)))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Parse(map[string][]byte{path: data}, config.NewEnv(vals))
+	if err != nil {
+		return nil, fmt.Errorf("existing project file: %w", err)
+	}
+	var out []botSpec
+	for _, proj := range cfg.Projects {
+		names := make([]string, 0, len(proj.Agents))
+		for n := range proj.Agents {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			a := proj.Agents[n]
+			if a.ForgeUser == "" {
+				continue
+			}
+			up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(n))
+			out = append(out, botSpec{
+				Login: a.ForgeUser, Key: n, TokenVar: "FORGE_TOKEN_" + up, PassVar: "FORGE_PASS_" + up,
+				Scopes: writerScopes, Project: forge.PermWrite,
+			})
+		}
+	}
+	return out, nil
+}
+
+func envBytes(e *EnvFile) []byte {
+	return []byte(strings.Join(e.lines, "\n") + "\n")
+}
+
+// ensureBots provisions every identity: core bots, then local-model bots.
+func (p *run) ensureBots(ctx context.Context) error {
+	locals, err := p.localBots()
+	if err != nil {
+		return err
+	}
+	p.bots = append(coreBots(), locals...)
+	for _, b := range locals {
+		p.localDevs = append(p.localDevs, b.Login)
+	}
+	for _, b := range p.bots {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("bot %s: %w", b.Login, err)
+		}
+		if err := p.ensureBot(ctx, b); err != nil {
+			return fmt.Errorf("bot %s: %w", b.Login, err)
+		}
+	}
+	return nil
+}
+
+// ensureBot makes sure b exists, its password in the env file logs in and
+// its token in the env file authenticates as b. What is missing or stale
+// is replaced, and the env file is saved after each change so nothing
+// created is lost if the run stops.
+func (p *run) ensureBot(ctx context.Context, b botSpec) error {
+	pass, tok := p.env.Get(b.PassVar), p.env.Get(b.TokenVar)
+	p.secret(pass, tok)
+	var notes []string
+	status := StatusPresent
+
+	_, err := p.admin.GetUser(ctx, b.Login)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+		if pass, err = p.newPassword(); err != nil {
+			return err
+		}
+		if _, err := p.admin.CreateUser(ctx, forge.NewUser{Login: b.Login, Email: b.Login + "@disinto.local", Password: pass}); err != nil {
+			return err
+		}
+		if err := p.saveEnv(p.env.Set(b.PassVar, pass)); err != nil {
+			return err
+		}
+		status, tok = StatusCreated, ""
+	case err != nil:
+		return err
+	default:
+		ok := false
+		if pass != "" && !p.opts.RotateTokens {
+			if ok, err = p.authenticates(ctx, b.Login, pass, ""); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			if pass, err = p.newPassword(); err != nil {
+				return err
+			}
+			if err := p.admin.SetUserPassword(ctx, b.Login, pass); err != nil {
+				return err
+			}
+			if err := p.saveEnv(p.env.Set(b.PassVar, pass)); err != nil {
+				return err
+			}
+			status = StatusUpdated
+			notes = append(notes, "password reset")
+		}
+	}
+
+	ok := false
+	if tok != "" && !p.opts.RotateTokens {
+		if ok, err = p.authenticates(ctx, b.Login, "", tok); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		if tok, err = p.newToken(ctx, b, pass); err != nil {
+			return err
+		}
+		if err := p.saveEnv(p.env.Set(b.TokenVar, tok)); err != nil {
+			return err
+		}
+		if status == StatusPresent {
+			status = StatusUpdated
+		}
+		notes = append(notes, "new token")
+	}
+	detail := fmt.Sprintf("%s, %s [%s]", b.TokenVar, b.PassVar, strings.Join(b.Scopes, " "))
+	if len(notes) > 0 && status != StatusCreated {
+		detail = strings.Join(notes, ", ") + "; " + detail
+	}
+	p.rep.add("bot", b.Login, status, detail)
+	return nil
+}
+
+func (p *run) newPassword() (string, error) {
+	s, err := randomString(p.opts.Random, 32)
+	if err != nil {
+		return "", err
+	}
+	p.secret(s)
+	return s, nil
+}
+
+// newToken replaces the bot's token disinto-<key>, logging in with pass.
+func (p *run) newToken(ctx context.Context, b botSpec, pass string) (string, error) {
+	c, err := p.client(b.Login, pass, "")
+	if err != nil {
+		return "", err
+	}
+	name := "disinto-" + b.Key
+	if err := c.DeleteToken(ctx, name); err != nil && !errors.Is(err, forge.ErrNotFound) {
+		return "", err
+	}
+	tok, err := c.CreateToken(ctx, name, b.Scopes...)
+	if err != nil {
+		return "", err
+	}
+	p.secret(tok)
+	return tok, nil
+}
+
+// authenticates reports whether the password or token logs in as login.
+// A rejected credential is false; other failures are errors.
+func (p *run) authenticates(ctx context.Context, login, pass, tok string) (bool, error) {
+	user := login
+	c, err := p.client(user, pass, tok)
+	if err != nil {
+		return false, err
+	}
+	me, err := c.Me(ctx)
+	switch {
+	case errors.Is(err, forge.ErrUnauthorized), errors.Is(err, forge.ErrForbidden):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return strings.EqualFold(me.Login, login), nil
+}

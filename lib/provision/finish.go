@@ -1,0 +1,148 @@
+package provision
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// WebhookEvents are the events the daemon's webhook receives: every issue
+// and pull request event (reviews included), commit statuses and pushes.
+var WebhookEvents = []string{"issues", "pull_request", "status", "push"}
+
+func isNotFound(err error) bool { return errors.Is(err, forge.ErrNotFound) }
+
+// ensureWebhook registers the project webhook at WebhookURL with the HMAC
+// secret from the env file (generated when missing). The forge never shows
+// a secret again, so a hook whose secret is not in the env file gets a new
+// one.
+func (p *run) ensureWebhook(ctx context.Context) error {
+	if p.opts.WebhookURL == "" {
+		return nil
+	}
+	rc := p.admin.Repo(p.owner, p.name)
+	hooks, err := rc.ListWebhooks(ctx)
+	if err != nil {
+		return err
+	}
+	var found *forge.Webhook
+	for i := range hooks {
+		if hooks[i].URL == p.opts.WebhookURL {
+			found = &hooks[i]
+			break
+		}
+	}
+	secret := p.env.Get("DISINTO_WEBHOOK_SECRET")
+	name := rc.Slug() + " -> " + p.opts.WebhookURL
+	if found != nil && found.Active && secret != "" && !p.opts.RotateTokens {
+		p.rep.add("webhook", name, StatusPresent, "secret DISINTO_WEBHOOK_SECRET")
+		return nil
+	}
+	if secret == "" || p.opts.RotateTokens {
+		if secret, err = randomHex(p.opts.Random, 32); err != nil {
+			return err
+		}
+		p.secret(secret)
+		// Saved before the forge call: a run stopped in between leaves a
+		// hook without a known secret, which the next run repairs.
+		if err := p.saveEnv(p.env.Set("DISINTO_WEBHOOK_SECRET", secret)); err != nil {
+			return err
+		}
+	}
+	in := forge.NewWebhook{URL: p.opts.WebhookURL, Secret: secret, Events: WebhookEvents}
+	if found != nil {
+		if err := rc.EditWebhook(ctx, found.ID, in); err != nil {
+			return err
+		}
+		p.rep.add("webhook", name, StatusUpdated, "new secret DISINTO_WEBHOOK_SECRET")
+		return nil
+	}
+	if _, err := rc.CreateWebhook(ctx, in); err != nil {
+		return err
+	}
+	p.rep.add("webhook", name, StatusCreated, "secret DISINTO_WEBHOOK_SECRET")
+	return nil
+}
+
+// ensureProjectFile writes projects/<name>.toml unless it exists; an
+// existing file is kept as the operator may have edited it, but it must
+// still name this repository.
+func (p *run) ensureProjectFile(_ context.Context) error {
+	path := p.projectFile()
+	data, err := os.ReadFile(path)
+	if err == nil {
+		cfg, perr := config.Parse(map[string][]byte{path: data}, config.NewEnv(nil))
+		if perr != nil {
+			return fmt.Errorf("existing project file: %w", perr)
+		}
+		if got := cfg.Projects[0].Repo; got != p.opts.Repo {
+			return fmt.Errorf("existing project file %s is for %s, not %s", path, got, p.opts.Repo)
+		}
+		p.rep.add("project file", path, StatusPresent, "kept as is")
+		return nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("read project file: %w", err)
+	}
+	content := p.projectTOML()
+	if _, err := config.Parse(map[string][]byte{path: content}, config.NewEnv(nil)); err != nil {
+		return fmt.Errorf("generated project file does not validate: %w", err)
+	}
+	if err := writeAtomic(path, content, 0o644); err != nil {
+		return err
+	}
+	p.rep.add("project file", path, StatusCreated, "")
+	return nil
+}
+
+// projectTOML renders the project file.
+func (p *run) projectTOML() []byte {
+	var b bytes.Buffer
+	q := strconv.Quote
+	fmt.Fprintf(&b, "# Written by disinto init. Every key is documented in projects/example.toml.example.\n")
+	fmt.Fprintf(&b, "name = %s\n", q(p.name))
+	fmt.Fprintf(&b, "repo = %s\n", q(p.opts.Repo))
+	fmt.Fprintf(&b, "ops_repo = %s\n", q(p.owner+"/"+p.opsName()))
+	fmt.Fprintf(&b, "forge_url = %s\n", q(p.opts.ForgeURL))
+	fmt.Fprintf(&b, "primary_branch = %s\n", q(p.branch))
+	fmt.Fprintf(&b, "\n[ci]\n# none: pull requests go straight to review; statuses or woodpecker once CI posts statuses.\nsystem = \"none\"\n")
+	return b.Bytes()
+}
+
+// writeAtomic writes data to path through a temporary file and a rename.
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(mode)
+	}
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(name, path)
+	}
+	if werr != nil {
+		_ = os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, werr)
+	}
+	return nil
+}

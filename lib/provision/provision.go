@@ -1,0 +1,244 @@
+// Package provision sets up a forge for one project, idempotently: bot
+// users with least-privilege tokens, the owner, the project and ops
+// repositories with the ops layout, per-bot .profile repositories,
+// collaborators, the label vocabulary, branch protection, the project
+// webhook, the env file and projects/<name>.toml. Every step checks before
+// it creates, and the env file is saved after every change, so a run that
+// is interrupted anywhere completes when it is run again.
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// Options configures a provisioning run.
+type Options struct {
+	// ForgeURL is the forge base URL, e.g. http://forgejo:3000.
+	ForgeURL string
+	// AdminUser and AdminPassword, or AdminToken (with or without
+	// AdminUser), identify a site admin.
+	AdminUser     string
+	AdminPassword string
+	AdminToken    string
+	// Repo is the project repository, owner/name.
+	Repo string
+	// Source, if set, is a git URL or path whose branches and tags are
+	// pushed into the project repository while it is empty.
+	Source string
+	// Branch is the primary branch. Empty: the existing repository's
+	// default branch, else the source's HEAD branch, else "main".
+	Branch string
+	// ProjectsDir receives <name>.toml; EnvFile receives the credentials.
+	ProjectsDir string
+	EnvFile     string
+	// WebhookURL, if set, is registered on the project repository.
+	WebhookURL string
+	// RotateTokens replaces every bot password and token.
+	RotateTokens bool
+
+	// HTTPClient is passed to the forge clients; nil means the default.
+	HTTPClient *http.Client
+	// Logger receives debug lines.
+	Logger zerolog.Logger
+	// Random is the source of passwords and secrets; nil means crypto/rand.
+	Random io.Reader
+	// OnSecret, if set, is called with every secret value as soon as it is
+	// read or generated, so the caller can mask it in its output.
+	OnSecret func(string)
+	// Git is the git binary used to push Source; empty means "git".
+	Git string
+}
+
+var slugRE = regexp.MustCompile(`^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$`)
+
+// validate checks the options that need no forge.
+func (o *Options) validate() error {
+	var missing []string
+	if o.ForgeURL == "" {
+		missing = append(missing, "forge URL")
+	}
+	if o.AdminToken == "" && (o.AdminUser == "" || o.AdminPassword == "") {
+		missing = append(missing, "admin user and password, or admin token")
+	}
+	if o.Repo == "" {
+		missing = append(missing, "repo")
+	}
+	if o.ProjectsDir == "" {
+		missing = append(missing, "projects dir")
+	}
+	if o.EnvFile == "" {
+		missing = append(missing, "env file")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("provision: missing %s", strings.Join(missing, ", "))
+	}
+	if !slugRE.MatchString(o.Repo) {
+		return fmt.Errorf("provision: repo %q: want owner/name", o.Repo)
+	}
+	return nil
+}
+
+// Run provisions the forge as described by opts. It returns what it did so
+// far, also when it fails; the error names the forge call and the object.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	rep := &Report{}
+	if err := opts.validate(); err != nil {
+		return rep, err
+	}
+	p := &run{opts: opts, rep: rep, log: opts.Logger}
+	p.owner, p.name, _ = strings.Cut(opts.Repo, "/")
+	p.secret(opts.AdminPassword, opts.AdminToken)
+	err := p.all(ctx)
+	return rep, err
+}
+
+// run is the state of one provisioning run.
+type run struct {
+	opts   Options
+	rep    *Report
+	log    zerolog.Logger
+	admin  *forge.Client
+	login  string // the admin's login
+	env    *EnvFile
+	owner  string
+	name   string
+	branch string
+	bots   []botSpec
+	// localDevs are the logins of local-model dev bots (merge whitelist).
+	localDevs []string
+}
+
+func (p *run) opsName() string { return p.name + "-ops" }
+
+func (p *run) secret(vals ...string) {
+	if p.opts.OnSecret == nil {
+		return
+	}
+	for _, v := range vals {
+		if v != "" {
+			p.opts.OnSecret(v)
+		}
+	}
+}
+
+// client returns a forge client for one identity.
+func (p *run) client(user, password, token string) (*forge.Client, error) {
+	return forge.New(forge.Options{
+		URL: p.opts.ForgeURL, User: user, Password: password, Token: token,
+		HTTPClient: p.opts.HTTPClient, Logger: p.log,
+	})
+}
+
+func (p *run) all(ctx context.Context) error {
+	steps := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"connect", p.connect},
+		{"env file", p.openEnv},
+		{"bots", p.ensureBots},
+		{"owner", p.ensureOwner},
+		{"project repo", p.ensureProjectRepo},
+		{"ops repo", p.ensureOpsRepo},
+		{"profile repos", p.ensureProfiles},
+		{"collaborators", p.ensureCollaborators},
+		{"labels", p.ensureLabels},
+		{"branch protection", p.ensureProtection},
+		{"webhook", p.ensureWebhook},
+		{"project file", p.ensureProjectFile},
+	}
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		p.log.Debug().Str("step", s.name).Msg("provision")
+		if err := s.fn(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// connect checks the admin credentials and that they belong to a site
+// admin.
+func (p *run) connect(ctx context.Context) error {
+	c, err := p.client(p.opts.AdminUser, p.opts.AdminPassword, p.opts.AdminToken)
+	if err != nil {
+		return err
+	}
+	me, err := c.Me(ctx)
+	if err != nil {
+		return fmt.Errorf("admin login: %w", err)
+	}
+	if !me.IsAdmin {
+		return fmt.Errorf("admin login: %s is not a site administrator of %s", me.Login, p.opts.ForgeURL)
+	}
+	if p.opts.AdminUser != "" && !strings.EqualFold(me.Login, p.opts.AdminUser) {
+		return fmt.Errorf("admin login: the admin token belongs to %s, not %s", me.Login, p.opts.AdminUser)
+	}
+	p.admin, p.login = c, me.Login
+	return nil
+}
+
+// openEnv reads the env file and records the forge and admin settings.
+func (p *run) openEnv(_ context.Context) error {
+	env, err := OpenEnvFile(p.opts.EnvFile)
+	if err != nil {
+		return err
+	}
+	p.env = env
+	for _, v := range []string{"DISINTO_WEBHOOK_SECRET", "FORGE_ADMIN_PASS"} {
+		p.secret(env.Get(v))
+	}
+	changed := env.Set("FORGE_URL", p.opts.ForgeURL)
+	changed = env.Set("FORGE_ADMIN_USER", p.login) || changed
+	if p.opts.AdminPassword != "" {
+		changed = env.Set("FORGE_ADMIN_PASS", p.opts.AdminPassword) || changed
+	}
+	return p.saveEnv(changed)
+}
+
+func (p *run) saveEnv(changed bool) error {
+	if !changed {
+		return nil
+	}
+	return p.env.Save()
+}
+
+// ensureOwner creates the owner as an organisation unless it exists (as a
+// user or an organisation).
+func (p *run) ensureOwner(ctx context.Context) error {
+	if strings.EqualFold(p.owner, p.login) {
+		p.rep.add("owner", p.owner, StatusPresent, "the admin user")
+		return nil
+	}
+	_, err := p.admin.GetUser(ctx, p.owner)
+	if err == nil {
+		p.rep.add("owner", p.owner, StatusPresent, "")
+		return nil
+	}
+	if !errors.Is(err, forge.ErrNotFound) {
+		return err
+	}
+	if _, err := p.admin.CreateOrg(ctx, p.owner); err != nil {
+		return err
+	}
+	p.rep.add("owner", p.owner, StatusCreated, "organisation")
+	return nil
+}
+
+// projectFile is where the project TOML goes.
+func (p *run) projectFile() string {
+	return filepath.Join(p.opts.ProjectsDir, p.name+".toml")
+}

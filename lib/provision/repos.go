@@ -1,0 +1,161 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// createRepo creates owner/name under the project owner: the admin's own
+// namespace, an organisation, or another user's namespace.
+func (p *run) createRepo(ctx context.Context, in forge.NewRepo) (forge.Repo, error) {
+	if strings.EqualFold(p.owner, p.login) {
+		return p.admin.CreateRepo(ctx, in)
+	}
+	org, err := p.admin.IsOrg(ctx, p.owner)
+	if err != nil {
+		return forge.Repo{}, err
+	}
+	if org {
+		in.Owner = p.owner
+		return p.admin.CreateRepo(ctx, in)
+	}
+	return p.admin.CreateRepoFor(ctx, p.owner, in)
+}
+
+// ensureProjectRepo creates the project repository (from Source when
+// given) and makes sure its primary branch exists.
+func (p *run) ensureProjectRepo(ctx context.Context) error {
+	rc := p.admin.Repo(p.owner, p.name)
+	slug := rc.Slug()
+	repo, err := rc.Get(ctx)
+	exists := err == nil
+	if err != nil && !errors.Is(err, forge.ErrNotFound) {
+		return err
+	}
+	p.branch = p.opts.Branch
+	if p.branch == "" && exists && !repo.Empty {
+		p.branch = repo.DefaultBranch
+	}
+	if p.branch == "" && p.opts.Source != "" {
+		if p.branch, err = p.sourceHead(ctx); err != nil {
+			return err
+		}
+	}
+	if p.branch == "" {
+		p.branch = "main"
+	}
+	if !exists {
+		// Without a source the repository starts with a README, so the
+		// primary branch exists and can be protected.
+		repo, err = p.createRepo(ctx, forge.NewRepo{
+			Name: p.name, AutoInit: p.opts.Source == "", DefaultBranch: p.branch,
+			Description: "Project repository managed by disinto",
+		})
+		if err != nil {
+			return err
+		}
+		p.rep.add("repo", slug, StatusCreated, "branch "+p.branch)
+	} else {
+		p.rep.add("repo", slug, StatusPresent, "branch "+p.branch)
+	}
+	if repo.Empty {
+		if p.opts.Source != "" {
+			if err := p.pushSource(ctx, slug); err != nil {
+				return err
+			}
+			p.rep.add("source", p.opts.Source, StatusCreated, "pushed to "+slug)
+		} else {
+			readme := forge.NewFile{Path: "README.md", Content: []byte("# " + p.name + "\n")}
+			if err := rc.CreateFiles(ctx, p.branch, "Initial commit", []forge.NewFile{readme}); err != nil {
+				return err
+			}
+			p.rep.add("branch", slug+"@"+p.branch, StatusCreated, "initial commit")
+		}
+	} else if p.opts.Source != "" {
+		p.rep.add("source", p.opts.Source, StatusPresent, slug+" is not empty; nothing pushed")
+	}
+	if _, err := rc.GetBranch(ctx, p.branch); err != nil {
+		return fmt.Errorf("primary branch: %w", err)
+	}
+	return nil
+}
+
+// ensureOpsRepo creates <name>-ops next to the project repository and tops
+// up its layout in one commit.
+func (p *run) ensureOpsRepo(ctx context.Context) error {
+	rc := p.admin.Repo(p.owner, p.opsName())
+	slug := rc.Slug()
+	repo, err := rc.Get(ctx)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+		repo, err = p.createRepo(ctx, forge.NewRepo{
+			Name: p.opsName(), DefaultBranch: p.branch,
+			Description: "Operational data for " + p.owner + "/" + p.name,
+		})
+		if err != nil {
+			return err
+		}
+		p.rep.add("repo", slug, StatusCreated, "ops repository")
+	case err != nil:
+		return err
+	default:
+		p.rep.add("repo", slug, StatusPresent, "ops repository")
+	}
+	branch := repo.DefaultBranch
+	if branch == "" {
+		branch = p.branch
+	}
+	var have []string
+	if !repo.Empty {
+		if have, err = rc.ListTree(ctx, branch); err != nil {
+			return err
+		}
+	}
+	missing := missingFiles(opsLayout(p.owner+"/"+p.name, p.login), have)
+	if len(missing) == 0 {
+		p.rep.add("ops layout", slug, StatusPresent, "")
+		return nil
+	}
+	if err := rc.CreateFiles(ctx, branch, "chore: seed ops repo layout", missing); err != nil {
+		return err
+	}
+	paths := make([]string, 0, len(missing))
+	for _, f := range missing {
+		paths = append(paths, f.Path)
+	}
+	st := StatusCreated
+	if len(have) > 0 {
+		st = StatusUpdated
+	}
+	p.rep.add("ops layout", slug, st, fmt.Sprintf("%d files", len(paths)))
+	return nil
+}
+
+// ensureProfiles creates a private <bot>/.profile repository per bot (the
+// agent's formula override, journal and lessons). The bot owns it, so its
+// own pushes need no further grant; it is not protected.
+func (p *run) ensureProfiles(ctx context.Context) error {
+	for _, b := range p.bots {
+		rc := p.admin.Repo(b.Login, ".profile")
+		_, err := rc.Get(ctx)
+		if err == nil {
+			p.rep.add("repo", rc.Slug(), StatusPresent, "private")
+			continue
+		}
+		if !errors.Is(err, forge.ErrNotFound) {
+			return err
+		}
+		if _, err := p.admin.CreateRepoFor(ctx, b.Login, forge.NewRepo{
+			Name: ".profile", Private: true, AutoInit: true, DefaultBranch: "main",
+			Description: b.Login + "'s journal, lessons and formula overrides",
+		}); err != nil {
+			return err
+		}
+		p.rep.add("repo", rc.Slug(), StatusCreated, "private")
+	}
+	return nil
+}
