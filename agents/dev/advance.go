@@ -1,0 +1,283 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// advance moves one issue that has no running session at most one step.
+func (a *Agent) advance(ctx context.Context, snap *snapshot, st *State) error {
+	if st.Stage.Terminal() {
+		return a.settle(ctx, st)
+	}
+	if _, open := snap.open[st.Issue]; !open {
+		return a.closedUnderUs(ctx, st)
+	}
+	switch st.Stage {
+	case StageImplementing, StageFixing:
+		// A restart interrupted the session: resume it.
+		a.startSession(ctx, *st)
+		return nil
+	case StageAwaitingCI, StageAwaitingReview:
+	default:
+		return fmt.Errorf("unknown stage %q", st.Stage)
+	}
+	pr, ok := snap.byHead[st.Branch]
+	if !ok || (st.PR != 0 && pr.Number != st.PR) {
+		got, err := a.o.Forge.GetPull(ctx, st.PR)
+		if err != nil {
+			return err
+		}
+		pr = got
+	}
+	switch {
+	case pr.Merged:
+		return a.merged(ctx, st, pr.MergedSHA)
+	case pr.State != forge.StateOpen:
+		return a.block(ctx, st, ledger.Code("pr.closed_externally"), fmt.Sprintf("pull request #%d was closed without merging", pr.Number), "")
+	}
+	if pr.HeadSHA != st.HeadSHA {
+		// Someone pushed: whatever was known about the old head is moot.
+		st.HeadSHA, st.Stage = pr.HeadSHA, StageAwaitingCI
+		if err := a.st.save(*st); err != nil {
+			return err
+		}
+	}
+	if st.Stage == StageAwaitingCI {
+		done, err := a.checkCI(ctx, st)
+		if err != nil || !done {
+			return err
+		}
+	}
+	return a.checkReview(ctx, st)
+}
+
+// infraRe recognises CI failures of the infrastructure rather than the code.
+var infraRe = regexp.MustCompile(`(?i)failed to connect|connection (timed out|refused|reset)|tls handshake timeout|` +
+	`docker pull.*timeout|no space left on device|exit code 137|oom|killed|infrastructure|runner (lost|offline)`)
+
+// checkCI reads the combined status of the head; done reports that CI is
+// green and the review may be checked.
+func (a *Agent) checkCI(ctx context.Context, st *State) (bool, error) {
+	log := a.issueLog(*st)
+	if a.o.CISystem == config.CINone {
+		st.Stage = StageAwaitingReview
+		return true, a.st.save(*st)
+	}
+	cs, err := a.o.Forge.CombinedStatus(ctx, st.HeadSHA)
+	if err != nil {
+		return false, err
+	}
+	switch cs.State {
+	case "", forge.CIPending:
+		return false, nil
+	case forge.CISuccess:
+		log.Info().Msg("CI green")
+		st.Stage = StageAwaitingReview
+		return true, a.st.save(*st)
+	}
+	report := ciReport(cs)
+	if infraRe.MatchString(report) && st.InfraRetries < a.lim.InfraRetries {
+		st.InfraRetries++
+		log.Warn().Msg("CI failed on infrastructure; re-running it once")
+		msg := fmt.Sprintf("ci: retrigger after infra failure (#%d)", st.Issue)
+		if err := a.o.Git.Worktree(ctx, st.Worktree, st.Branch); err != nil {
+			return false, err
+		}
+		if err := a.o.Git.EmptyCommit(ctx, st.Worktree, msg); err != nil {
+			return false, err
+		}
+		if err := a.o.Git.Push(ctx, st.Worktree, st.Branch); err != nil {
+			return false, err
+		}
+		head, err := a.o.Git.Head(ctx, st.Worktree)
+		if err != nil {
+			return false, err
+		}
+		st.HeadSHA = head
+		return false, a.st.save(*st)
+	}
+	st.CIFixes++
+	if st.CIFixes > a.lim.CIFixes {
+		return false, a.block(ctx, st, ledger.CodeCIExhausted,
+			fmt.Sprintf("CI failed %d times on pull request #%d", st.CIFixes, st.PR), report)
+	}
+	log.Info().Int("attempt", st.CIFixes).Msg("CI red; resuming the session with the failure")
+	st.News = ciNews(st, a.lim.CIFixes, report)
+	st.Stage = StageFixing
+	if err := a.st.save(*st); err != nil {
+		return false, err
+	}
+	a.startSession(ctx, *st)
+	return false, nil
+}
+
+// ciReport describes every non-green status with its description and link.
+func ciReport(cs forge.CombinedStatus) string {
+	var b strings.Builder
+	for _, s := range cs.Statuses {
+		if s.State == forge.CISuccess {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s: %s", s.Context, s.State)
+		if s.Description != "" {
+			fmt.Fprintf(&b, ": %s", s.Description)
+		}
+		if s.TargetURL != "" {
+			fmt.Fprintf(&b, " (%s)", s.TargetURL)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func ciNews(st *State, limit int, report string) string {
+	return fmt.Sprintf("CI failed on pull request #%d at %s (attempt %d/%d).\n\nWhat CI reported:\n%s\n"+
+		"Find the cause, fix it without weakening any test, run the checks, commit, rebase onto the primary "+
+		"branch and push (use --force-with-lease after a rebase). Then write PHASE:awaiting_ci to the phase file.",
+		st.PR, shortSHA(st.HeadSHA), st.CIFixes, limit, report)
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// verdict is a review decision about one head.
+type verdict struct {
+	Key     string // r<id> for a formal review, c<id> for a marker comment
+	Approve bool
+	Text    string
+	At      time.Time
+}
+
+// latestVerdict returns the newest verdict on head by someone else than me:
+// formal reviews (not dismissed) and review-agent markers
+// <!-- disinto:verdict value=... sha=... -->.
+func latestVerdict(me, head string, reviews []forge.Review, comments []forge.Comment) (verdict, bool) {
+	var vs []verdict
+	for _, r := range reviews {
+		if r.Author == me || r.Dismissed || r.CommitID != head {
+			continue
+		}
+		switch r.State {
+		case forge.ReviewApprove:
+			vs = append(vs, verdict{Key: fmt.Sprintf("r%d", r.ID), Approve: true, Text: r.Body, At: r.Submitted})
+		case forge.ReviewRequestChanges:
+			vs = append(vs, verdict{Key: fmt.Sprintf("r%d", r.ID), Text: r.Body, At: r.Submitted})
+		}
+	}
+	for _, c := range comments {
+		if c.Author == me {
+			continue
+		}
+		m, ok := forge.FindMarker(c.Body, "verdict")
+		if !ok || m.Fields["sha"] != head {
+			continue
+		}
+		switch m.Fields["value"] {
+		case "APPROVE":
+			vs = append(vs, verdict{Key: fmt.Sprintf("c%d", c.ID), Approve: true, Text: c.Body, At: c.Created})
+		case "REQUEST_CHANGES", "DISCUSS":
+			vs = append(vs, verdict{Key: fmt.Sprintf("c%d", c.ID), Text: c.Body, At: c.Created})
+		}
+	}
+	if len(vs) == 0 {
+		return verdict{}, false
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At.Before(vs[j].At) })
+	return vs[len(vs)-1], true
+}
+
+// checkReview acts on the newest verdict for the head.
+func (a *Agent) checkReview(ctx context.Context, st *State) error {
+	reviews, err := a.o.Forge.ListReviews(ctx, st.PR)
+	if err != nil {
+		return err
+	}
+	comments, err := a.o.Forge.ListComments(ctx, st.PR)
+	if err != nil {
+		return err
+	}
+	me, _ := a.identity(ctx)
+	v, ok := latestVerdict(me, st.HeadSHA, reviews, comments)
+	if !ok || v.Key == st.HandledReview {
+		return nil
+	}
+	log := a.issueLog(*st)
+	if v.Approve {
+		st.ReviewedSHA = st.HeadSHA
+		if err := a.st.save(*st); err != nil {
+			return err
+		}
+		return a.merge(ctx, st)
+	}
+	st.HandledReview = v.Key
+	st.ReviewRounds++
+	if st.ReviewRounds > a.lim.ReviewRounds {
+		return a.block(ctx, st, ledger.CodeReviewExhausted,
+			fmt.Sprintf("review asked for changes %d times on pull request #%d", st.ReviewRounds, st.PR), "")
+	}
+	log.Info().Int("round", st.ReviewRounds).Msg("changes requested; resuming the session with the review")
+	st.News = fmt.Sprintf("The review of pull request #%d at %s asks for changes (round %d/%d):\n\n%s\n\n"+
+		"Address every point (or explain in the commit message why a point should not be followed), run the "+
+		"checks, commit, rebase onto the primary branch and push (use --force-with-lease after a rebase). "+
+		"Then write PHASE:awaiting_ci to the phase file.",
+		st.PR, shortSHA(st.HeadSHA), st.ReviewRounds, a.lim.ReviewRounds, a.red.String(v.Text))
+	st.Stage = StageFixing
+	if err := a.st.save(*st); err != nil {
+		return err
+	}
+	a.startSession(ctx, *st)
+	return nil
+}
+
+// merge merges the pull request pinned to the reviewed head.
+func (a *Agent) merge(ctx context.Context, st *State) error {
+	err := a.o.Forge.Merge(ctx, st.PR, forge.MergeOptions{HeadSHA: st.ReviewedSHA, DeleteBranch: true,
+		Message: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue)})
+	switch {
+	case err == nil, errors.Is(err, forge.ErrAlreadyMerged):
+		pr, gerr := a.o.Forge.GetPull(ctx, st.PR)
+		if gerr != nil {
+			return gerr
+		}
+		return a.merged(ctx, st, pr.MergedSHA)
+	case errors.Is(err, forge.ErrHeadMoved):
+		return a.block(ctx, st, ledger.CodeMergeHeadMismatch,
+			fmt.Sprintf("the head of pull request #%d moved after the approval of %s; the unreviewed head was not merged",
+				st.PR, shortSHA(st.ReviewedSHA)), "")
+	case errors.Is(err, forge.ErrConflict):
+		st.MergeAttempts++
+		if st.MergeAttempts > a.lim.MergeAttempts {
+			return a.block(ctx, st, ledger.CodeMergeConflict, "merge conflicts persist after rebases", a.red.Error(err))
+		}
+		st.News = fmt.Sprintf("Pull request #%d is approved but cannot be merged: %s\n\nRebase onto the primary branch, "+
+			"resolve the conflicts, run the checks and push with --force-with-lease. Then write PHASE:awaiting_ci.",
+			st.PR, a.red.Error(err))
+		st.Stage = StageFixing
+		if err := a.st.save(*st); err != nil {
+			return err
+		}
+		a.startSession(ctx, *st)
+		return nil
+	case errors.Is(err, forge.ErrMergeBlocked):
+		st.MergeAttempts++
+		if st.MergeAttempts >= a.lim.MergeAttempts {
+			return a.block(ctx, st, ledger.Code("merge.blocked"), "the forge refused the merge", a.red.Error(err))
+		}
+		return a.st.save(*st)
+	}
+	return err
+}

@@ -1,0 +1,260 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/redact"
+)
+
+// forgeAPI is the part of *forge.RepoClient the agent uses. Every method
+// is safe for concurrent use; errors wrap the forge sentinels.
+type forgeAPI interface {
+	Me(ctx context.Context) (forge.User, error)
+	ListIssues(ctx context.Context, q forge.IssueQuery) ([]forge.Issue, error)
+	GetIssue(ctx context.Context, n int64) (forge.Issue, error)
+	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
+	CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error)
+	AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error
+	RemoveLabels(ctx context.Context, n int64, names ...forge.LabelName) error
+	SetAssignees(ctx context.Context, n int64, logins []string) error
+	CloseIssue(ctx context.Context, n int64) error
+	// Claim fails with forge.ErrClaimed when another identity holds n or
+	// wins a concurrent claim; a loser leaves no trace.
+	Claim(ctx context.Context, n int64) (forge.Claim, error)
+	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
+	GetPull(ctx context.Context, n int64) (forge.PullRequest, error)
+	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
+	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
+	CombinedStatus(ctx context.Context, sha string) (forge.CombinedStatus, error)
+	// Merge merges n only if its head is still opts.HeadSHA (else
+	// forge.ErrHeadMoved).
+	Merge(ctx context.Context, n int64, opts forge.MergeOptions) error
+}
+
+var _ forgeAPI = (*forge.RepoClient)(nil)
+
+// recorder receives the one ledger record of every run.
+type recorder interface {
+	Append(r ledger.Record) error
+}
+
+// Limits bound the work on one issue.
+type Limits struct {
+	// CIFixes is the number of CI code failures the session may fix; the
+	// next failure blocks the issue (ci.exhausted). Default 3.
+	CIFixes int
+	// InfraRetries is the number of automatic re-runs of CI after an
+	// infrastructure-looking failure. Default 1.
+	InfraRetries int
+	// ReviewRounds is the number of change requests answered; the next
+	// blocks the issue (review.exhausted). Default 5.
+	ReviewRounds int
+	// MergeAttempts bounds merges refused by the forge. Default 3.
+	MergeAttempts int
+	// InFlight is how many issues the agent works at once. Default 1.
+	InFlight int
+	// ClaimGrace is how long an unassigned in-progress issue is left alone
+	// before it counts as stale. Default 60 s.
+	ClaimGrace time.Duration
+	// MaxTurns bounds each model run (0: the CLI's default).
+	MaxTurns int
+	// SessionTimeout bounds each model run (0: the runner's default).
+	SessionTimeout time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.CIFixes, 3)
+	def(&l.InfraRetries, 1)
+	def(&l.ReviewRounds, 5)
+	def(&l.MergeAttempts, 3)
+	def(&l.InFlight, 1)
+	if l.ClaimGrace <= 0 {
+		l.ClaimGrace = 60 * time.Second
+	}
+	return l
+}
+
+// Options configures an Agent.
+type Options struct {
+	// Project is the project name; Repo its owner/name.
+	Project, Repo string
+	// PrimaryBranch is the branch pull requests target.
+	PrimaryBranch string
+	// CISystem is config.CINone, CIStatuses or CIWoodpecker; with none a
+	// pushed head goes straight to review.
+	CISystem string
+	// Mirrors maps mirror names to git URLs pushed after each merge.
+	Mirrors map[string]string
+	// Forge acts as the dev bot on the project repository.
+	Forge forgeAPI
+	// Claude runs the model sessions.
+	Claude claude.Runner
+	// Git works in the agent's own clone.
+	Git gitOps
+	// Ledger receives one record per run.
+	Ledger recorder
+	// Formula is the dev formula the first prompt is rendered from.
+	Formula *formula.Formula
+	// DataDir is the daemon's data directory.
+	DataDir string
+	// Model and Backend select the model of the sessions.
+	Model, Backend string
+	// BotUsernames are forge logins whose comments are not shown to the
+	// model as human comments (the agent's own login is always excluded).
+	BotUsernames []string
+	// Maintainers are @-mentioned when an issue is escalated.
+	Maintainers []string
+	// Secrets are masked in everything the agent posts or logs.
+	Secrets []string
+	// Limits bound the work; zero fields take defaults.
+	Limits Limits
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Log is the agent's logger.
+	Log zerolog.Logger
+}
+
+// Agent is the dev agent of one project. Tick is called by the scheduler;
+// model sessions run in goroutines the agent tracks (Wait drains them).
+type Agent struct {
+	o      Options
+	lim    Limits
+	st     store
+	red    *redact.Redactor
+	log    zerolog.Logger
+	wtRoot string
+
+	mu      sync.Mutex
+	running map[int64]bool
+	me      string
+	wg      sync.WaitGroup
+}
+
+// New validates o and returns an agent.
+func New(o Options) (*Agent, error) {
+	switch {
+	case o.Project == "" || o.Repo == "":
+		return nil, errors.New("dev agent: project and repo required")
+	case o.Forge == nil || o.Claude == nil || o.Git == nil || o.Ledger == nil:
+		return nil, errors.New("dev agent: forge, claude, git and ledger required")
+	case o.Formula == nil:
+		return nil, errors.New("dev agent: dev formula required")
+	case o.DataDir == "":
+		return nil, errors.New("dev agent: data dir required")
+	}
+	if o.PrimaryBranch == "" {
+		o.PrimaryBranch = "main"
+	}
+	if o.CISystem == "" {
+		o.CISystem = config.CIStatuses
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Agent{
+		o:       o,
+		lim:     o.Limits.withDefaults(),
+		st:      store{root: filepath.Join(o.DataDir, "state", o.Project)},
+		red:     redact.New(o.Secrets...),
+		log:     o.Log.With().Str(logx.KeyAgent, string(config.RoleDev)).Str(logx.KeyProject, o.Project).Logger(),
+		wtRoot:  filepath.Join(o.DataDir, "worktrees", o.Project),
+		running: map[int64]bool{},
+	}, nil
+}
+
+// Wait blocks until every background session has returned (they stop
+// when the context given to Tick ends).
+func (a *Agent) Wait() { a.wg.Wait() }
+
+// Busy reports whether a session of issue n is running.
+func (a *Agent) Busy(n int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.running[n]
+}
+
+// State returns the persisted state of issue n, for status displays.
+func (a *Agent) State(n int64) (State, bool, error) { return a.st.load(n) }
+
+// branchFor is the one branch naming function (spec 00 §6).
+func branchFor(n int64) string { return "fix/issue-" + strconv.FormatInt(n, 10) }
+
+// identity returns the bot's login; a cycle without it is aborted (W-DP-1).
+func (a *Agent) identity(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	me := a.me
+	a.mu.Unlock()
+	if me != "" {
+		return me, nil
+	}
+	u, err := a.o.Forge.Me(ctx)
+	if err != nil {
+		return "", fmt.Errorf("resolve dev identity: %w", err)
+	}
+	if u.Login == "" {
+		return "", errors.New("resolve dev identity: empty login")
+	}
+	a.mu.Lock()
+	a.me = u.Login
+	a.mu.Unlock()
+	return u.Login, nil
+}
+
+// issueLog is the scoped logger of one issue's work.
+func (a *Agent) issueLog(st State) *zerolog.Logger {
+	c := a.log.With().Int64(logx.KeyIssue, st.Issue).Str(logx.KeyPhase, string(st.Stage))
+	if st.PR > 0 {
+		c = c.Int64(logx.KeyPR, st.PR)
+	}
+	if st.SessionID != "" {
+		c = c.Str(logx.KeySession, st.SessionID)
+	}
+	l := c.Logger()
+	return &l
+}
+
+// spawn runs fn for issue n in a tracked goroutine unless one runs.
+func (a *Agent) spawn(ctx context.Context, n int64, fn func(ctx context.Context)) bool {
+	a.mu.Lock()
+	if a.running[n] {
+		a.mu.Unlock()
+		return false
+	}
+	a.running[n] = true
+	a.wg.Add(1)
+	a.mu.Unlock()
+	go func() {
+		defer a.wg.Done()
+		defer func() {
+			a.mu.Lock()
+			delete(a.running, n)
+			a.mu.Unlock()
+		}()
+		defer func() {
+			if r := recover(); r != nil {
+				a.log.Error().Int64(logx.KeyIssue, n).Interface("panic", r).Msg("dev session panicked; state kept for the next tick")
+			}
+		}()
+		fn(ctx)
+	}()
+	return true
+}

@@ -1,0 +1,180 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
+)
+
+// cleanupTimeout bounds the forge writes that finish a run; they use a
+// context that survives cancellation so a shutdown cannot half-finish.
+const cleanupTimeout = 2 * time.Minute
+
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// outcomeMarker is the machine-readable line of every outcome comment.
+func outcomeMarker(code ledger.Code) string {
+	m, err := forge.Marker{Kind: "dev-outcome", Fields: map[string]string{"code": string(code)}}.String()
+	if err != nil {
+		return ""
+	}
+	return m
+}
+
+func (a *Agent) stamp() string { return a.o.Now().UTC().Format("2006-01-02T15:04:05Z") }
+
+// terminate stores the outcome (so a restart finishes the bookkeeping) and
+// then settles it.
+func (a *Agent) terminate(ctx context.Context, st *State, stage Stage, reason ledger.Reason, code ledger.Code, detail string) error {
+	st.Stage, st.Reason, st.Code, st.Detail = stage, reason, code, a.red.String(detail)
+	if err := a.st.save(*st); err != nil {
+		return err
+	}
+	return a.settle(ctx, st)
+}
+
+// settle writes the ledger record of a terminal state once and removes the
+// state of runs that left nothing to inspect.
+func (a *Agent) settle(_ context.Context, st *State) error {
+	if !st.Recorded {
+		rec := ledger.Record{
+			Run: fmt.Sprintf("dev-%s-%d-%d", a.o.Project, st.Issue, st.Started.Unix()), Start: st.Started, End: a.o.Now(),
+			Project: a.o.Project, Role: string(config.RoleDev), Issue: st.Issue, PR: st.PR,
+			Reason: st.Reason, Code: st.Code, Detail: st.Detail, SessionID: st.SessionID, CostUSD: st.CostUSD,
+			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Turns: st.Turns,
+			Wall: a.o.Now().Sub(st.Started),
+		}
+		if err := a.o.Ledger.Append(rec); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		st.Recorded = true
+		if err := a.st.save(*st); err != nil {
+			return err
+		}
+		ev := a.issueLog(*st).Info()
+		if st.Reason.Failure() {
+			ev = a.issueLog(*st).Warn()
+		}
+		ev.Str(logx.KeyOutcome, string(st.Reason)).Str("code", string(st.Code)).Float64("cost_usd", st.CostUSD).Msg("run finished")
+	}
+	if st.Stage == StageDone || st.Stage == StageRefused {
+		return a.st.remove(st.Issue)
+	}
+	return nil
+}
+
+// block posts the blocked comment, labels the issue blocked (the assignee
+// stays, the worktree is kept for inspection) and ends the run.
+func (a *Agent) block(ctx context.Context, st *State, code ledger.Code, why, diag string) error {
+	cctx, cancel := detached(ctx)
+	defer cancel()
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Blocked — issue #%d\n\n| | |\n|---|---|\n| Exit reason | `%s` |\n| Timestamp | %s |\n", st.Issue, code, a.stamp())
+	if st.PR > 0 {
+		fmt.Fprintf(&b, "| Pull request | #%d |\n", st.PR)
+	}
+	fmt.Fprintf(&b, "\n%s\n", a.red.String(why))
+	if diag = strings.TrimSpace(a.red.String(diag)); diag != "" {
+		fmt.Fprintf(&b, "\n<details><summary>Diagnostic output</summary>\n\n```\n%s\n```\n</details>\n", clip(diag, 8000))
+	}
+	b.WriteString("\nTo retry, remove `blocked` and add `backlog`: the work resumes from the existing branch.\n")
+	b.WriteString(outcomeMarker(code))
+	if _, err := a.o.Forge.CreateComment(cctx, st.Issue, b.String()); err != nil {
+		return err
+	}
+	if err := a.o.Forge.AddLabels(cctx, st.Issue, forge.LabelBlocked); err != nil {
+		return err
+	}
+	if err := a.o.Forge.RemoveLabels(cctx, st.Issue, forge.LabelInProgress); err != nil {
+		return err
+	}
+	return a.terminate(cctx, st, StageBlocked, ledger.ReasonBlocked, code, why)
+}
+
+// escalate hands the issue to the maintainers with the model's reason.
+func (a *Agent) escalate(ctx context.Context, st *State, reason string) error {
+	cctx, cancel := detached(ctx)
+	defer cancel()
+	var mentions []string
+	for _, m := range a.o.Maintainers {
+		mentions = append(mentions, "@"+m)
+	}
+	if reason == "" {
+		reason = "(no reason given)"
+	}
+	body := fmt.Sprintf("### Escalated — issue #%d\n\n%s The dev agent needs a human decision:\n\n> %s\n\n"+
+		"Answer in a comment, then remove `blocked` and add `backlog` to resume from the existing branch.\n%s",
+		st.Issue, strings.Join(mentions, " "), a.red.String(reason), outcomeMarker(ledger.CodeEscalatedByModel))
+	if _, err := a.o.Forge.CreateComment(cctx, st.Issue, body); err != nil {
+		return err
+	}
+	if err := a.o.Forge.AddLabels(cctx, st.Issue, forge.LabelBlocked); err != nil {
+		return err
+	}
+	if err := a.o.Forge.RemoveLabels(cctx, st.Issue, forge.LabelInProgress); err != nil {
+		return err
+	}
+	return a.terminate(cctx, st, StageEscalated, ledger.ReasonEscalated, ledger.CodeEscalatedByModel, reason)
+}
+
+// merged finishes a merged run: issue closed and clean, worktree gone,
+// mirrors pushed.
+func (a *Agent) merged(ctx context.Context, st *State, sha string) error {
+	cctx, cancel := detached(ctx)
+	defer cancel()
+	log := a.issueLog(*st)
+	if err := a.o.Forge.SetAssignees(cctx, st.Issue, nil); err != nil {
+		return err
+	}
+	if err := a.o.Forge.CloseIssue(cctx, st.Issue); err != nil {
+		return err
+	}
+	if err := a.o.Forge.RemoveLabels(cctx, st.Issue, forge.LabelInProgress, forge.LabelBacklog, forge.LabelPriority, forge.LabelBlocked); err != nil {
+		return err
+	}
+	if err := a.o.Git.RemoveWorktree(cctx, st.Worktree); err != nil {
+		log.Warn().Err(err).Msg("remove worktree")
+	}
+	if sha != "" {
+		for name, url := range a.o.Mirrors {
+			if err := a.o.Git.PushMirror(cctx, name, url, sha); err != nil {
+				log.Warn().Str("mirror", name).Str("error", a.red.Error(err)).Msg("mirror push failed")
+			}
+		}
+	}
+	log.Info().Str(logx.KeySHA, sha).Msg("merged")
+	return a.terminate(cctx, st, StageDone, ledger.ReasonMerged, "", fmt.Sprintf("pull request #%d merged", st.PR))
+}
+
+// closedUnderUs ends a run whose issue was closed by someone else.
+func (a *Agent) closedUnderUs(ctx context.Context, st *State) error {
+	if st.PR > 0 {
+		pr, err := a.o.Forge.GetPull(ctx, st.PR)
+		if err != nil && !errors.Is(err, forge.ErrNotFound) {
+			return err
+		}
+		if pr.Merged {
+			return a.merged(ctx, st, pr.MergedSHA)
+		}
+	}
+	if err := a.o.Git.RemoveWorktree(ctx, st.Worktree); err != nil {
+		a.issueLog(*st).Warn().Err(err).Msg("remove worktree")
+	}
+	return a.terminate(ctx, st, StageDone, ledger.ReasonDone, ledger.Code("issue.closed_externally"), "issue closed while in progress")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

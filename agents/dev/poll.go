@@ -1,0 +1,353 @@
+package dev
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/disinto/disinto/lib/deps"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/logx"
+)
+
+// otherWorkflow labels mark issues owned by another workflow: the dev agent
+// neither picks nor repairs them (a vision issue in progress never blocks
+// dev work).
+var otherWorkflow = []forge.LabelName{
+	forge.LabelBugReport, forge.LabelVision, forge.LabelInTriage, forge.LabelAction,
+	forge.LabelFormula, forge.LabelPredictionUnreviewed, forge.LabelPredictionDismissed,
+}
+
+// notReady labels keep a backlog issue out of the queue (W-DP-11).
+var notReady = []forge.LabelName{forge.LabelBlocked, forge.LabelUnderspecified, forge.LabelInProgress}
+
+func hasAny(i forge.Issue, names []forge.LabelName) bool {
+	for _, n := range names {
+		if i.HasLabel(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// snapshot is the forge state read once per tick.
+type snapshot struct {
+	me     string
+	open   map[int64]forge.Issue
+	order  []forge.Issue
+	pulls  []forge.PullRequest
+	byHead map[string]forge.PullRequest
+}
+
+func newSnapshot(me string, issues []forge.Issue, pulls []forge.PullRequest) *snapshot {
+	s := &snapshot{me: me, open: map[int64]forge.Issue{}, order: issues, pulls: pulls, byHead: map[string]forge.PullRequest{}}
+	for _, i := range issues {
+		s.open[i.Number] = i
+	}
+	for _, p := range pulls {
+		if cur, ok := s.byHead[p.Head]; !ok || p.Number > cur.Number {
+			s.byHead[p.Head] = p
+		}
+	}
+	return s
+}
+
+// Tick is one reconciliation pass. It costs two list requests when there is
+// nothing to do (open issues, open pull requests); waiting issues add a
+// status or review lookup each. Sessions it starts keep running under ctx
+// after Tick returns.
+func (a *Agent) Tick(ctx context.Context) error {
+	me, err := a.identity(ctx)
+	if err != nil {
+		return err
+	}
+	issues, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateOpen})
+	if err != nil {
+		return fmt.Errorf("list open issues: %w", err)
+	}
+	pulls, err := a.o.Forge.ListPulls(ctx, forge.StateOpen)
+	if err != nil {
+		return fmt.Errorf("list open pulls: %w", err)
+	}
+	snap := newSnapshot(me, issues, pulls)
+
+	// 1. Advance the issues this agent holds: merges of approved green
+	// pull requests come first, then CI and review waits, then sessions
+	// interrupted by a restart.
+	tracked, err := a.st.list()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	have := map[int64]bool{}
+	for _, n := range tracked {
+		have[n] = true
+		if a.Busy(n) {
+			continue
+		}
+		st, ok, err := a.st.load(n)
+		if err != nil || !ok {
+			errs = append(errs, err)
+			continue
+		}
+		if err := a.advance(ctx, snap, &st); err != nil {
+			errs = append(errs, fmt.Errorf("issue #%d: %w", n, err))
+		}
+	}
+	// 2. Adopt work a lost state directory left on the forge.
+	for _, i := range snap.order {
+		if have[i.Number] || !i.HasLabel(forge.LabelInProgress) || !i.AssignedTo(me) || hasAny(i, otherWorkflow) {
+			continue
+		}
+		if err := a.adopt(ctx, snap, i); err != nil {
+			errs = append(errs, fmt.Errorf("adopt #%d: %w", i.Number, err))
+		}
+		have[i.Number] = true
+	}
+	// 3. Stale in-progress issues: unassigned, dev-owned, no pull request.
+	for _, i := range snap.order {
+		if err := a.repairStale(ctx, snap, i); err != nil {
+			errs = append(errs, fmt.Errorf("stale #%d: %w", i.Number, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// 4. Per-agent gate, then the queue.
+	if n := a.inFlight(snap); n >= a.lim.InFlight {
+		a.log.Debug().Int("in_flight", n).Msg("holding new work: own work in flight")
+		return nil
+	}
+	return a.pick(ctx, snap)
+}
+
+// inFlight counts this agent's unfinished issues: live states and open pull
+// requests of own, unblocked issues.
+func (a *Agent) inFlight(snap *snapshot) int {
+	count := 0
+	seen := map[int64]bool{}
+	nums, _ := a.st.list()
+	for _, n := range nums {
+		st, ok, err := a.st.load(n)
+		if err == nil && ok && !st.Stage.Terminal() {
+			count++
+			seen[n] = true
+		}
+	}
+	for _, p := range snap.pulls {
+		n := issueOfBranch(p.Head)
+		if n == 0 || seen[n] {
+			continue
+		}
+		i, ok := snap.open[n]
+		if ok && i.AssignedTo(snap.me) && !i.HasLabel(forge.LabelBlocked) && !i.HasLabel(forge.LabelUnderspecified) {
+			count++
+			seen[n] = true
+		}
+	}
+	return count
+}
+
+// issueOfBranch returns N of fix/issue-N (or fix/issue-N-k), else 0.
+func issueOfBranch(head string) int64 {
+	rest, ok := strings.CutPrefix(head, "fix/issue-")
+	if !ok {
+		return 0
+	}
+	if i := strings.IndexByte(rest, '-'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// adopt rebuilds the state of an own in-progress issue from the forge.
+func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error {
+	st := a.newState(i)
+	if pr, ok := snap.byHead[st.Branch]; ok {
+		st.Stage, st.PR, st.HeadSHA = StageAwaitingCI, pr.Number, pr.HeadSHA
+	}
+	a.issueLog(st).Info().Msg("adopting in-progress issue without local state")
+	if err := a.st.save(st); err != nil {
+		return err
+	}
+	return a.advance(ctx, snap, &st)
+}
+
+func (a *Agent) newState(i forge.Issue) State {
+	return State{
+		Issue: i.Number, Title: i.Title, Stage: StageImplementing, Branch: branchFor(i.Number),
+		Worktree: filepath.Join(a.wtRoot, "issue-"+strconv.FormatInt(i.Number, 10)), Started: a.o.Now(),
+	}
+}
+
+// repairStale relabels an unassigned in-progress issue nobody works on.
+func (a *Agent) repairStale(ctx context.Context, snap *snapshot, i forge.Issue) error {
+	if !i.HasLabel(forge.LabelInProgress) || len(i.Assignees) > 0 || hasAny(i, otherWorkflow) {
+		return nil
+	}
+	if _, ok := snap.byHead[branchFor(i.Number)]; ok {
+		return nil
+	}
+	if a.o.Now().Sub(i.Updated) < a.lim.ClaimGrace {
+		return nil // freshly claimed: the claimer assigns itself next
+	}
+	body := fmt.Sprintf("### Stale in-progress issue detected\n\n| | |\n|---|---|\n| Detection reason | `no_assignee_no_open_pr` |\n| Timestamp | %s |\n\n"+
+		"**Status:** this issue was labelled `in-progress` with no assignee and no open pull request.\n\n"+
+		"**Action required:** a maintainer should triage it and re-add `backlog` when it is ready.",
+		a.o.Now().UTC().Format("2006-01-02T15:04:05Z"))
+	if _, err := a.o.Forge.CreateComment(ctx, i.Number, body); err != nil {
+		return err
+	}
+	if err := a.o.Forge.AddLabels(ctx, i.Number, forge.LabelBlocked); err != nil {
+		return err
+	}
+	a.log.Warn().Int64(logx.KeyIssue, i.Number).Msg("stale in-progress issue relabelled blocked")
+	return a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelInProgress)
+}
+
+// candidates returns the ready backlog issues in queue order: priority
+// first, then oldest first.
+func (a *Agent) candidates(snap *snapshot) []forge.Issue {
+	refused := a.loadRefusals()
+	var out []forge.Issue
+	for _, i := range snap.order {
+		if !i.HasLabel(forge.LabelBacklog) || hasAny(i, otherWorkflow) || hasAny(i, notReady) {
+			continue
+		}
+		if len(i.Assignees) > 0 && !(len(i.Assignees) == 1 && i.Assignees[0] == snap.me) {
+			continue // another bot or a human holds it
+		}
+		if a.blockedByDeps(snap, i) {
+			continue
+		}
+		if r, ok := refused[i.Number]; ok && r.Body == bodyHash(i.Body) {
+			if _, open := snap.open[r.Dependency]; open || r.Dependency == 0 {
+				continue // same text, same refusal: do not pay for it again
+			}
+		}
+		out = append(out, i)
+	}
+	sort.SliceStable(out, func(x, y int) bool {
+		px, py := out[x].HasLabel(forge.LabelPriority), out[y].HasLabel(forge.LabelPriority)
+		if px != py {
+			return px
+		}
+		return out[x].Number < out[y].Number
+	})
+	return out
+}
+
+// blockedByDeps reports whether a dependency of i is still open. Issues
+// missing from the open list count as closed here; pick confirms them.
+func (a *Agent) blockedByDeps(snap *snapshot, i forge.Issue) bool {
+	for _, d := range deps.ParseFor(i.Number, i.Body) {
+		if _, open := snap.open[d]; open {
+			return true
+		}
+	}
+	return false
+}
+
+// depsConfirmed reads the dependencies of i that were not in the open list:
+// a missing or unreadable one counts as open.
+func (a *Agent) depsConfirmed(ctx context.Context, i forge.Issue) bool {
+	for _, d := range deps.ParseFor(i.Number, i.Body) {
+		di, err := a.o.Forge.GetIssue(ctx, d)
+		if err != nil || di.State != forge.StateClosed {
+			return false
+		}
+	}
+	return true
+}
+
+// pick claims the first ready candidate and starts its session.
+func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
+	for _, i := range a.candidates(snap) {
+		if !a.depsConfirmed(ctx, i) {
+			continue
+		}
+		if i.AssignedTo(snap.me) {
+			// Already ours (a blocked issue sent back to the backlog).
+			if err := a.o.Forge.AddLabels(ctx, i.Number, forge.LabelInProgress); err != nil {
+				return err
+			}
+			if err := a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
+				return err
+			}
+		} else if _, err := a.o.Forge.Claim(ctx, i.Number); err != nil {
+			if errors.Is(err, forge.ErrClaimed) {
+				a.log.Info().Int64(logx.KeyIssue, i.Number).Msg("claim lost; trying the next issue")
+				continue
+			}
+			return fmt.Errorf("claim #%d: %w", i.Number, err)
+		}
+		st, ok, err := a.st.load(i.Number)
+		if err != nil {
+			return err
+		}
+		if ok {
+			// The way back from blocked/escalated: keep branch, pull request
+			// and session, reset the budgets.
+			st = State{Issue: st.Issue, Title: i.Title, Branch: st.Branch, Worktree: st.Worktree,
+				SessionID: st.SessionID, PR: st.PR, Started: a.o.Now(), Stage: StageImplementing}
+		} else {
+			st = a.newState(i)
+		}
+		if err := a.st.save(st); err != nil {
+			return err
+		}
+		a.issueLog(st).Info().Msg("claimed")
+		a.startSession(ctx, st)
+		return nil
+	}
+	return nil
+}
+
+// refusalRecord remembers an unmet-dependency refusal for one body text.
+type refusalRecord struct {
+	Body       string `json:"body_sha256"`
+	Dependency int64  `json:"dependency,omitempty"`
+}
+
+func bodyHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func (a *Agent) refusalsPath() string { return filepath.Join(a.st.root, "refusals.json") }
+
+func (a *Agent) loadRefusals() map[int64]refusalRecord {
+	out := map[int64]refusalRecord{}
+	data, err := os.ReadFile(a.refusalsPath())
+	if err == nil {
+		_ = json.Unmarshal(data, &out)
+	}
+	return out
+}
+
+func (a *Agent) saveRefusal(n int64, r refusalRecord) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	all := a.loadRefusals()
+	all[n] = r
+	data, err := json.Marshal(all)
+	if err != nil {
+		return fmt.Errorf("encode refusals: %w", err)
+	}
+	if err := os.MkdirAll(a.st.root, 0o750); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	return writeAtomic(a.refusalsPath(), data)
+}

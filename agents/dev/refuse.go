@@ -1,0 +1,217 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// ensurePR finds the open pull request of the branch or opens it.
+func (a *Agent) ensurePR(ctx context.Context, st *State, summary string) error {
+	if st.PR > 0 {
+		pr, err := a.o.Forge.GetPull(ctx, st.PR)
+		if err == nil && pr.State == forge.StateOpen {
+			return nil
+		}
+		if err != nil && !errors.Is(err, forge.ErrNotFound) {
+			return err
+		}
+	}
+	find := func() (forge.PullRequest, bool, error) {
+		ps, err := a.o.Forge.ListPulls(ctx, forge.StateOpen)
+		if err != nil {
+			return forge.PullRequest{}, false, err
+		}
+		for _, p := range ps {
+			if p.Head == st.Branch {
+				return p, true, nil
+			}
+		}
+		return forge.PullRequest{}, false, nil
+	}
+	if pr, ok, err := find(); err != nil || ok {
+		st.PR = pr.Number
+		return err
+	}
+	body := fmt.Sprintf("Fixes #%d\n\n## Changes\n\n%s\n\n%s", st.Issue,
+		clip(strings.TrimSpace(a.red.String(summary)), 4000), forge.RefMarker(forge.RefDisintoIssue, fmt.Sprint(st.Issue)))
+	pr, err := a.o.Forge.CreatePull(ctx, forge.NewPull{
+		Title: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue), Body: body, Head: st.Branch, Base: a.o.PrimaryBranch,
+	})
+	if errors.Is(err, forge.ErrConflict) {
+		// Opened by an earlier attempt that died before saving it.
+		got, ok, ferr := find()
+		if ferr == nil && ok {
+			st.PR = got.Number
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	st.PR = pr.Number
+	a.issueLog(*st).Info().Msg("pull request opened")
+	return a.st.save(*st)
+}
+
+// refuse handles a refusal written instead of a push.
+func (a *Agent) refuse(ctx context.Context, st *State, r refusal) error {
+	cctx, cancel := detached(ctx)
+	defer cancel()
+	f := a.o.Forge
+	var ev strings.Builder
+	for _, e := range r.validEvidence() {
+		fmt.Fprintf(&ev, "- `%s:%d` %s\n", e.File, e.Line, a.red.String(e.Note))
+	}
+	reason := a.red.String(strings.TrimSpace(r.Reason))
+	removeWorktree := func() {
+		if err := a.o.Git.RemoveWorktree(cctx, st.Worktree); err != nil {
+			a.issueLog(*st).Warn().Err(err).Msg("remove worktree")
+		}
+	}
+	switch r.Status {
+	case formula.ResultTooLarge:
+		body := fmt.Sprintf("📏 **Dev-agent: Too large for single session**\n\n### Why this can't be implemented as-is\n\n%s\n\n%s"+
+			"### Next steps\n\nA maintainer should split this issue or add more detail to the spec.\n%s",
+			reason, evidenceBlock(ev.String()), outcomeMarker(ledger.CodeRefusedTooLarge))
+		if err := a.postOnce(cctx, st.Issue, "Dev-agent: Too large for single session", body); err != nil {
+			return err
+		}
+		if err := f.AddLabels(cctx, st.Issue, forge.LabelUnderspecified); err != nil {
+			return err
+		}
+		if err := f.RemoveLabels(cctx, st.Issue, forge.LabelBacklog, forge.LabelInProgress); err != nil {
+			return err
+		}
+		removeWorktree()
+		return a.terminate(cctx, st, StageRefused, ledger.ReasonRefused, ledger.CodeRefusedTooLarge, reason)
+	case formula.ResultAlreadyDone:
+		if ev.Len() == 0 {
+			return a.block(cctx, st, ledger.CodeBuilderNoEvidence,
+				"The model said this is already done but gave no file:line evidence.", r.Raw)
+		}
+		body := fmt.Sprintf("✅ **Dev-agent: Already implemented**\n\n### Existing implementation\n\n%s\n\n%s\nClosing as already implemented.\n%s",
+			reason, ev.String(), outcomeMarker(ledger.CodeRefusedAlreadyDone))
+		if err := a.postOnce(cctx, st.Issue, "Dev-agent: Already implemented", body); err != nil {
+			return err
+		}
+		if err := f.SetAssignees(cctx, st.Issue, nil); err != nil {
+			return err
+		}
+		if err := f.CloseIssue(cctx, st.Issue); err != nil {
+			return err
+		}
+		if err := f.RemoveLabels(cctx, st.Issue, forge.LabelInProgress, forge.LabelBacklog); err != nil {
+			return err
+		}
+		removeWorktree()
+		return a.terminate(cctx, st, StageRefused, ledger.ReasonRefused, ledger.CodeRefusedAlreadyDone, reason)
+	case formula.ResultUnmetDependency:
+		dep := ""
+		if r.Dependency > 0 {
+			dep = fmt.Sprintf("\n\n**Depends on:** #%d", r.Dependency)
+		}
+		body := fmt.Sprintf("🚧 **Dev-agent: Unmet dependency**\n\n### Blocked by unmet dependency\n\n%s%s\n\n%s"+
+			"The issue goes back to the backlog; it is picked again when its text or the dependency changes.\n%s",
+			reason, dep, evidenceBlock(ev.String()), outcomeMarker(ledger.CodeRefusedUnmetDep))
+		if err := a.postOnce(cctx, st.Issue, "Dev-agent: Unmet dependency", body); err != nil {
+			return err
+		}
+		issue, err := f.GetIssue(cctx, st.Issue)
+		if err != nil {
+			return err
+		}
+		if err := a.saveRefusal(st.Issue, refusalRecord{Body: bodyHash(issue.Body), Dependency: r.Dependency}); err != nil {
+			return err
+		}
+		if err := f.SetAssignees(cctx, st.Issue, nil); err != nil {
+			return err
+		}
+		if err := f.RemoveLabels(cctx, st.Issue, forge.LabelInProgress); err != nil {
+			return err
+		}
+		if err := f.AddLabels(cctx, st.Issue, forge.LabelBacklog); err != nil {
+			return err
+		}
+		removeWorktree()
+		return a.terminate(cctx, st, StageRefused, ledger.ReasonRefused, ledger.CodeRefusedUnmetDep, reason)
+	}
+	return a.block(cctx, st, ledger.Code("builder.bad_result"),
+		"The model wrote a result file this agent does not understand.", clip(r.Raw, 2000))
+}
+
+func evidenceBlock(ev string) string {
+	if ev == "" {
+		return ""
+	}
+	return "### Evidence\n\n" + ev + "\n"
+}
+
+// postOnce posts body unless a comment already carries title.
+func (a *Agent) postOnce(ctx context.Context, n int64, title, body string) error {
+	cs, err := a.o.Forge.ListComments(ctx, n)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if strings.Contains(c.Body, title) {
+			return nil
+		}
+	}
+	_, err = a.o.Forge.CreateComment(ctx, n, body)
+	return err
+}
+
+// prompt renders the first prompt of an issue from the dev formula.
+func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
+	issue, err := a.o.Forge.GetIssue(ctx, st.Issue)
+	if err != nil {
+		return "", err
+	}
+	comments, err := a.o.Forge.ListComments(ctx, st.Issue)
+	if err != nil {
+		return "", err
+	}
+	me, _ := a.identity(ctx)
+	bots := map[string]bool{me: true}
+	for _, b := range a.o.BotUsernames {
+		bots[b] = true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Issue #%d: %s\n\n%s\n", issue.Number, issue.Title, strings.TrimSpace(issue.Body))
+	var human []string
+	for _, c := range comments {
+		if bots[c.Author] {
+			continue
+		}
+		human = append(human, fmt.Sprintf("### @%s (%s):\n\n%s", c.Author, c.Created.UTC().Format("2006-01-02"), strings.TrimSpace(c.Body)))
+	}
+	if len(human) > 0 {
+		fmt.Fprintf(&b, "\n## Issue comments\n\n%s\n", strings.Join(human, "\n\n"))
+	}
+	blocks := []formula.Block{{Title: "Issue", Body: a.red.String(b.String())}}
+	if st.PR > 0 {
+		blocks = append(blocks, formula.Block{Title: "Existing work", Body: fmt.Sprintf(
+			"Pull request #%d already exists for branch %s; keep working on that branch and never open another pull request.", st.PR, st.Branch)})
+	}
+	if data, err := os.ReadFile(filepath.Join(st.Worktree, "CLAUDE.md")); err == nil {
+		blocks = append(blocks, formula.Block{Title: "CLAUDE.md", Body: string(data)})
+	}
+	return formula.Render(a.o.Formula, formula.RenderInput{
+		Role: "dev", Project: a.o.Project, Repo: a.o.Repo,
+		Vars: map[string]string{"issue": fmt.Sprint(st.Issue), "issue_title": issue.Title},
+		RepoFS: os.DirFS(st.Worktree), Blocks: blocks,
+		Protocols: []formula.Protocol{formula.ProtocolPhase, formula.ProtocolResult},
+		PhaseFile: a.st.phaseFile(st.Issue), ResultFile: a.st.resultFile(st.Issue),
+		Branch: st.Branch, PrimaryBranch: a.o.PrimaryBranch,
+		Env:    []formula.EnvVar{{Name: "DISINTO_ISSUE", Value: fmt.Sprint(st.Issue)}},
+		Logger: *a.issueLog(*st),
+	})
+}

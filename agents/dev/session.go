@@ -1,0 +1,183 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+const nudgeText = "You ended your turn without pushing anything to the branch. If you made changes, commit " +
+	"them with the requested message, push the branch, and write PHASE:awaiting_ci to the phase file. " +
+	"If the task should not be done, write the refusal JSON to the result file instead."
+
+const restartText = "The orchestrator restarted while you were working. Check the worktree (git status, git log), " +
+	"finish the task, commit, push the branch and write the phase file as instructed before."
+
+// startSession runs the issue's next model session in the background.
+func (a *Agent) startSession(ctx context.Context, st State) {
+	a.spawn(ctx, st.Issue, func(ctx context.Context) {
+		log := a.issueLog(st)
+		if err := a.session(ctx, &st); err != nil {
+			if ctx.Err() != nil {
+				log.Info().Msg("session interrupted by shutdown; it resumes after the restart")
+				return
+			}
+			log.Error().Str("error", a.red.Error(err)).Msg("session step failed; retried next tick")
+		}
+	})
+}
+
+// session runs one model session for st and acts on what it left behind.
+func (a *Agent) session(ctx context.Context, st *State) error {
+	if err := a.o.Git.Worktree(ctx, st.Worktree, st.Branch); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	prompt, resume := st.News, st.SessionID
+	switch {
+	case st.Stage == StageFixing && st.News != "" && resume != "":
+	case resume != "":
+		prompt = restartText
+	default:
+		p, err := a.prompt(ctx, st)
+		if err != nil {
+			return err
+		}
+		prompt, resume = p, ""
+	}
+	res, err := a.run(ctx, st, prompt, resume)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, claude.ErrSessionNotFound) && resume != "" {
+		// The transcript is gone: start over from the full prompt.
+		st.SessionID, st.News = "", ""
+		if serr := a.st.save(*st); serr != nil {
+			return serr
+		}
+		return a.session(ctx, st)
+	}
+	if err != nil && !errors.Is(err, claude.ErrMaxTurns) {
+		return a.crashed(ctx, st, res, err)
+	}
+	return a.afterSession(ctx, st, res)
+}
+
+// run invokes claude once and folds its accounting into st.
+func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (claude.Result, error) {
+	if err := clearSessionFiles(a.st.phaseFile(st.Issue), a.st.resultFile(st.Issue)); err != nil {
+		return claude.Result{}, err
+	}
+	env := map[string]string{
+		formula.EnvPhaseFile:     a.st.phaseFile(st.Issue),
+		formula.EnvResultFile:    a.st.resultFile(st.Issue),
+		formula.EnvBranch:        st.Branch,
+		formula.EnvPrimaryBranch: a.o.PrimaryBranch,
+		"DISINTO_ISSUE":          strconv.FormatInt(st.Issue, 10),
+	}
+	for k, v := range a.o.Git.SessionEnv() {
+		env[k] = v
+	}
+	log := a.issueLog(*st)
+	log.Info().Bool("resume", resume != "").Msg("starting model session")
+	res, err := a.o.Claude.Run(ctx, claude.Invocation{
+		Prompt: prompt, ResumeID: resume, Dir: st.Worktree, Model: a.o.Model, Backend: a.o.Backend,
+		MaxTurns: a.lim.MaxTurns, Timeout: a.lim.SessionTimeout, Env: env,
+		Label: fmt.Sprintf("dev-%s-issue-%d", a.o.Project, st.Issue), Logger: log,
+	})
+	st.CostUSD += res.CostUSD
+	st.InputTokens += res.Usage.InputTokens + res.Usage.CacheRead + res.Usage.CacheCreation
+	st.OutputTokens += res.Usage.OutputTokens
+	st.Turns += res.NumTurns
+	if res.SessionID != "" {
+		st.SessionID = res.SessionID
+	}
+	st.News = ""
+	if serr := a.st.save(*st); serr != nil {
+		return res, errors.Join(err, serr)
+	}
+	return res, err
+}
+
+// crashed blocks the issue after a timeout or a crash, keeping the worktree.
+func (a *Agent) crashed(ctx context.Context, st *State, res claude.Result, err error) error {
+	_ = os.WriteFile(a.st.phaseFile(st.Issue), []byte(phaseCrashed+"\n"), 0o640)
+	code := ledger.CodeClaudeCrashed
+	if errors.Is(err, claude.ErrTimeout) {
+		code = ledger.CodeClaudeTimeout
+	}
+	diag := fmt.Sprintf("error: %s\nexit code: %d\nturns: %d\nworktree (kept): %s\n%s",
+		a.red.Error(err), res.ExitCode, res.NumTurns, st.Worktree, clip(res.Text, 2000))
+	return a.block(ctx, st, code, "The model session ended abnormally.", diag)
+}
+
+// afterSession reads the result and phase files and moves the state on.
+func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) error {
+	ref, refused, err := readRefusal(a.st.resultFile(st.Issue))
+	if err != nil {
+		return err
+	}
+	remote, err := a.o.Git.RemoteHead(ctx, st.Branch)
+	if err != nil {
+		return err
+	}
+	if refused && remote == "" && st.PR == 0 {
+		return a.refuse(ctx, st, ref)
+	}
+	rep, err := readPhase(a.st.phaseFile(st.Issue))
+	if err != nil {
+		return err
+	}
+	switch rep.Phase {
+	case formula.PhaseEscalate:
+		return a.escalate(ctx, st, rep.Reason)
+	case formula.PhaseFailed:
+		return a.block(ctx, st, ledger.Code("builder.failed"), "The model gave up on this issue.",
+			fmt.Sprintf("reason: %s\n%s", rep.Reason, clip(res.Text, 2000)))
+	}
+	// awaiting_ci, awaiting_review, done or nothing: whatever was pushed
+	// goes to CI; nothing pushed earns one nudge.
+	ahead, err := a.o.Git.Ahead(ctx, st.Worktree)
+	if err != nil {
+		return err
+	}
+	if ahead == 0 {
+		if !st.Nudged && st.SessionID != "" {
+			st.Nudged = true
+			if err := a.st.save(*st); err != nil {
+				return err
+			}
+			a.issueLog(*st).Info().Msg("nothing pushed; nudging the session once")
+			res, err := a.run(ctx, st, nudgeText, st.SessionID)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil && !errors.Is(err, claude.ErrMaxTurns) {
+				return a.crashed(ctx, st, res, err)
+			}
+			return a.afterSession(ctx, st, res)
+		}
+		return a.block(ctx, st, ledger.CodeBuilderNoCommit, "The model session ended without committing anything.",
+			fmt.Sprintf("phase: %q\n%s", rep.Phase, clip(res.Text, 2000)))
+	}
+	head, err := a.o.Git.Head(ctx, st.Worktree)
+	if err != nil {
+		return err
+	}
+	if head != remote {
+		if err := a.o.Git.Push(ctx, st.Worktree, st.Branch); err != nil {
+			return err
+		}
+	}
+	if err := a.ensurePR(ctx, st, res.Text); err != nil {
+		return err
+	}
+	st.HeadSHA, st.Stage = head, StageAwaitingCI
+	a.issueLog(*st).Info().Str("head", shortSHA(head)).Msg("pushed; waiting for CI")
+	return a.st.save(*st)
+}

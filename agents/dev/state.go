@@ -1,0 +1,189 @@
+package dev
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// Stage is the observable state of one issue's work.
+type Stage string
+
+// The stages of the per-issue state machine.
+const (
+	// StageImplementing: a model session is (or must be) running.
+	StageImplementing Stage = "implementing"
+	// StageAwaitingCI: the branch is pushed and the pull request open; the
+	// orchestrator waits for the combined status of HeadSHA.
+	StageAwaitingCI Stage = "awaiting_ci"
+	// StageAwaitingReview: CI is green on HeadSHA; waiting for a verdict.
+	StageAwaitingReview Stage = "awaiting_review"
+	// StageFixing: the session must be resumed with News (CI log, review).
+	StageFixing Stage = "fixing"
+	// StageDone, StageRefused, StageBlocked and StageEscalated are terminal.
+	StageDone      Stage = "done"
+	StageRefused   Stage = "refused"
+	StageBlocked   Stage = "blocked"
+	StageEscalated Stage = "escalated"
+)
+
+// Terminal reports whether no tick advances s any more.
+func (s Stage) Terminal() bool {
+	switch s {
+	case StageDone, StageRefused, StageBlocked, StageEscalated:
+		return true
+	}
+	return false
+}
+
+// State is everything persisted about one issue's work. It is rebuildable
+// from the forge (branch, pull request, labels) except the session id and
+// the counters, whose loss only costs a fresh session or extra attempts.
+type State struct {
+	Issue     int64     `json:"issue"`
+	Title     string    `json:"title"`
+	Stage     Stage     `json:"stage"`
+	Branch    string    `json:"branch"`
+	Worktree  string    `json:"worktree"`
+	SessionID string    `json:"session_id,omitempty"`
+	PR        int64     `json:"pr,omitempty"`
+	HeadSHA   string    `json:"head_sha,omitempty"`
+	Started   time.Time `json:"started"`
+
+	// News is the prompt the session is resumed with (StageFixing).
+	News string `json:"news,omitempty"`
+	// CIFixes counts code failures of CI; InfraRetries automatic retries.
+	CIFixes      int `json:"ci_fixes,omitempty"`
+	InfraRetries int `json:"infra_retries,omitempty"`
+	// ReviewRounds counts change requests; HandledReview is the newest
+	// verdict acted on (review id or comment id, prefixed r/c).
+	ReviewRounds  int    `json:"review_rounds,omitempty"`
+	HandledReview string `json:"handled_review,omitempty"`
+	// ReviewedSHA is the head an approval was given for.
+	ReviewedSHA string `json:"reviewed_sha,omitempty"`
+	// Nudged records the one nudge a session gets when it pushed nothing.
+	Nudged bool `json:"nudged,omitempty"`
+	// MergeAttempts counts merges refused by the forge.
+	MergeAttempts int `json:"merge_attempts,omitempty"`
+
+	// Accounting summed over every session of the run.
+	CostUSD      float64 `json:"cost_usd,omitempty"`
+	InputTokens  int64   `json:"input_tokens,omitempty"`
+	OutputTokens int64   `json:"output_tokens,omitempty"`
+	Turns        int     `json:"turns,omitempty"`
+
+	// Outcome is set when the run reaches a terminal stage; Recorded once
+	// its ledger record is written.
+	Reason   ledger.Reason `json:"reason,omitempty"`
+	Code     ledger.Code   `json:"code,omitempty"`
+	Detail   string        `json:"detail,omitempty"`
+	Recorded bool          `json:"recorded,omitempty"`
+}
+
+// store keeps one directory per issue under root
+// (<data>/state/<project>).
+type store struct {
+	root string
+}
+
+func (s store) dir(n int64) string {
+	return filepath.Join(s.root, "issue-"+strconv.FormatInt(n, 10))
+}
+
+// PhaseFile is where the session of issue n writes its phase.
+func (s store) phaseFile(n int64) string { return filepath.Join(s.dir(n), "phase") }
+
+// resultFile is where the session of issue n writes a refusal.
+func (s store) resultFile(n int64) string { return filepath.Join(s.dir(n), "result.json") }
+
+// load returns the state of issue n; ok is false when there is none.
+func (s store) load(n int64) (State, bool, error) {
+	data, err := os.ReadFile(filepath.Join(s.dir(n), "state.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, false, nil
+	}
+	if err != nil {
+		return State{}, false, fmt.Errorf("read state of #%d: %w", n, err)
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return State{}, false, fmt.Errorf("parse state of #%d: %w", n, err)
+	}
+	return st, true, nil
+}
+
+// save writes st atomically: temp file, fsync, rename.
+func (s store) save(st State) error {
+	dir := s.dir(st.Issue)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode state of #%d: %w", st.Issue, err)
+	}
+	return writeAtomic(filepath.Join(dir, "state.json"), data)
+}
+
+// remove deletes the issue's directory.
+func (s store) remove(n int64) error {
+	if err := os.RemoveAll(s.dir(n)); err != nil {
+		return fmt.Errorf("remove state of #%d: %w", n, err)
+	}
+	return nil
+}
+
+// list returns the issue numbers that have a state directory.
+func (s store) list() ([]int64, error) {
+	ents, err := os.ReadDir(s.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list states: %w", err)
+	}
+	var out []int64
+	for _, e := range ents {
+		num, ok := strings.CutPrefix(e.Name(), "issue-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		if n, err := strconv.ParseInt(num, 10, 64); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
+	}
+	return nil
+}
