@@ -98,6 +98,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(
 		a.versionCmd(),
 		a.configCmd(),
+		a.initCmd(),
 		a.formulaCmd(),
 	)
 	return root
