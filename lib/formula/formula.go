@@ -3,6 +3,25 @@
 // structs that mirror the file, validated with file:line errors naming the
 // field, and converted into a Formula, the only type agents ever see.
 // Render builds the whole prompt for a claude session from a Formula.
+//
+// An agent resolves and renders its formula like this (cmd wires the
+// embedded defaults from package formulas):
+//
+//	r := formula.Resolver{Embedded: formulas.FS, ProfileDir: profile, OpsDir: ops, Logger: log}
+//	f, src, err := r.Resolve("dev")
+//	prompt, err := formula.Render(f, formula.RenderInput{
+//		Role: "dev", Project: p.Name, Repo: p.Repo, ForgeAPI: api, TokenEnv: "FORGE_TOKEN",
+//		Vars:      map[string]string{"issue": "42", "issue_title": title},
+//		RepoFS:    os.DirFS(worktree), OpsFS: os.DirFS(opsCheckout),
+//		Blocks:    []formula.Block{{Title: "Issue #42: " + title, Body: body}},
+//		Lessons:   lessons,
+//		Protocols: []formula.Protocol{formula.ProtocolPhase, formula.ProtocolResult},
+//		PhaseFile: phasePath, ResultFile: resultPath, Branch: branch, PrimaryBranch: "main",
+//		Logger:    log,
+//	})
+//
+// The session's environment must then carry the DISINTO_* variables named
+// in protocol.go with the same values.
 package formula
 
 import (
