@@ -100,6 +100,11 @@ func (a *app) rootCmd() *cobra.Command {
 		a.configCmd(),
 		a.initCmd(),
 		a.formulaCmd(),
+		a.daemonCmd(),
+		a.runCmd(),
+		a.statusCmd(),
+		a.logsCmd(),
+		a.agentCmd(),
 	)
 	return root
 }

@@ -96,3 +96,17 @@ func writeAtomic(path string, data []byte) error {
 	}
 	return nil
 }
+
+// All returns a copy of every job's state, keyed by "project/role".
+func (s *Store) All() map[string]JobState {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]JobState, len(s.jobs))
+	for k, v := range s.jobs {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+)
+
+func (a *app) agentCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Pause, resume and list agents (takes effect at the next tick, survives restarts)",
+	}
+	enablement := func() *agent.Enablement {
+		return agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)
+	}
+	toggle := func(use, short string, fn func(*agent.Enablement, config.Role, string) error) *cobra.Command {
+		var project string
+		c := &cobra.Command{
+			Use:   use + " <role> [--project P]",
+			Short: short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(_ *cobra.Command, args []string) error {
+				role := config.Role(args[0])
+				if err := role.Validate(); err != nil {
+					return usageError{err}
+				}
+				if err := fn(enablement(), role, project); err != nil {
+					return err
+				}
+				where := "all projects"
+				if project != "" {
+					where = "project " + project
+				}
+				fmt.Fprintf(a.stdout, "%s %sd for %s\n", role, use, where)
+				return nil
+			},
+		}
+		c.Flags().StringVar(&project, "project", "", "only this project (default: all)")
+		return c
+	}
+	cmd.AddCommand(
+		toggle("pause", "Pause a role", (*agent.Enablement).Pause),
+		toggle("resume", "Resume a paused role", (*agent.Enablement).Resume),
+		&cobra.Command{
+			Use:   "list",
+			Short: "List paused roles",
+			Args:  cobra.NoArgs,
+			RunE: func(_ *cobra.Command, _ []string) error {
+				ps, err := enablement().List()
+				if err != nil {
+					return err
+				}
+				if len(ps) == 0 {
+					fmt.Fprintln(a.stdout, "no agent is paused")
+				}
+				for _, p := range ps {
+					where := p.Project
+					if where == "" {
+						where = "(all projects)"
+					}
+					fmt.Fprintf(a.stdout, "%-11s paused  %-20s since %s\n", p.Role, where, p.Since.Format("2006-01-02 15:04"))
+				}
+				return nil
+			},
+		},
+	)
+	return cmd
+}

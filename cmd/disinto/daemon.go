@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/metrics"
+	"github.com/disinto/disinto/lib/redact"
+	"github.com/disinto/disinto/lib/scheduler"
+)
+
+// Stagger of each role inside its project's slot: review first, dev 2 s
+// later (the reference), the slow agents further apart so that a catch-up
+// after a long outage does not start them all at once.
+var roleStagger = map[config.Role]time.Duration{
+	config.RoleReview:     0,
+	config.RoleDev:        2 * time.Second,
+	config.RoleSupervisor: 10 * time.Second,
+	config.RoleGardener:   30 * time.Second,
+	config.RoleArchitect:  60 * time.Second,
+	config.RolePlanner:    90 * time.Second,
+	config.RolePredictor:  120 * time.Second,
+}
+
+// projectSpread is the window over which projects' slots are spread.
+const projectSpread = time.Minute
+
+type daemonFlags struct {
+	listen string
+	grace  time.Duration
+}
+
+func (a *app) daemonCmd() *cobra.Command { return a.daemonCmdWith(agentRegistry) }
+
+func (a *app) daemonCmdWith(registry func() map[config.Role]agentFactory) *cobra.Command {
+	var f daemonFlags
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Run every agent of every project on its schedule, with webhooks, /healthz, /metrics and /status",
+		Long: "Loads projects/*.toml and the environment, takes the data dir lock, schedules the agents\n" +
+			"(AGENT_ROLES, POLL_INTERVAL, GARDENER_INTERVAL, ...), serves /healthz, /metrics, /status and\n" +
+			"the Forgejo webhook receiver on /hooks/forgejo (DISINTO_WEBHOOK_SECRET), and runs until\n" +
+			"SIGTERM. Shutdown stops new work, gives running sessions --grace to finish, then cancels them.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runDaemon(cmd.Context(), f, registry())
+		},
+	}
+	cmd.Flags().StringVar(&f.listen, "listen", a.envOr("DISINTO_LISTEN", ":8080"), "address of the HTTP server")
+	cmd.Flags().DurationVar(&f.grace, "grace", 5*time.Minute, "how long running sessions may finish after SIGTERM")
+	return cmd
+}
+
+// daemon holds the wired parts of a running daemon.
+type daemon struct {
+	cfg           *config.Config
+	dataDir       string
+	started       time.Time
+	log           zerolog.Logger
+	logs          *logx.Set
+	ledger        *ledger.Ledger
+	enablement    *agent.Enablement
+	rt            *agent.Runtime
+	sched         *scheduler.Scheduler
+	metrics       *metrics.Registry
+	unimplemented []string
+}
+
+func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.Role]agentFactory) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(a.dataDir, 0o750); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	lock, err := lockDataDir(a.dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+
+	d, err := a.newDaemon(cfg, registry)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.ledger.Close(); _ = d.logs.Close() }()
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", f.listen, err)
+	}
+	srv := &http.Server{Handler: d.mux(), ReadHeaderTimeout: 10 * time.Second}
+	if err := writeDaemonInfo(a.dataDir, daemonInfo{PID: os.Getpid(), Listen: ln.Addr().String(), Started: d.started}); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer os.Remove(filepath.Join(a.dataDir, "daemon.json"))
+	d.log.Info().Str("listen", ln.Addr().String()).Int("projects", len(cfg.Projects)).
+		Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
+
+	// Two contexts: ctx (signals) stops claiming new work; jobsCtx is
+	// cancelled only after the grace period, and kills running sessions.
+	jobsCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJobs()
+	var g errgroup.Group
+	schedDone := make(chan struct{})
+	g.Go(func() error {
+		defer close(schedDone)
+		return d.sched.Run(ctx, jobsCtx)
+	})
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	})
+
+	<-ctx.Done()
+	d.log.Info().Dur("grace", f.grace).Int("sessions", len(d.rt.Running())).Msg("shutting down: no new work; waiting for running sessions")
+	graceCtx, cancelGrace := context.WithTimeout(context.Background(), f.grace)
+	drained := waitDrained(graceCtx, schedDone, d.rt)
+	cancelGrace()
+	if !drained {
+		d.log.Warn().Int("sessions", len(d.rt.Running())).Msg("grace period over; cancelling running sessions")
+		cancelJobs()
+		hardCtx, cancelHard := context.WithTimeout(context.Background(), 10*time.Second)
+		if !waitDrained(hardCtx, schedDone, d.rt) {
+			d.log.Error().Msg("sessions did not stop after cancellation; exiting anyway")
+		}
+		cancelHard()
+	}
+	shutCtx, cancelShut := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = srv.Shutdown(shutCtx)
+	cancelShut()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	d.log.Info().Msg("daemon stopped")
+	return nil
+}
+
+// waitDrained waits until the scheduler loop and all background work have
+// returned, or ctx ends; it reports whether everything returned.
+func waitDrained(ctx context.Context, schedDone <-chan struct{}, rt *agent.Runtime) bool {
+	select {
+	case <-schedDone:
+	case <-ctx.Done():
+		return false
+	}
+	return rt.Wait(ctx) == nil
+}
+
+// newDaemon wires the ledger, logs, metrics, runtime and scheduler, and
+// builds one job per enabled (project, role) that has an implementation.
+func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactory) (*daemon, error) {
+	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr,
+		Redactor: redact.New(cfg.Secrets()...)})
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{cfg: cfg, dataDir: a.dataDir, started: time.Now(), logs: logs, log: logs.For("daemon")}
+	if d.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{}); err != nil {
+		return nil, err
+	}
+	store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json"))
+	if err != nil {
+		return nil, err
+	}
+	d.enablement = agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)
+	d.metrics = metrics.New(func() int { return len(d.rt.Running()) })
+	d.rt = agent.New(agent.Options{
+		Ledger:     metrics.Recorder{Next: d.ledger, Reg: d.metrics},
+		Enablement: d.enablement,
+		Log:        d.log,
+		OnTick: func(p string, r config.Role, dur time.Duration, err error) {
+			d.metrics.ObserveTick(p, string(r), dur, err)
+		},
+	})
+	d.sched = scheduler.New(scheduler.Options{Store: store, Log: logs.For("scheduler")})
+	if err := a.addJobs(d, registry); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
+	missing := map[config.Role]bool{}
+	for _, p := range d.cfg.Projects {
+		for _, role := range config.ScheduledRoles {
+			if !d.cfg.RoleEnabled(p, role) {
+				continue
+			}
+			factory, ok := registry[role]
+			if !ok {
+				missing[role] = true
+				continue
+			}
+			ag, err := factory(agentDeps{Config: d.cfg, Project: p, Role: role, DataDir: a.dataDir,
+				StateDir: filepath.Join(a.dataDir, "state", p.Name), Log: d.logs.For(string(role))})
+			if err != nil {
+				return fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
+			}
+			if err := d.sched.Add(jobFor(d.rt, ag, p, role)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, role := range config.ScheduledRoles {
+		if missing[role] {
+			d.unimplemented = append(d.unimplemented, string(role))
+		}
+	}
+	if len(d.unimplemented) > 0 {
+		d.log.Warn().Strs("roles", d.unimplemented).Msg("configured roles have no implementation yet; not scheduled")
+	}
+	return nil
+}
+
+// jobFor turns one agent into a scheduler job with the project's cadence.
+func jobFor(rt *agent.Runtime, ag agent.Agent, p *config.Project, role config.Role) scheduler.Job {
+	j := scheduler.Job{
+		Project:  p.Name,
+		Role:     string(role),
+		Interval: p.Roles[role].Interval,
+		Offset:   scheduler.ProjectSlot(p.Name, projectSpread) + roleStagger[role],
+	}
+	if j.Interval <= 0 {
+		j.Interval = config.DefaultIntervals[role]
+	}
+	switch role {
+	case config.RoleReview, config.RoleDev:
+	case config.RoleSupervisor:
+		// The reference supervisor runs at start, then 20 min after each run.
+		j.AfterFinish = true
+	default:
+		j.FirstRun = scheduler.FirstRunAfterInterval
+	}
+	j.Run = func(ctx context.Context, t scheduler.Tick) error {
+		cause := agent.CauseSchedule
+		if t.Cause == scheduler.CauseTrigger {
+			cause = agent.CauseEvent
+		}
+		err := rt.Tick(ctx, ag, p, role, cause)
+		if errors.Is(err, agent.ErrPaused) {
+			return nil
+		}
+		return err
+	}
+	return j
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// daemonInfo is written to <data>/daemon.json while a daemon runs, so that
+// `disinto status` can find its /status endpoint.
+type daemonInfo struct {
+	PID     int       `json:"pid"`
+	Listen  string    `json:"listen"`
+	Started time.Time `json:"started"`
+}
+
+// dataLock is the one-daemon-per-data-dir lock.
+type dataLock struct{ f *os.File }
+
+// lockDataDir takes a non-blocking exclusive lock on <data>/daemon.lock.
+func lockDataDir(dataDir string) (*dataLock, error) {
+	path := filepath.Join(dataDir, "daemon.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(path)
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another daemon already uses data dir %s (pid %s)", dataDir, strings.TrimSpace(string(holder)))
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
+	}
+	return &dataLock{f: f}, nil
+}
+
+func (l *dataLock) release() {
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = l.f.Close()
+}
+
+func writeDaemonInfo(dataDir string, info daemonInfo) error {
+	data, err := json.Marshal(info)
+	if err != nil {
+		return fmt.Errorf("encode daemon info: %w", err)
+	}
+	path := filepath.Join(dataDir, "daemon.json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o640); err != nil {
+		return fmt.Errorf("write daemon info: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write daemon info: %w", err)
+	}
+	return nil
+}
+
+func readDaemonInfo(dataDir string) (daemonInfo, bool) {
+	var info daemonInfo
+	data, err := os.ReadFile(filepath.Join(dataDir, "daemon.json"))
+	if err != nil || json.Unmarshal(data, &info) != nil || info.Listen == "" {
+		return daemonInfo{}, false
+	}
+	return info, true
+}
+
+func ledgerDir(dataDir string) string { return filepath.Join(dataDir, "ledger") }

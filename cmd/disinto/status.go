@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/scheduler"
+)
+
+func (a *app) statusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [--json]",
+		Short: "Show projects, agents (enabled, last and next run, running now), recent runs and cost today",
+		Long: "Reads the running daemon's /status when there is one (found through <data>/daemon.json),\n" +
+			"otherwise the data dir: schedule, pauses and the run ledger.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, live := a.fetchStatus(cmd.Context())
+			if !live {
+				rep = a.offlineStatus()
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printStatus(a.stdout, rep, live)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// fetchStatus asks a running daemon for its /status.
+func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
+	info, ok := readDaemonInfo(a.dataDir)
+	if !ok {
+		return statusReport{}, false
+	}
+	host, port, err := net.SplitHostPort(info.Listen)
+	if err != nil {
+		return statusReport{}, false
+	}
+	if host == "" || host == "::" || host == "0.0.0.0" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/status", nil)
+	if err != nil {
+		return statusReport{}, false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return statusReport{}, false
+	}
+	defer resp.Body.Close()
+	var rep statusReport
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil {
+		return statusReport{}, false
+	}
+	if rep.Daemon != nil {
+		rep.Daemon.PID, rep.Daemon.Listen = info.PID, info.Listen
+	}
+	return rep, true
+}
+
+// offlineStatus builds the report from the data dir (and the config when
+// it loads) while no daemon runs.
+func (a *app) offlineStatus() statusReport {
+	var rep statusReport
+	if cfg, err := a.loadConfigQuiet(); err == nil {
+		for _, p := range cfg.Projects {
+			rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
+		}
+	}
+	if store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json")); err == nil {
+		for key, st := range store.All() {
+			p, r, _ := strings.Cut(key, "/")
+			rep.Jobs = append(rep.Jobs, scheduler.JobStatus{Project: p, Role: r, JobState: st})
+		}
+		sort.Slice(rep.Jobs, func(i, j int) bool {
+			return rep.Jobs[i].Project+"/"+rep.Jobs[i].Role < rep.Jobs[j].Project+"/"+rep.Jobs[j].Role
+		})
+	}
+	rep.Paused, _ = agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil).List()
+	rep.Recent, rep.CostTodayUSD = recentRuns(a.dataDir, time.Now())
+	return rep
+}
+
+func (a *app) loadConfigQuiet() (*config.Config, error) {
+	return config.Load(a.projectsDir, a.envFile, a.env)
+}
+
+func printStatus(w io.Writer, rep statusReport, live bool) {
+	if live && rep.Daemon != nil {
+		fmt.Fprintf(w, "daemon: running (pid %d, %s, up since %s)\n", rep.Daemon.PID, rep.Daemon.Listen, rep.Daemon.Started.Format(time.RFC3339))
+	} else {
+		fmt.Fprintln(w, "daemon: not running")
+	}
+	if len(rep.Projects) > 0 {
+		fmt.Fprintln(w, "\nprojects:")
+		for _, p := range rep.Projects {
+			fmt.Fprintf(w, "  %s  %s\n", p.Name, p.Repo)
+		}
+	}
+	paused := func(project, role string) bool {
+		for _, p := range rep.Paused {
+			if string(p.Role) == role && (p.Project == "" || p.Project == project) {
+				return true
+			}
+		}
+		return false
+	}
+	running := map[string]int{}
+	for _, wk := range rep.Running {
+		running[wk.Project+"/"+wk.Role]++
+	}
+	fmt.Fprintln(w, "\nagents:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PROJECT\tROLE\tENABLED\tLAST RUN\tNEXT RUN\tRUNNING\tLAST ERROR")
+	for _, j := range rep.Jobs {
+		run := "-"
+		if j.Running || running[j.Project+"/"+j.Role] > 0 {
+			run = fmt.Sprintf("yes (%d work)", running[j.Project+"/"+j.Role])
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Project, j.Role, yesNo(!paused(j.Project, j.Role)),
+			stamp(j.LastStart), stamp(j.Next), run, oneLine(j.LastError, 60))
+	}
+	_ = tw.Flush()
+	if len(rep.Unimplemented) > 0 {
+		fmt.Fprintf(w, "  (configured but not implemented yet: %s)\n", strings.Join(rep.Unimplemented, ", "))
+	}
+	for _, p := range rep.Paused {
+		if p.Project == "" {
+			fmt.Fprintf(w, "  %s is paused for all projects since %s\n", p.Role, stamp(p.Since))
+		}
+	}
+	fmt.Fprintln(w, "\nrecent runs:")
+	if len(rep.Recent) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rep.Recent {
+		subject := "-"
+		switch {
+		case r.PR != 0:
+			subject = fmt.Sprintf("PR #%d", r.PR)
+		case r.Issue != 0:
+			subject = fmt.Sprintf("#%d", r.Issue)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t$%.2f\t%s\n", stamp(r.End), r.Project, r.Role, subject,
+			r.Reason, orDash(string(r.Code)), r.CostUSD, r.Wall.Round(time.Second))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\ncost today: $%.2f\n", rep.CostTodayUSD)
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "paused"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return orDash(s)
+}
