@@ -168,3 +168,30 @@ type Result struct {
 func (r Result) Success() bool {
 	return r.HasResult && r.Subtype == "success" && !r.IsError
 }
+
+// Code maps a Run error to the dotted outcome code the ledger records:
+// "" for nil, "claude.timeout", "claude.crashed", "claude.no_result",
+// "claude.max_turns", "claude.session_not_found", "claude.canceled",
+// "claude.invalid", else "claude.error".
+func Code(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrTimeout):
+		return "claude.timeout"
+	case errors.Is(err, ErrCrashed):
+		return "claude.crashed"
+	case errors.Is(err, ErrNoResult):
+		return "claude.no_result"
+	case errors.Is(err, ErrMaxTurns):
+		return "claude.max_turns"
+	case errors.Is(err, ErrSessionNotFound):
+		return "claude.session_not_found"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "claude.canceled"
+	case errors.Is(err, ErrInvalid), errors.Is(err, ErrBackend):
+		return "claude.invalid"
+	default:
+		return "claude.error"
+	}
+}

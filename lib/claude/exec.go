@@ -227,11 +227,8 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	log.Info().Str("resume", resume).Msg("claude run starting")
 	res, err := e.runProcess(ctx, inv, Args(inv, b.Backend), env, log)
 	e.observer().SessionEnded(b.Name, res, err)
-	ev := log.Info()
-	if err != nil {
-		ev = log.Warn().Str("error", e.redactor().String(err.Error()))
-	}
-	ev.Str(logx.KeySession, res.SessionID).Str("subtype", res.Subtype).Int("exit_code", res.ExitCode).
+	// The error itself is the caller's to log; this line records the run.
+	log.Info().Str(logx.KeyOutcome, Code(err)).Str(logx.KeySession, res.SessionID).Str("subtype", res.Subtype).Int("exit_code", res.ExitCode).
 		Float64("cost_usd", res.CostUSD).Int("turns", res.NumTurns).Int64("tokens", res.Usage.Total()).
 		Dur(logx.KeyDuration, res.Duration).Msg("claude run finished")
 	return res, err

@@ -70,12 +70,6 @@ func (k *killer) finish() string {
 	return k.reason
 }
 
-func (k *killer) why() string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.reason
-}
-
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
 	mu  sync.Mutex
