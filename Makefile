@@ -48,7 +48,7 @@ staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
 formula-lint:
-	go run ./cmd/disinto formula lint
+	go run ./cmd/disinto formula lint formulas/*.toml
 
 unit:
 	go test $(GO_TEST_FLAGS) ./...
