@@ -137,10 +137,14 @@ const (
 )
 
 // RefMarker renders <!-- kind: value -->. Characters that could end the
-// comment or open another one (<, >, newlines) are dropped from value.
+// comment or open another one (<, >) are dropped from value and newlines
+// become spaces.
 func RefMarker(kind RefKind, value string) string {
 	clean := strings.Map(func(r rune) rune {
-		if strings.ContainsRune(refValueForbiddenRune, r) {
+		switch {
+		case r == '\n' || r == '\r':
+			return ' '
+		case strings.ContainsRune(refValueForbiddenRune, r):
 			return -1
 		}
 		return r
