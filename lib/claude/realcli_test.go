@@ -125,3 +125,41 @@ func TestRealCLIUnknownSessionIsReported(t *testing.T) {
 		t.Fatalf("err = %v, want ErrSessionNotFound", err)
 	}
 }
+
+func TestRealCLIConcurrentSessionsShareOneServer(t *testing.T) {
+	t.Parallel()
+	var scenarios []claudetest.Scenario
+	for _, name := range []string{"left", "right"} {
+		scenarios = append(scenarios, claudetest.Scenario{Name: name, Turns: []claudetest.Turn{
+			claudetest.Tools(claudetest.Write("{{.Cwd}}/"+name+".txt", name+"\n")),
+			claudetest.Text(name + " written"),
+		}})
+	}
+	srv, url := claudetest.Start(t, scenarios...)
+	e := newRealExec(t, url)
+	type out struct {
+		name, dir string
+		res       claude.Result
+		err       error
+	}
+	results := make(chan out, 2)
+	for _, s := range scenarios {
+		dir := t.TempDir()
+		go func() {
+			res, err := e.Run(context.Background(), claude.Invocation{Prompt: "scenario: " + s.Name, Dir: dir, MaxTurns: 4})
+			results <- out{s.Name, dir, res, err}
+		}()
+	}
+	for range scenarios {
+		o := <-results
+		if o.err != nil || o.res.Text != o.name+" written" {
+			t.Errorf("%s: %+v %v", o.name, o.res, o.err)
+		}
+		if b, err := os.ReadFile(filepath.Join(o.dir, o.name+".txt")); err != nil || string(b) != o.name+"\n" {
+			t.Errorf("%s: file %q %v", o.name, b, err)
+		}
+		if n := len(srv.MessageRequests(o.name)); n != 2 {
+			t.Errorf("%s: %d requests, want 2", o.name, n)
+		}
+	}
+}
