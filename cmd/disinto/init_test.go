@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge/forgetest"
+)
+
+func TestParseSlug(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"acme/widget", "acme/widget", true},
+		{"https://forge.example/acme/widget.git", "acme/widget", true},
+		{"http://forge.example:3000/acme/widget/", "acme/widget", true},
+		{"http://localhost:3000/sub/acme/widget", "acme/widget", true},
+		{"git@github.com:acme/widget.git", "", false},
+		{"widget", "", false},
+		{"acme/wid get", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseSlug(tt.in)
+			if (err == nil) != tt.ok || got != tt.want {
+				t.Errorf("parseSlug(%q) = %q, %v", tt.in, got, err)
+			}
+		})
+	}
+}
+
+func TestInitMissingFlagsIsUsageError(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"init", "--yes", "--env-file", filepath.Join(dir, ".env"), "--projects-dir", dir}
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"no forge", nil, nil, "--forge-url"},
+		{"no admin", []string{"FORGE_URL=http://127.0.0.1:1"}, nil, "--admin-user"},
+		{"no password", []string{"FORGE_URL=http://127.0.0.1:1", "FORGE_ADMIN_USER=root"}, nil, "--admin-password"},
+		{"no repo", []string{"FORGE_URL=http://127.0.0.1:1", "FORGE_ADMIN_USER=root", "FORGE_ADMIN_PASS=secret-pass"}, nil, "--repo"},
+		{"bad repo", []string{"FORGE_URL=http://127.0.0.1:1", "FORGE_ADMIN_TOKEN=tok"}, []string{"git@x:a/b"}, "SSH URLs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, tt.env, append(base, tt.args...)...)
+			if code != exitUsage || !strings.Contains(errOut, tt.want) {
+				t.Errorf("code %d, stderr %q; want exit 2 naming %s", code, errOut, tt.want)
+			}
+		})
+	}
+}
+
+// gitRepo makes a repository with one commit on branch trunk.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "trunk"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.test", "commit", "-q", "--allow-empty", "-m", "first"},
+		{"tag", "v0.1.0"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return dir
+}
+
+func TestInitAgainstRealForge(t *testing.T) {
+	srv := forgetest.Start(t)
+	dir := t.TempDir()
+	envFile, projects := filepath.Join(dir, "config", ".env"), filepath.Join(dir, "config", "projects")
+	env := []string{"FORGE_URL=" + srv.URL, "FORGE_ADMIN_USER=" + srv.AdminLogin, "FORGE_ADMIN_PASS=" + srv.AdminPassword}
+	args := []string{"init", "--yes", "--repo", "acme/demo", "--source", gitRepo(t),
+		"--projects-dir", projects, "--env-file", envFile, "--webhook-url", "http://127.0.0.1:9/hooks/forgejo"}
+
+	code, out, errOut := runCLI(t, env, args...)
+	if code != exitOK {
+		t.Fatalf("init: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"dev-bot", "created", "acme/demo-ops", "protection", "webhook"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	noSecrets(t, envFile, srv.AdminPassword, out, errOut)
+
+	st, err := os.Stat(envFile)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("env file: %v %v", st, err)
+	}
+	code, out2, errOut2 := runCLI(t, nil, "config", "check", "--projects-dir", projects, "--env-file", envFile)
+	if code != exitOK {
+		t.Fatalf("config check: %d\n%s\n%s", code, out2, errOut2)
+	}
+	cfg, err := config.Load(projects, envFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := cfg.Projects[0].PrimaryBranch; b != "trunk" {
+		t.Errorf("primary branch %q, want the source's trunk", b)
+	}
+	dev, _ := cfg.Bot(config.RoleDev)
+	rc := srv.Client(t, dev.Token, dev.User).Repo("acme", "demo")
+	if _, err := rc.GetBranch(context.Background(), "trunk"); err != nil {
+		t.Errorf("source not pushed: %v", err)
+	}
+	if pr, err := rc.GetBranchProtection(context.Background(), "trunk"); err == nil {
+		t.Errorf("dev-bot can read protection (needs admin): %+v", pr)
+	}
+	if pr, err := srv.Admin(t).Repo("acme", "demo").GetBranchProtection(context.Background(), "trunk"); err != nil || pr.RequiredApprovals != 1 {
+		t.Errorf("protection of trunk: %+v %v", pr, err)
+	}
+
+	code, out, errOut = runCLI(t, env, args...)
+	if code != exitOK {
+		t.Fatalf("re-run: code %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "nothing changed") || strings.Contains(out, string(" created ")) || strings.Contains(out, " updated ") {
+		t.Errorf("re-run changed something:\n%s", out)
+	}
+	if !strings.Contains(out, "already present") {
+		t.Errorf("re-run does not report items as already present:\n%s", out)
+	}
+	noSecrets(t, envFile, srv.AdminPassword, out, errOut)
+
+	// A token that no longer exists on the forge is replaced, and says so.
+	data, _ := os.ReadFile(envFile)
+	broken := strings.Replace(string(data), "FORGE_SUPERVISOR_TOKEN=", "FORGE_SUPERVISOR_TOKEN=x", 1)
+	if err := os.WriteFile(envFile, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, env, args...)
+	if code != exitOK || !strings.Contains(out, "new token") {
+		t.Errorf("repair: code %d\n%s\n%s", code, out, errOut)
+	}
+	noSecrets(t, envFile, srv.AdminPassword, out, errOut)
+	cfg, _ = config.Load(projects, envFile, nil)
+	sup, _ := cfg.Bot(config.RoleSupervisor)
+	if me, err := srv.Client(t, sup.Token, sup.User).Me(context.Background()); err != nil || me.Login != "supervisor-bot" {
+		t.Errorf("repaired supervisor token: %v %v", me, err)
+	}
+}
+
+func TestInitBadAdminPasswordNamesTheCall(t *testing.T) {
+	srv := forgetest.Start(t)
+	dir := t.TempDir()
+	env := []string{"FORGE_URL=" + srv.URL, "FORGE_ADMIN_USER=" + srv.AdminLogin, "FORGE_ADMIN_PASS=wrong-password-123"}
+	code, out, errOut := runCLI(t, env, "init", "--yes", "--repo", "acme/demo",
+		"--projects-dir", filepath.Join(dir, "p"), "--env-file", filepath.Join(dir, ".env"))
+	if code != exitFailure || !strings.Contains(errOut, "GET /api/v1/user") || !strings.Contains(errOut, "401") {
+		t.Errorf("code %d, stderr %q", code, errOut)
+	}
+	if strings.Contains(out+errOut, "wrong-password-123") {
+		t.Error("the password reached the output")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".env")); err == nil {
+		t.Error("env file written although nothing was provisioned")
+	}
+}
+
+// noSecrets fails when any secret of the env file, or the admin password,
+// appears in the output.
+func noSecrets(t *testing.T, envFile, adminPass string, outputs ...string) {
+	t.Helper()
+	vals, err := config.ReadEnvFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := []string{adminPass}
+	n := 0
+	for k, v := range vals {
+		if config.IsSecretName(k) && v != "" {
+			secrets = append(secrets, v)
+			n++
+		}
+	}
+	if n < 19 {
+		t.Errorf("env file holds %d secrets, want at least 19 (9 tokens, 9 passwords, webhook secret)", n)
+	}
+	for _, o := range outputs {
+		for _, s := range secrets {
+			if strings.Contains(o, s) {
+				t.Errorf("a secret appears in the output")
+			}
+		}
+	}
+}
