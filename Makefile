@@ -29,6 +29,7 @@ build:
 # fast when its cache is warm.
 setup:
 	tests/setup/gitea.sh
+	tests/setup/claude.sh
 
 lint: fmt-check vet staticcheck formula-lint
 
