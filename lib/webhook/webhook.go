@@ -216,7 +216,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, p := range projects {
 		for _, role := range roles {
 			if h.opts.Trigger.Trigger(p, string(role)) {
-				log.Info().Str(logx.KeyProject, p).Str(logx.KeyAgent, string(role)).Str("action", ev.Action).
+				log.Info().Str(logx.KeyProject, p).Str("role", string(role)).Str("action", ev.Action).
 					Int64("number", ev.Number).Msg("webhook triggered agent")
 			}
 		}
