@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	verdictpkg "github.com/disinto/disinto/lib/verdict"
 )
 
 // advance moves one issue that has no running session at most one step.
@@ -210,8 +211,18 @@ func (a *Agent) checkReview(ctx context.Context, st *State) error {
 	if err != nil {
 		return err
 	}
-	me, _ := a.identity(ctx)
-	v, ok := latestVerdict(me, st.HeadSHA, reviews, comments)
+	var v verdict
+	var ok bool
+	if a.o.ReviewBot != "" {
+		var r verdictpkg.Reading
+		if r, ok = verdictpkg.Read(comments, reviews, st.HeadSHA, a.o.ReviewBot); ok {
+			v = verdict{Key: fmt.Sprintf("%s:%s:%s", r.SHA, r.Verdict, bodyHash(r.Feedback)[:12]),
+				Approve: r.Verdict.Approved(), Text: r.Feedback}
+		}
+	} else {
+		me, _ := a.identity(ctx)
+		v, ok = latestVerdict(me, st.HeadSHA, reviews, comments)
+	}
 	if !ok || v.Key == st.HandledReview {
 		return nil
 	}

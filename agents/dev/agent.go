@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
@@ -47,10 +48,16 @@ type forgeAPI interface {
 
 var _ forgeAPI = (*forge.RepoClient)(nil)
 
-// recorder receives the one ledger record of every run.
-type recorder interface {
-	Append(r ledger.Record) error
+// runHandle is what the agent needs of the daemon's runtime: tracked
+// background work keyed per issue, and the ledger. *agent.Run implements it.
+type runHandle interface {
+	// Go runs fn in a tracked goroutine unless work with key is running.
+	Go(ctx context.Context, key string, fn func(ctx context.Context)) bool
+	// Record appends a terminal ledger record.
+	Record(rec ledger.Record) error
 }
+
+var _ runHandle = (*agent.Run)(nil)
 
 // Limits bound the work on one issue.
 type Limits struct {
@@ -110,8 +117,6 @@ type Options struct {
 	Claude claude.Runner
 	// Git works in the agent's own clone.
 	Git gitOps
-	// Ledger receives one record per run.
-	Ledger recorder
 	// Formula is the dev formula the first prompt is rendered from.
 	Formula *formula.Formula
 	// DataDir is the daemon's data directory.
@@ -121,6 +126,9 @@ type Options struct {
 	// BotUsernames are forge logins whose comments are not shown to the
 	// model as human comments (the agent's own login is always excluded).
 	BotUsernames []string
+	// ReviewBot is the review agent's login: only its verdicts count. When
+	// empty, any formal review or verdict marker by someone else counts.
+	ReviewBot string
 	// Maintainers are @-mentioned when an issue is escalated.
 	Maintainers []string
 	// Secrets are masked in everything the agent posts or logs.
@@ -146,16 +154,18 @@ type Agent struct {
 	mu      sync.Mutex
 	running map[int64]bool
 	me      string
-	wg      sync.WaitGroup
+	h       runHandle
 }
+
+var _ agent.Agent = (*Agent)(nil)
 
 // New validates o and returns an agent.
 func New(o Options) (*Agent, error) {
 	switch {
 	case o.Project == "" || o.Repo == "":
 		return nil, errors.New("dev agent: project and repo required")
-	case o.Forge == nil || o.Claude == nil || o.Git == nil || o.Ledger == nil:
-		return nil, errors.New("dev agent: forge, claude, git and ledger required")
+	case o.Forge == nil || o.Claude == nil || o.Git == nil:
+		return nil, errors.New("dev agent: forge, claude and git required")
 	case o.Formula == nil:
 		return nil, errors.New("dev agent: dev formula required")
 	case o.DataDir == "":
@@ -180,10 +190,6 @@ func New(o Options) (*Agent, error) {
 		running: map[int64]bool{},
 	}, nil
 }
-
-// Wait blocks until every background session has returned (they stop
-// when the context given to Tick ends).
-func (a *Agent) Wait() { a.wg.Wait() }
 
 // Busy reports whether a session of issue n is running.
 func (a *Agent) Busy(n int64) bool {
@@ -232,29 +238,25 @@ func (a *Agent) issueLog(st State) *zerolog.Logger {
 	return &l
 }
 
-// spawn runs fn for issue n in a tracked goroutine unless one runs.
-func (a *Agent) spawn(ctx context.Context, n int64, fn func(ctx context.Context)) bool {
+// handle returns the runtime handle of the latest tick. Runs stay valid
+// after their tick, so background work may use it.
+func (a *Agent) handle() runHandle {
 	a.mu.Lock()
-	if a.running[n] {
+	defer a.mu.Unlock()
+	return a.h
+}
+
+// spawn runs fn for issue n as tracked background work unless it runs.
+func (a *Agent) spawn(ctx context.Context, n int64, fn func(ctx context.Context)) bool {
+	return a.handle().Go(ctx, "issue-"+strconv.FormatInt(n, 10), func(ctx context.Context) {
+		a.mu.Lock()
+		a.running[n] = true
 		a.mu.Unlock()
-		return false
-	}
-	a.running[n] = true
-	a.wg.Add(1)
-	a.mu.Unlock()
-	go func() {
-		defer a.wg.Done()
 		defer func() {
 			a.mu.Lock()
 			delete(a.running, n)
 			a.mu.Unlock()
 		}()
-		defer func() {
-			if r := recover(); r != nil {
-				a.log.Error().Int64(logx.KeyIssue, n).Interface("panic", r).Msg("dev session panicked; state kept for the next tick")
-			}
-		}()
 		fn(ctx)
-	}()
-	return true
+	})
 }

@@ -53,7 +53,7 @@ func (a *Agent) settle(_ context.Context, st *State) error {
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Turns: st.Turns,
 			Wall: a.o.Now().Sub(st.Started),
 		}
-		if err := a.o.Ledger.Append(rec); err != nil {
+		if err := a.handle().Record(rec); err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 		st.Recorded = true

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/deps"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/logx"
@@ -64,7 +65,14 @@ func newSnapshot(me string, issues []forge.Issue, pulls []forge.PullRequest) *sn
 // nothing to do (open issues, open pull requests); waiting issues add a
 // status or review lookup each. Sessions it starts keep running under ctx
 // after Tick returns.
-func (a *Agent) Tick(ctx context.Context) error {
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
+	return a.tick(ctx, run)
+}
+
+func (a *Agent) tick(ctx context.Context, h runHandle) error {
+	a.mu.Lock()
+	a.h = h
+	a.mu.Unlock()
 	me, err := a.identity(ctx)
 	if err != nil {
 		return err

@@ -206,7 +206,7 @@ func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
 	}
 	return formula.Render(a.o.Formula, formula.RenderInput{
 		Role: "dev", Project: a.o.Project, Repo: a.o.Repo,
-		Vars: map[string]string{"issue": fmt.Sprint(st.Issue), "issue_title": issue.Title},
+		Vars:   map[string]string{"issue": fmt.Sprint(st.Issue), "issue_title": issue.Title},
 		RepoFS: os.DirFS(st.Worktree), Blocks: blocks,
 		Protocols: []formula.Protocol{formula.ProtocolPhase, formula.ProtocolResult},
 		PhaseFile: a.st.phaseFile(st.Issue), ResultFile: a.st.resultFile(st.Issue),

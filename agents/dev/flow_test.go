@@ -1,0 +1,539 @@
+package dev
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// driveToPR claims issue n and returns its state awaiting CI.
+func driveToPR(t *testing.T, h *harness, n int64) State {
+	t.Helper()
+	h.tick()
+	return h.wantStage(n, StageAwaitingCI)
+}
+
+func TestHappyPath(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Add a widget", "Please add a widget.", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+
+	pr := h.f.pull(st.PR)
+	if pr.Title != "fix: Add a widget (#1)" || !strings.HasPrefix(pr.Body, "Fixes #1\n\n## Changes") || pr.Head != "fix/issue-1" {
+		t.Fatalf("pull request %q / %q / %q", pr.Title, pr.Body, pr.Head)
+	}
+	if i := h.f.issue(n); !i.AssignedTo(bot) || !i.HasLabel(forge.LabelInProgress) || i.HasLabel(forge.LabelBacklog) {
+		t.Fatalf("claimed issue: %+v", i)
+	}
+	calls := h.r.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("%d sessions, want 1", len(calls))
+	}
+	inv := calls[0]
+	for _, k := range []string{formula.EnvPhaseFile, formula.EnvResultFile, formula.EnvBranch, formula.EnvPrimaryBranch, "DISINTO_ISSUE"} {
+		if inv.Env[k] == "" {
+			t.Errorf("session env lacks %s", k)
+		}
+	}
+	if !strings.Contains(inv.Prompt, "Please add a widget.") || !strings.Contains(inv.Prompt, inv.Env[formula.EnvPhaseFile]) {
+		t.Errorf("prompt lacks the issue body or the phase file:\n%s", inv.Prompt)
+	}
+
+	h.tick() // CI pending: nothing happens
+	h.wantStage(n, StageAwaitingCI)
+	h.f.setStatus(pr.HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	h.wantStage(n, StageAwaitingReview)
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "LGTM")
+	h.tick()
+
+	if p := h.f.pull(st.PR); !p.Merged {
+		t.Fatal("not merged")
+	}
+	i := h.f.issue(n)
+	if i.State != forge.StateClosed || len(i.Labels) != 0 || len(i.Assignees) != 0 {
+		t.Fatalf("issue after merge: %+v", i)
+	}
+	if _, ok := h.state(n); ok {
+		t.Fatal("state kept after merge")
+	}
+	if len(h.g.removed) != 1 || len(h.g.mirrors) != 1 {
+		t.Fatalf("worktrees removed %v, mirrors %v", h.g.removed, h.g.mirrors)
+	}
+	rec := h.wantLedger(ledger.ReasonMerged, "")
+	if rec.CostUSD != 0.25 || rec.SessionID != "sess-1" || rec.PR != st.PR || rec.InputTokens != 100 {
+		t.Fatalf("ledger record %+v", rec)
+	}
+	if len(h.r.Calls()) != 1 {
+		t.Fatalf("merge needed %d sessions, want 1", len(h.r.Calls()))
+	}
+}
+
+func TestCIFixLoop(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		reds    int
+		merged  bool
+		session int
+	}{
+		{"red twice then green", 2, true, 3},
+		{"red four times", 4, false, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, pushing)
+			n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+			st := driveToPR(t, h, n)
+			for i := 0; i < tc.reds; i++ {
+				h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CIFailure, "unit tests failed: TestWidget")
+				h.tick()
+			}
+			if tc.merged {
+				h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+				h.tick()
+				h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+				h.tick()
+				h.wantLedger(ledger.ReasonMerged, "")
+			} else {
+				h.wantStage(n, StageBlocked)
+				h.wantComment(n, "ci.exhausted")
+				h.wantLabels(n, forge.LabelBlocked)
+				if h.f.pull(st.PR).Merged {
+					t.Fatal("merged after exhausting CI")
+				}
+				h.wantLedger(ledger.ReasonBlocked, ledger.CodeCIExhausted)
+			}
+			calls := h.r.Calls()
+			if len(calls) != tc.session {
+				t.Fatalf("%d sessions, want %d", len(calls), tc.session)
+			}
+			fix := calls[1]
+			if fix.ResumeID != "sess-1" || !strings.Contains(fix.Prompt, "attempt 1/3") ||
+				!strings.Contains(fix.Prompt, "unit tests failed: TestWidget") || !strings.Contains(fix.Prompt, "http://ci.invalid/pipeline/7") {
+				t.Fatalf("fix session: resume %q prompt %q", fix.ResumeID, fix.Prompt)
+			}
+		})
+	}
+}
+
+func TestInfraFailureRetriedOnce(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	head := h.f.pull(st.PR).HeadSHA
+	h.f.setStatus(head, forge.CIFailure, "clone: failed to connect to forge")
+	h.tick()
+	if got := h.f.pull(st.PR).HeadSHA; got == head {
+		t.Fatal("no retrigger commit pushed")
+	}
+	if len(h.r.Calls()) != 1 {
+		t.Fatal("infra failure resumed the model")
+	}
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CIFailure, "clone: failed to connect to forge")
+	h.tick()
+	if len(h.r.Calls()) != 2 {
+		t.Fatal("second infra failure not treated as a code failure")
+	}
+}
+
+func TestReviewLoop(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	h.f.review(st.PR, "review-bot", forge.ReviewRequestChanges, "Please rename foo to bar.")
+	h.tick()
+	calls := h.r.Calls()
+	if len(calls) != 2 || !strings.Contains(calls[1].Prompt, "rename foo to bar") || !strings.Contains(calls[1].Prompt, "round 1/5") {
+		t.Fatalf("review session: %+v", calls)
+	}
+	h.wantStage(n, StageAwaitingCI)
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	h.tick()
+	h.wantLedger(ledger.ReasonMerged, "")
+}
+
+func TestReviewExhausted(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	for i := 0; i < 6; i++ {
+		h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+		h.tick()
+		h.f.review(st.PR, "review-bot", forge.ReviewRequestChanges, "no")
+		h.tick()
+	}
+	h.wantStage(n, StageBlocked)
+	h.wantLedger(ledger.ReasonBlocked, ledger.CodeReviewExhausted)
+}
+
+func TestOnlyReviewBotCounts(t *testing.T) {
+	h := newHarness(t, pushing, func(o *Options) { o.ReviewBot = "review-bot" })
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+	h.f.review(st.PR, "mallory", forge.ReviewApprove, "ship it")
+	h.tick()
+	if h.f.pull(st.PR).Merged {
+		t.Fatal("merged on a stranger's approval")
+	}
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	h.tick()
+	h.wantLedger(ledger.ReasonMerged, "")
+}
+
+func TestHeadMovedAfterApproval(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	// Someone pushes after the approval, before the agent's next tick.
+	h.g.commit(st.Worktree)
+	h.g.push(st.Worktree, st.Branch)
+	h.tick()
+	if h.f.pull(st.PR).Merged {
+		t.Fatal("merged an unreviewed head")
+	}
+	h.wantStage(n, StageAwaitingCI)
+}
+
+func TestMergeRaceHeadMismatch(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	st = h.wantStage(n, StageAwaitingReview)
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	st.ReviewedSHA = "0000000000000000000000000000000000000bad"
+	if err := h.a.merge(t.Context(), &st); err != nil {
+		t.Fatal(err)
+	}
+	h.wantStage(n, StageBlocked)
+	h.wantLedger(ledger.ReasonBlocked, ledger.CodeMergeHeadMismatch)
+}
+
+func TestNoCI(t *testing.T) {
+	h := newHarness(t, pushing, func(o *Options) { o.CISystem = "none" })
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	h.tick()
+	h.wantLedger(ledger.ReasonMerged, "")
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		result string
+		reason ledger.Reason
+		code   ledger.Code
+		check  func(t *testing.T, h *harness, n int64)
+	}{
+		{"too large", `{"status":"too_large","reason":"three features","evidence":[{"file":"a.go","line":3,"note":"x"}]}`,
+			ledger.ReasonRefused, ledger.CodeRefusedTooLarge, func(t *testing.T, h *harness, n int64) {
+				h.wantLabels(n, forge.LabelUnderspecified)
+				h.wantComment(n, "Too large for single session")
+				if !h.f.issue(n).AssignedTo(bot) {
+					t.Error("assignee dropped")
+				}
+			}},
+		{"already done", `{"status":"already_done","reason":"exists","evidence":[{"file":"widget.go","line":12,"note":"the widget"}]}`,
+			ledger.ReasonRefused, ledger.CodeRefusedAlreadyDone, func(t *testing.T, h *harness, n int64) {
+				if h.f.issue(n).State != forge.StateClosed {
+					t.Error("not closed")
+				}
+				h.wantComment(n, "`widget.go:12`")
+			}},
+		{"already done without evidence", `{"status":"already_done","reason":"trust me"}`,
+			ledger.ReasonBlocked, ledger.CodeBuilderNoEvidence, func(t *testing.T, h *harness, n int64) {
+				h.wantLabels(n, forge.LabelBlocked)
+				h.wantComment(n, "builder.no_evidence")
+			}},
+		{"unmet dependency", `{"status":"unmet_dependency","reason":"needs the API","dependency":7}`,
+			ledger.ReasonRefused, ledger.CodeRefusedUnmetDep, func(t *testing.T, h *harness, n int64) {
+				h.wantLabels(n, forge.LabelBacklog)
+				h.wantComment(n, "#7")
+				if len(h.f.issue(n).Assignees) != 0 {
+					t.Error("still assigned")
+				}
+				h.tick() // the same text is not picked again
+				if len(h.r.Calls()) != 1 {
+					t.Error("refused issue picked again")
+				}
+			}},
+		{"unknown status", `not json`, ledger.ReasonBlocked, ledger.Code("builder.bad_result"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+				return h.writeResult(inv, tc.result)
+			})
+			h.f.addIssue("Dependency", "open one")
+			h.f.addIssue("filler", "x")
+			h.f.addIssue("filler", "x")
+			h.f.addIssue("filler", "x")
+			h.f.addIssue("filler", "x")
+			h.f.addIssue("filler", "x")
+			n := h.f.addIssue("Big thing", "body", forge.LabelBacklog)
+			h.tick()
+			h.wantLedger(tc.reason, tc.code)
+			if tc.check != nil {
+				tc.check(t, h, n)
+			}
+		})
+	}
+}
+
+func TestNudgeThenNoCommit(t *testing.T) {
+	h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+		return okResult(), nil
+	})
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	h.tick()
+	calls := h.r.Calls()
+	if len(calls) != 2 || calls[1].Prompt != nudgeText || calls[1].ResumeID != "sess-1" {
+		t.Fatalf("want one nudge, got %d calls", len(calls))
+	}
+	h.wantStage(n, StageBlocked)
+	h.wantLedger(ledger.ReasonBlocked, ledger.CodeBuilderNoCommit)
+}
+
+func TestNudgeThenPush(t *testing.T) {
+	h := newHarness(t, func(h *harness, n int, inv claude.Invocation) (claude.Result, error) {
+		if n == 0 {
+			return okResult(), nil
+		}
+		return h.implement(inv, formula.PhaseAwaitingCI)
+	})
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	h.tick()
+	h.wantStage(n, StageAwaitingCI)
+}
+
+func TestSessionEndings(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		m      model
+		reason ledger.Reason
+		code   ledger.Code
+		stage  Stage
+		text   string
+	}{
+		{"escalate", func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+			return h.writePhase(inv, formula.PhaseEscalate+"\nReason: the spec contradicts itself")
+		}, ledger.ReasonEscalated, ledger.CodeEscalatedByModel, StageEscalated, "the spec contradicts itself"},
+		{"failed", func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+			return h.writePhase(inv, formula.PhaseFailed+"\nReason: cannot build")
+		}, ledger.ReasonBlocked, ledger.Code("builder.failed"), StageBlocked, "cannot build"},
+		{"crash", func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+			return claude.Result{ExitCode: 1}, &claude.CrashError{ExitCode: 1, Stderr: "boom s3cr3t-value"}
+		}, ledger.ReasonBlocked, ledger.CodeClaudeCrashed, StageBlocked, "boom"},
+		{"timeout", func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+			return claude.Result{TimedOut: true}, claude.ErrTimeout
+		}, ledger.ReasonBlocked, ledger.CodeClaudeTimeout, StageBlocked, "claude.timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.m)
+			n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+			h.tick()
+			h.wantStage(n, tc.stage)
+			h.wantLedger(tc.reason, tc.code)
+			h.wantComment(n, tc.text)
+			h.wantLabels(n, forge.LabelBlocked)
+			for _, c := range h.f.commentsOf(n) {
+				if strings.Contains(c.Body, "s3cr3t-value") {
+					t.Fatal("secret posted")
+				}
+			}
+		})
+	}
+}
+
+func TestQueue(t *testing.T) {
+	h := newHarness(t, nil)
+	f := h.f
+	dep := f.addIssue("dependency", "open")                                            // 1
+	blocked := f.addIssue("needs 1", "## Depends on\n- #1\n", forge.LabelBacklog)      // 2
+	formulaIssue := f.addIssue("formula", "x", forge.LabelBacklog, forge.LabelFormula) // 3
+	theirs := f.addIssue("theirs", "x", forge.LabelBacklog)                            // 4
+	old := f.addIssue("old", "x", forge.LabelBacklog)                                  // 5
+	prio := f.addIssue("urgent", "x", forge.LabelBacklog, forge.LabelPriority)         // 6
+	vision := f.addIssue("vision", "x", forge.LabelVision, forge.LabelInProgress)      // 7
+	f.issues[theirs].Assignees = []string{"dev-qwen"}
+	snap := newSnapshot(bot, mustList(t, f), nil)
+	var got []int64
+	for _, i := range h.a.candidates(snap) {
+		got = append(got, i.Number)
+	}
+	if len(got) != 2 || got[0] != prio || got[1] != old {
+		t.Fatalf("queue %v, want [%d %d]", got, prio, old)
+	}
+	_ = []int64{dep, blocked, formulaIssue, vision}
+	f.issues[dep].State = forge.StateClosed
+	snap = newSnapshot(bot, mustList(t, f), nil)
+	if c := h.a.candidates(snap); len(c) != 3 {
+		t.Fatalf("after the dependency closed: %d candidates, want 3", len(c))
+	}
+}
+
+func mustList(t *testing.T, f *fakeForge) []forge.Issue {
+	t.Helper()
+	is, err := f.ListIssues(t.Context(), forge.IssueQuery{State: forge.StateOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return is
+}
+
+func TestDependencyGate(t *testing.T) {
+	h := newHarness(t, pushing)
+	dep := h.f.addIssue("dependency", "open")
+	n := h.f.addIssue("needs 1", "This depends on #1.", forge.LabelBacklog)
+	h.tick()
+	if len(h.r.Calls()) != 0 {
+		t.Fatal("picked an issue with an open dependency")
+	}
+	h.f.issues[dep].State = forge.StateClosed
+	h.tick()
+	h.wantStage(n, StageAwaitingCI)
+}
+
+func TestPerAgentGate(t *testing.T) {
+	h := newHarness(t, pushing)
+	a := h.f.addIssue("first", "x", forge.LabelBacklog)
+	b := h.f.addIssue("second", "x", forge.LabelBacklog)
+	h.tick()
+	h.wantStage(a, StageAwaitingCI)
+	h.tick()
+	if _, ok := h.state(b); ok {
+		t.Fatal("took new work while own PR waits")
+	}
+}
+
+func TestClaimLost(t *testing.T) {
+	h := newHarness(t, pushing)
+	h.f.addIssue("x", "x", forge.LabelBacklog)
+	h.f.claimErr = forge.ErrClaimed
+	h.tick()
+	if len(h.r.Calls()) != 0 {
+		t.Fatal("worked an issue it did not claim")
+	}
+}
+
+func TestStaleInProgress(t *testing.T) {
+	h := newHarness(t, nil)
+	stale := h.f.addIssue("stale", "x", forge.LabelInProgress)
+	vision := h.f.addIssue("vision", "x", forge.LabelInProgress, forge.LabelVision)
+	h.tick()
+	h.wantLabels(stale, forge.LabelInProgress) // within the grace period
+	h.advanceClock(2 * h.a.lim.ClaimGrace)
+	h.tick()
+	h.wantLabels(stale, forge.LabelBlocked)
+	h.wantComment(stale, "Stale in-progress issue detected")
+	h.wantLabels(vision, forge.LabelInProgress, forge.LabelVision)
+}
+
+func TestRestartResumes(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	// A new process over the same data dir finishes the issue.
+	h.a = h.newAgent()
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	h.tick()
+	h.wantLedger(ledger.ReasonMerged, "")
+	if len(h.f.pulls) != 1 {
+		t.Fatalf("%d pull requests", len(h.f.pulls))
+	}
+}
+
+func TestRestartMidSessionResumesSession(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := h.a.newState(h.f.issue(n))
+	st.SessionID = "sess-0"
+	h.f.issues[n].Assignees = []string{bot}
+	h.f.issues[n].Labels = []forge.LabelName{forge.LabelInProgress}
+	if err := h.a.st.save(st); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	calls := h.r.Calls()
+	if len(calls) != 1 || calls[0].ResumeID != "sess-0" || calls[0].Prompt != restartText {
+		t.Fatalf("calls %+v", calls)
+	}
+	h.wantStage(n, StageAwaitingCI)
+}
+
+func TestAdoptWithoutState(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	if err := h.a.st.remove(n); err != nil { // the state volume was lost
+		t.Fatal(err)
+	}
+	h.a = h.newAgent()
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	h.tick()
+	h.wantLedger(ledger.ReasonMerged, "")
+	if len(h.f.pulls) != 1 || len(h.r.Calls()) != 1 {
+		t.Fatalf("%d pull requests, %d sessions", len(h.f.pulls), len(h.r.Calls()))
+	}
+}
+
+func TestIdleTickCost(t *testing.T) {
+	h := newHarness(t, nil)
+	for i := 0; i < 20; i++ {
+		h.f.addIssue("dep", "x")
+	}
+	for i := 0; i < 10; i++ {
+		h.f.addIssue("blocked", "Depends on #1", forge.LabelBacklog)
+	}
+	h.tick()
+	h.f.resetCalls()
+	h.tick()
+	if got := h.f.totalCalls(); got != 2 {
+		t.Fatalf("idle tick made %d forge calls, want 2: %v", got, h.f.calls)
+	}
+}
+
+func TestPhaseFile(t *testing.T) {
+	for _, tc := range []struct{ in, phase, reason string }{
+		{"PHASE:awaiting_ci\n", formula.PhaseAwaitingCI, ""},
+		{"  PHASE:escalate \nReason: ask a human\n", formula.PhaseEscalate, "ask a human"},
+		{"PHASE:bogus\n", "", ""},
+		{"", "", ""},
+	} {
+		p := t.TempDir() + "/phase"
+		if err := writeAtomic(p, []byte(tc.in)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readPhase(p)
+		if err != nil || got.Phase != tc.phase || got.Reason != tc.reason {
+			t.Errorf("%q: got %+v, %v", tc.in, got, err)
+		}
+	}
+	if got, err := readPhase(t.TempDir() + "/missing"); err != nil || got.Phase != "" {
+		t.Errorf("missing file: %+v %v", got, err)
+	}
+}
+
+func TestIssueOfBranch(t *testing.T) {
+	for in, want := range map[string]int64{"fix/issue-12": 12, "fix/issue-12-1": 12, "chore/x": 0, "fix/issue-x": 0} {
+		if got := issueOfBranch(in); got != want {
+			t.Errorf("%s: %d, want %d", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package dev
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/claude/claudetest"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+const bot = "dev-bot"
+
+type memLedger struct {
+	mu   sync.Mutex
+	recs []ledger.Record
+}
+
+func (m *memLedger) Append(r ledger.Record) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs = append(m.recs, r)
+	return nil
+}
+
+func (m *memLedger) records() []ledger.Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]ledger.Record(nil), m.recs...)
+}
+
+// model is what a scripted session does.
+type model func(h *harness, n int, inv claude.Invocation) (claude.Result, error)
+
+type harness struct {
+	t    *testing.T
+	f    *fakeForge
+	g    *fakeGit
+	r    *claudetest.Runner
+	led  *memLedger
+	rt   *agent.Runtime
+	a    *Agent
+	data string
+	mu   sync.Mutex
+	now  time.Time
+	opts func(*Options)
+}
+
+func newHarness(t *testing.T, m model, opts ...func(*Options)) *harness {
+	t.Helper()
+	h := &harness{t: t, f: newFakeForge(bot), led: &memLedger{}, data: t.TempDir(), now: time.Unix(1_700_000_000, 0)}
+	h.g = newFakeGit(h.f)
+	h.r = &claudetest.Runner{Script: func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error) {
+		if m == nil {
+			return okResult(), nil
+		}
+		return m(h, n, inv)
+	}}
+	h.rt = agent.New(agent.Options{Ledger: h.led, Log: zerolog.Nop(), Now: h.clock})
+	h.opts = func(o *Options) {
+		for _, f := range opts {
+			f(o)
+		}
+	}
+	h.a = h.newAgent()
+	return h
+}
+
+// newAgent builds an agent over the same data dir (a restarted daemon).
+func (h *harness) newAgent() *Agent {
+	h.t.Helper()
+	f, err := formula.Load(formulas.FS, "dev")
+	if err != nil {
+		h.t.Fatalf("load dev formula: %v", err)
+	}
+	o := Options{Project: "proj", Repo: "owner/proj", PrimaryBranch: "main", CISystem: config.CIStatuses,
+		Forge: h.f, Claude: h.r, Git: h.g, Formula: f, DataDir: h.data, Now: h.clock,
+		Mirrors: map[string]string{"github": "/srv/mirror.git"}, Secrets: []string{"s3cr3t-value"},
+		Maintainers: []string{"alice"}, Log: zerolog.Nop()}
+	h.opts(&o)
+	a, err := New(o)
+	if err != nil {
+		h.t.Fatalf("new agent: %v", err)
+	}
+	return a
+}
+
+func (h *harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+func (h *harness) advanceClock(d time.Duration) {
+	h.mu.Lock()
+	h.now = h.now.Add(d)
+	h.mu.Unlock()
+}
+
+// tick runs one tick through the runtime and waits for the sessions it
+// started.
+func (h *harness) tick() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.rt.Tick(ctx, h.a, &config.Project{Name: "proj"}, config.RoleDev, agent.CauseManual); err != nil {
+		h.t.Fatalf("tick: %v", err)
+	}
+	if err := h.rt.Wait(ctx); err != nil {
+		h.t.Fatalf("wait: %v", err)
+	}
+}
+
+func (h *harness) state(n int64) (State, bool) {
+	h.t.Helper()
+	st, ok, err := h.a.State(n)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st, ok
+}
+
+func (h *harness) wantStage(n int64, want Stage) State {
+	h.t.Helper()
+	st, ok := h.state(n)
+	if !ok || st.Stage != want {
+		h.t.Fatalf("issue #%d: stage %q (exists %v), want %q", n, st.Stage, ok, want)
+	}
+	return st
+}
+
+func (h *harness) wantLedger(reason ledger.Reason, code ledger.Code) ledger.Record {
+	h.t.Helper()
+	recs := h.led.records()
+	if len(recs) != 1 {
+		h.t.Fatalf("ledger has %d records, want 1: %+v", len(recs), recs)
+	}
+	if recs[0].Reason != reason || recs[0].Code != code {
+		h.t.Fatalf("ledger %s/%s, want %s/%s", recs[0].Reason, recs[0].Code, reason, code)
+	}
+	return recs[0]
+}
+
+func (h *harness) wantComment(n int64, sub string) {
+	h.t.Helper()
+	for _, c := range h.f.commentsOf(n) {
+		if strings.Contains(c.Body, sub) {
+			return
+		}
+	}
+	h.t.Fatalf("issue #%d: no comment contains %q", n, sub)
+}
+
+func (h *harness) wantLabels(n int64, want ...forge.LabelName) {
+	h.t.Helper()
+	got := h.f.issue(n).Labels
+	if len(got) != len(want) {
+		h.t.Fatalf("issue #%d labels %v, want %v", n, got, want)
+	}
+	for _, w := range want {
+		if !h.f.issue(n).HasLabel(w) {
+			h.t.Fatalf("issue #%d labels %v, want %v", n, got, want)
+		}
+	}
+}
+
+func okResult() claude.Result {
+	return claude.Result{SessionID: "sess-1", Subtype: "success", HasResult: true, CostUSD: 0.25,
+		Usage: claude.Usage{InputTokens: 100, OutputTokens: 20}, NumTurns: 3, Text: "Changed the widget."}
+}
+
+// implement is a model that commits, pushes and writes phase.
+func (h *harness) implement(inv claude.Invocation, phase string) (claude.Result, error) {
+	h.g.commit(inv.Dir)
+	h.g.push(inv.Dir, inv.Env[formula.EnvBranch])
+	return h.writePhase(inv, phase)
+}
+
+func (h *harness) writePhase(inv claude.Invocation, phase string) (claude.Result, error) {
+	if phase != "" {
+		if err := os.WriteFile(inv.Env[formula.EnvPhaseFile], []byte(phase+"\n"), 0o600); err != nil {
+			h.t.Error(err)
+		}
+	}
+	return okResult(), nil
+}
+
+func (h *harness) writeResult(inv claude.Invocation, json string) (claude.Result, error) {
+	if err := os.WriteFile(inv.Env[formula.EnvResultFile], []byte(json), 0o600); err != nil {
+		h.t.Error(err)
+	}
+	return okResult(), nil
+}
+
+// pushing always implements and asks for CI.
+func pushing(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+	return h.implement(inv, formula.PhaseAwaitingCI)
+}
