@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/disinto/disinto/lib/forge"
 )
@@ -62,26 +63,62 @@ func (p *run) ensureProjectRepo(ctx context.Context) error {
 	} else {
 		p.rep.add("repo", slug, StatusPresent, "branch "+p.branch)
 	}
-	if repo.Empty {
+	if _, err := rc.GetBranch(ctx, p.branch); err == nil {
 		if p.opts.Source != "" {
-			if err := p.pushSource(ctx, slug); err != nil {
-				return err
-			}
-			p.rep.add("source", p.opts.Source, StatusCreated, "pushed to "+slug)
-		} else {
-			readme := forge.NewFile{Path: "README.md", Content: []byte("# " + p.name + "\n")}
-			if err := rc.CreateFiles(ctx, p.branch, "Initial commit", []forge.NewFile{readme}); err != nil {
-				return err
-			}
-			p.rep.add("branch", slug+"@"+p.branch, StatusCreated, "initial commit")
+			p.rep.add("source", p.opts.Source, StatusPresent, slug+" already has "+p.branch+"; nothing pushed")
 		}
-	} else if p.opts.Source != "" {
-		p.rep.add("source", p.opts.Source, StatusPresent, slug+" is not empty; nothing pushed")
+		return nil
+	} else if !isNotFound(err) {
+		return err
 	}
-	if _, err := rc.GetBranch(ctx, p.branch); err != nil {
-		return fmt.Errorf("primary branch: %w", err)
+	switch {
+	case p.opts.Source != "" && repo.Empty:
+		if err := p.pushSource(ctx, slug); err != nil {
+			return err
+		}
+		// The forge indexes pushed branches asynchronously.
+		if err := waitFor(ctx, func(ctx context.Context) (bool, error) {
+			_, err := rc.GetBranch(ctx, p.branch)
+			if isNotFound(err) {
+				return false, nil
+			}
+			return err == nil, err
+		}); err != nil {
+			return fmt.Errorf("pushed branch %s of %s: %w", p.branch, slug, err)
+		}
+		p.rep.add("source", p.opts.Source, StatusCreated, "pushed to "+slug)
+	case repo.Empty:
+		readme := forge.NewFile{Path: "README.md", Content: []byte("# " + p.name + "\n")}
+		if err := rc.CreateFiles(ctx, p.branch, "Initial commit", []forge.NewFile{readme}); err != nil {
+			return err
+		}
+		p.rep.add("branch", slug+"@"+p.branch, StatusCreated, "initial commit")
+	default:
+		return fmt.Errorf("%s has no branch %q: pass the primary branch with --branch", slug, p.branch)
 	}
 	return nil
+}
+
+// waitFor polls done with a growing delay until it reports true, fails,
+// or 30 seconds pass.
+func waitFor(ctx context.Context, done func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	delay := 50 * time.Millisecond
+	for {
+		ok, err := done(ctx)
+		if ok || err != nil {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
 }
 
 // ensureOpsRepo creates <name>-ops next to the project repository and tops
@@ -109,11 +146,9 @@ func (p *run) ensureOpsRepo(ctx context.Context) error {
 	if branch == "" {
 		branch = p.branch
 	}
-	var have []string
-	if !repo.Empty {
-		if have, err = rc.ListTree(ctx, branch); err != nil {
-			return err
-		}
+	have, err := rc.ListTree(ctx, branch)
+	if err != nil && !isNotFound(err) {
+		return err
 	}
 	missing := missingFiles(opsLayout(p.owner+"/"+p.name, p.login), have)
 	if len(missing) == 0 {
