@@ -1,0 +1,162 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Environment variables the credential helper reads. They are set only in
+// the environment of the git processes (and model sessions) that need them.
+const (
+	EnvUser     = "DISINTO_GIT_USER"
+	EnvPassword = "DISINTO_GIT_PASSWORD"
+)
+
+// credentialHelper answers git's "get" requests with the user name and
+// password from the environment and ignores "store" and "erase". printf, not
+// echo: dash's echo would interpret backslashes in a password.
+const credentialHelper = `!f() { test "$1" = get || exit 0; test -n "$` + EnvPassword + `" || exit 0; ` +
+	`printf 'username=%s\npassword=%s\n' "$` + EnvUser + `" "$` + EnvPassword + `"; }; f`
+
+// Credentials authenticate git over HTTP(S) to one forge. Forgejo does not
+// accept API tokens for git pushes over HTTP, so Password is the bot's
+// password.
+//
+// How they reach git: every git process gets a credential helper through
+// GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n, scoped to URL, that
+// prints the user name and password from EnvUser and EnvPassword, which are
+// set in that process's environment only. So the secret is never in argv
+// (visible to every user in ps), never in a remote URL (stored in
+// .git/config and echoed in git's messages) and never in a file. A
+// credential helper is preferred to GIT_ASKPASS because git calls it with
+// structured input, only for the configured URL, and without parsing prompt
+// texts; and because the helper is a shell function that git runs itself, no
+// helper program has to be installed or written to disk.
+type Credentials struct {
+	// URL is the forge's base URL; only requests to its scheme, host and
+	// port receive the credentials, so a mirror on another host never sees
+	// them.
+	URL      string
+	Username string
+	Password string
+}
+
+// scope returns scheme://host[:port] of c.URL, the key git matches request
+// URLs against.
+func (c *Credentials) scope() string {
+	u, err := url.Parse(c.URL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// env returns the environment entries that hand c to one git process. The
+// first configuration entry empties the helper list, so helpers configured
+// elsewhere (a credential store on the host) neither answer nor save the
+// password.
+func (c *Credentials) env() []string {
+	if c == nil {
+		return nil
+	}
+	scope := c.scope()
+	if scope == "" {
+		return nil
+	}
+	cfg := [][2]string{
+		{"credential.helper", ""},
+		{"credential." + scope + ".helper", credentialHelper},
+	}
+	env := []string{EnvUser + "=" + c.Username, EnvPassword + "=" + c.Password,
+		"GIT_CONFIG_COUNT=" + strconv.Itoa(len(cfg))}
+	for i, kv := range cfg {
+		n := strconv.Itoa(i)
+		env = append(env, "GIT_CONFIG_KEY_"+n+"="+kv[0], "GIT_CONFIG_VALUE_"+n+"="+kv[1])
+	}
+	return env
+}
+
+// WorktreeEnv returns the environment a model session working in one of this
+// clone's worktrees needs for its own git pushes: the user name and password
+// the helper written by ConfigureWorktreeAuth reads, and no terminal prompt.
+// It returns nil when g has no credentials. The caller passes it to that
+// session only.
+func (g *Git) WorktreeEnv() []string {
+	if g.creds == nil {
+		return nil
+	}
+	return []string{EnvUser + "=" + g.creds.Username, EnvPassword + "=" + g.creds.Password,
+		"GIT_TERMINAL_PROMPT=0"}
+}
+
+// ConfigureWorktreeAuth writes the credential helper into the clone's local
+// configuration, which all of its worktrees share, so that a `git push` the
+// model runs inside a session authenticates like the daemon's own pushes.
+// The configuration holds no secret: the helper reads the password from
+// EnvPassword, which only sessions started with WorktreeEnv have. Helpers
+// configured globally are disabled for this clone so they neither answer
+// nor store the password. It also sets push.autoSetupRemote so a plain
+// `git push` of a new branch goes to the same name on origin.
+func (r *Repo) ConfigureWorktreeAuth(ctx context.Context) error {
+	if r.g.creds == nil {
+		return fmt.Errorf("configure worktree auth %s: no credentials", r.dir)
+	}
+	scope := r.g.creds.scope()
+	if scope == "" {
+		return fmt.Errorf("configure worktree auth %s: credentials URL %q has no scheme and host", r.dir, r.g.redact(r.g.creds.URL))
+	}
+	settings := [][2]string{
+		{"credential.helper", ""},
+		{"credential." + scope + ".helper", credentialHelper},
+		{"push.autoSetupRemote", "true"},
+	}
+	for _, kv := range settings {
+		if _, err := r.g.run(ctx, r.dir, "config", "--local", "--replace-all", kv[0], kv[1]); err != nil {
+			return fmt.Errorf("configure worktree auth %s: %w", r.dir, err)
+		}
+	}
+	return nil
+}
+
+// StripCredentials returns rawURL without a user name or password. URLs
+// without a scheme (scp-style "git@host:path", local paths) are returned
+// unchanged: their user part names an SSH account, not a secret.
+func StripCredentials(rawURL string) string {
+	if !strings.Contains(rawURL, "://") {
+		return rawURL
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return rawURL
+	}
+	u.User = nil
+	return u.String()
+}
+
+// mirrorCredentials splits credentials embedded in a mirror URL off it, so
+// they can be handed to git through the helper instead of argv.
+func mirrorCredentials(rawURL string) (string, *Credentials) {
+	clean := StripCredentials(rawURL)
+	if clean == rawURL {
+		return rawURL, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return clean, nil
+	}
+	pass, _ := u.User.Password()
+	return clean, &Credentials{URL: clean, Username: u.User.Username(), Password: pass}
+}
+
+// Identity returns the commit identity of a bot: its login as the name and
+// <login>@disinto.local as the address; "agent" when login is empty.
+func Identity(login string) (name, email string) {
+	login = strings.TrimSpace(login)
+	if login == "" {
+		login = "agent"
+	}
+	return login, login + "@disinto.local"
+}

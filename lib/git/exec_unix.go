@@ -1,0 +1,18 @@
+//go:build unix
+
+package git
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// killGroup runs cmd in its own process group and makes cancellation kill
+// the whole group, so helpers git starts (remote-https, ssh, hooks) die with
+// it instead of holding its output pipes open.
+func killGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,231 @@
+// Package git drives the git command-line client for the agents: clones,
+// fetches, worktrees, rebases and pushes. Every call takes a context and
+// kills git's whole process group when the context ends.
+//
+// Credentials never appear in argv, URLs or files: see Credentials for how
+// they reach git. Errors carry the subcommand and git's stderr with every
+// secret masked.
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/redact"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrNotFound: a ref does not exist (on the remote, for RemoteSHA).
+	ErrNotFound = errors.New("ref not found")
+	// ErrRejected: the remote refused a push (not a fast-forward, or the
+	// lease of --force-with-lease did not hold).
+	ErrRejected = errors.New("push rejected")
+	// ErrConflict: a rebase stopped on conflicts and was aborted.
+	ErrConflict = errors.New("rebase conflict")
+	// ErrDetached: HEAD is not on a branch.
+	ErrDetached = errors.New("detached HEAD")
+	// ErrNotClone: a directory exists but is not a clone or worktree we can
+	// use; it is left untouched.
+	ErrNotClone = errors.New("not a git clone")
+	// ErrWorktreeBusy: a worktree exists at the path but on another branch.
+	ErrWorktreeBusy = errors.New("worktree in use")
+)
+
+// Error is a failed git command. Args and Stderr are already redacted.
+type Error struct {
+	Args   []string // the arguments after "git", redacted
+	Stderr string   // git's stderr, trimmed and redacted
+	Err    error    // the exec error, or the context's error
+}
+
+// Error implements error: "git <subcommand>: <stderr>: <cause>".
+func (e *Error) Error() string {
+	sub := "git"
+	if len(e.Args) > 0 {
+		sub += " " + e.Args[0]
+	}
+	if e.Stderr == "" {
+		return fmt.Sprintf("%s: %v", sub, e.Err)
+	}
+	return fmt.Sprintf("%s: %s: %v", sub, e.Stderr, e.Err)
+}
+
+// Unwrap returns the underlying cause, so errors.Is(err, context.Canceled)
+// holds for a cancelled command.
+func (e *Error) Unwrap() error { return e.Err }
+
+// maxStderr bounds how much of git's stderr an error carries.
+const maxStderr = 2000
+
+// Options configures a Git.
+type Options struct {
+	// Binary is the git executable; "git" (looked up in PATH) by default.
+	Binary string
+	// Credentials, when set, authenticate HTTP(S) requests to Credentials.URL.
+	Credentials *Credentials
+	// Redactor masks further secrets in errors and logs; the password in
+	// Credentials is always masked.
+	Redactor *redact.Redactor
+	// Env is added to the environment of every git process, after the
+	// inherited environment (tests point GIT_CONFIG_GLOBAL at an empty file).
+	Env []string
+	// Log receives one debug line per git command.
+	Log zerolog.Logger
+	// WaitDelay is how long to wait for git's output pipes after it was
+	// killed; 5 s by default.
+	WaitDelay time.Duration
+}
+
+// Git runs git commands with a fixed environment and credentials. It is safe
+// for concurrent use; git itself serialises access to a repository with its
+// lock files.
+type Git struct {
+	binary    string
+	creds     *Credentials
+	secrets   *redact.Redactor // the credentials' password
+	redactor  *redact.Redactor // the caller's, may be nil
+	env       []string
+	log       zerolog.Logger
+	waitDelay time.Duration
+}
+
+// New returns a Git configured by opts.
+func New(opts Options) *Git {
+	g := &Git{
+		binary:    opts.Binary,
+		redactor:  opts.Redactor,
+		log:       opts.Log,
+		waitDelay: opts.WaitDelay,
+		secrets:   redact.New(),
+	}
+	if g.binary == "" {
+		g.binary = "git"
+	}
+	if g.waitDelay <= 0 {
+		g.waitDelay = 5 * time.Second
+	}
+	if opts.Credentials != nil {
+		c := *opts.Credentials
+		g.creds = &c
+		g.secrets.Add(c.Password)
+	}
+	g.env = baseEnv(os.Environ(), opts.Env)
+	return g
+}
+
+// keptGitEnv lists inherited GIT_* variables that configure transport or
+// tracing rather than which repository git works on.
+var keptGitEnv = []string{
+	"GIT_SSH=", "GIT_SSH_COMMAND=", "GIT_SSL_", "GIT_TRACE", "GIT_CURL_VERBOSE=",
+	"GIT_CONFIG_GLOBAL=", "GIT_CONFIG_SYSTEM=", "GIT_CONFIG_NOSYSTEM=", "GIT_HTTP_",
+}
+
+// baseEnv builds the environment of every git process: the inherited one
+// without variables that would redirect git to another repository, inject
+// configuration or prompt for passwords, then extra, then the fixed settings.
+func baseEnv(inherited, extra []string) []string {
+	env := make([]string, 0, len(inherited)+len(extra)+3)
+	for _, kv := range inherited {
+		if dropInherited(kv) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, extra...)
+	// Plain C messages make stderr matching reliable; no prompt may ever
+	// block a daemon waiting for a password.
+	return append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+}
+
+func dropInherited(kv string) bool {
+	switch {
+	case strings.HasPrefix(kv, "SSH_ASKPASS="), strings.HasPrefix(kv, "LC_ALL="),
+		strings.HasPrefix(kv, EnvUser+"="), strings.HasPrefix(kv, EnvPassword+"="):
+		return true
+	case !strings.HasPrefix(kv, "GIT_"):
+		return false
+	}
+	for _, keep := range keptGitEnv {
+		if strings.HasPrefix(kv, keep) {
+			return false
+		}
+	}
+	return true
+}
+
+// redact masks secrets in s.
+func (g *Git) redact(s string) string {
+	return g.redactor.String(g.secrets.String(s))
+}
+
+// call describes one git invocation.
+type call struct {
+	dir   string
+	args  []string
+	creds *Credentials // nil: g.creds
+	noCfg bool         // run without any credential configuration
+}
+
+// run executes git with args in dir and returns its standard output.
+func (g *Git) run(ctx context.Context, dir string, args ...string) (string, error) {
+	return g.exec(ctx, call{dir: dir, args: args})
+}
+
+func (g *Git) exec(ctx context.Context, c call) (string, error) {
+	creds := c.creds
+	if creds == nil && !c.noCfg {
+		creds = g.creds
+	}
+	cmd := exec.CommandContext(ctx, g.binary, c.args...)
+	cmd.Dir = c.dir
+	cmd.Env = append(append([]string(nil), g.env...), creds.env()...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	killGroup(cmd)
+	cmd.WaitDelay = g.waitDelay
+
+	red := g.redact
+	if c.creds != nil && c.creds.Password != "" {
+		// Per-call credentials (a mirror's) are masked too.
+		extra := redact.New(c.creds.Password)
+		red = func(s string) string { return extra.String(g.redact(s)) }
+	}
+	args := make([]string, len(c.args))
+	for i, a := range c.args {
+		args[i] = red(a)
+	}
+
+	start := time.Now()
+	err := cmd.Run()
+	g.log.Debug().Strs("args", args).Str("dir", c.dir).
+		Dur("duration", time.Since(start)).Bool("ok", err == nil).Msg("git")
+	if err == nil {
+		return stdout.String(), nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		err = fmt.Errorf("%w (%v)", ctxErr, err)
+	}
+	msg := strings.TrimSpace(red(stderr.String()))
+	if len(msg) > maxStderr {
+		msg = strings.ToValidUTF8(msg[:maxStderr], "") + "…"
+	}
+	return stdout.String(), &Error{Args: args, Stderr: msg, Err: err}
+}
+
+// exitCode returns the exit status of a failed git command, or -1.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
