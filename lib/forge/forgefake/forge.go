@@ -1,0 +1,124 @@
+// Package forgefake is an in-memory forge with the operations of
+// forge.RepoClient, for fast unit tests of agent logic. A conformance suite
+// (lib/forge/conformance_test.go) runs the same cases against it and a real
+// Gitea server, so its behaviour follows the real one.
+package forgefake
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// Forge holds all state. It is safe for concurrent use.
+type Forge struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	repos map[string]*repo
+	calls map[string]int
+	fail  map[string][]error
+	seq   int64
+}
+
+type repo struct {
+	slug       string
+	labels     []forge.Label
+	issues     map[int64]*issue
+	next       int64 // next issue/PR number
+	comments   map[int64]*comment
+	branches   map[string]string // name -> sha
+	files      map[string]map[string]file
+	statuses   map[string][]forge.CommitStatus
+	protection map[string]forge.Protection
+	hooks      []forge.Webhook
+}
+
+type issue struct {
+	forge.Issue
+	pull    *forge.PullRequest
+	reviews []forge.Review
+}
+
+type comment struct {
+	forge.Comment
+	issue int64
+}
+
+type file struct {
+	sha     string
+	content []byte
+}
+
+// New returns an empty forge whose clock is now (time.Now when nil).
+func New(now func() time.Time) *Forge {
+	if now == nil {
+		now = time.Now
+	}
+	return &Forge{now: now, repos: map[string]*repo{}, calls: map[string]int{}, fail: map[string][]error{}}
+}
+
+// Repo returns a handle on owner/name acting as login, creating the
+// repository (with branch main) on first use.
+func (f *Forge) Repo(owner, name, login string) *Repo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	slug := owner + "/" + name
+	if _, ok := f.repos[slug]; !ok {
+		f.repos[slug] = &repo{
+			slug: slug, issues: map[int64]*issue{}, next: 1, comments: map[int64]*comment{},
+			branches: map[string]string{"main": f.newSHA()}, files: map[string]map[string]file{},
+			statuses: map[string][]forge.CommitStatus{}, protection: map[string]forge.Protection{},
+		}
+	}
+	return &Repo{f: f, slug: slug, owner: owner, name: name, login: login}
+}
+
+// FailNext makes the next call of op (a method name such as "ListIssues")
+// return err instead of acting.
+func (f *Forge) FailNext(op string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail[op] = append(f.fail[op], err)
+}
+
+// Calls returns how many times each operation was called.
+func (f *Forge) Calls() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]int, len(f.calls))
+	for k, v := range f.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// enter locks the forge, counts op and returns an injected failure.
+// The caller must call f.mu.Unlock.
+func (f *Forge) enter(op string) error {
+	f.mu.Lock()
+	f.calls[op]++
+	if errs := f.fail[op]; len(errs) > 0 {
+		f.fail[op] = errs[1:]
+		return errs[0]
+	}
+	return nil
+}
+
+func (f *Forge) newSHA() string {
+	f.seq++
+	h := sha1.Sum([]byte(fmt.Sprint("fake-commit-", f.seq)))
+	return hex.EncodeToString(h[:])
+}
+
+func (f *Forge) newID() int64 {
+	f.seq++
+	return f.seq
+}
+
+func notFound(what string, args ...any) error {
+	return fmt.Errorf(what+": %w", append(args, forge.ErrNotFound)...)
+}
