@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// mergeAgent finishes one unit of work in the background and records it.
+type mergeAgent struct{}
+
+func (mergeAgent) Tick(ctx context.Context, run *agent.Run) error {
+	run.Go(ctx, "issue-5", func(context.Context) {
+		_ = run.Record(ledger.Record{Issue: 5, PR: 6, Reason: ledger.ReasonMerged, CostUSD: 0.42, Turns: 7})
+	})
+	return nil
+}
+
+func TestRunOnce(t *testing.T) {
+	dir := t.TempDir()
+	example, err := os.ReadFile("../../projects/example.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
+	data := filepath.Join(dir, "data")
+	flags := []string{"--projects-dir", filepath.Join(dir, "projects"), "--env-file", filepath.Join(dir, "none"), "--data-dir", data}
+
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb}
+	root := a.rootCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "run" {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(a.runCmdWith(func() map[config.Role]agentFactory {
+		return map[config.Role]agentFactory{config.RoleDev: func(agentDeps) (agent.Agent, error) { return mergeAgent{}, nil }}
+	}))
+	root.SetArgs(append([]string{"run", "dev", "--project", "example", "--once"}, flags...))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	recs, _, err := ledger.Read(filepath.Join(data, "ledger"), ledger.Filter{})
+	if err != nil || len(recs) != 1 || recs[0].PR != 6 || recs[0].Reason != ledger.ReasonMerged {
+		t.Fatalf("ledger after run --once: %+v %v", recs, err)
+	}
+
+	code, statusOut, _ := runCLI(t, nil, append([]string{"status"}, flags...)...)
+	if code != exitOK || !strings.Contains(statusOut, "PR #6") || !strings.Contains(statusOut, "cost today: $0.42") {
+		t.Fatalf("status: %d\n%s", code, statusOut)
+	}
+
+	// A role without an implementation says so.
+	a = &app{stdout: &out, stderr: &errb}
+	empty := a.runCmdWith(func() map[config.Role]agentFactory { return nil })
+	empty.SetArgs([]string{"review", "--project", "example"})
+	a.projectsDir, a.envFile, a.dataDir = flags[1], flags[3], flags[5]
+	if err := empty.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "no implementation") {
+		t.Fatalf("unimplemented role: %v", err)
+	}
+	if code, _, _ := runCLI(t, nil, append([]string{"run", "dev", "--project", "nope"}, flags...)...); code != exitUsage {
+		t.Fatalf("unknown project: %d", code)
+	}
+}
