@@ -303,7 +303,7 @@ func (r *Repo) Diff(ctx context.Context, dir, base, head string) (string, error)
 	args = append(args, "--")
 	out, err := r.g.run(ctx, dir, args...)
 	if err != nil {
-		return "", fmt.Errorf("diff %s %s: %w", base, head, err)
+		return "", fmt.Errorf("diff in %s: %w", dir, err)
 	}
 	return out, nil
 }
