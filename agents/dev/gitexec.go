@@ -1,19 +1,15 @@
 package dev
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
-	"time"
+	"sync"
 
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/redact"
 )
 
@@ -43,188 +39,167 @@ type gitOps interface {
 	SessionEnv() map[string]string
 }
 
-// Environment variables carrying the git credentials to the credential
-// helper configured in the clone; the helper prints them only for "get".
-const (
-	envGitUser     = "DISINTO_GIT_USER"
-	envGitPassword = "DISINTO_GIT_PASSWORD"
-	credHelper     = `!f() { test "$1" = get || exit 0; echo "username=${` + envGitUser + `}"; echo "password=${` + envGitPassword + `}"; }; f`
-)
-
-// GitOptions configures the git CLI backend.
+// GitOptions configures the agent's git backend.
 type GitOptions struct {
-	// Clone is the directory of the agent's own clone of the project.
+	// Clone is the directory of the agent's own clone of the project
+	// (one per identity, so two daemons never share a clone).
 	Clone string
 	// RemoteURL is the repository's clone URL, without credentials.
 	RemoteURL string
+	// ForgeURL scopes the credentials to the forge's host.
+	ForgeURL string
 	// User and Password authenticate pushes over HTTP.
 	User, Password string
 	// Primary is the primary branch.
 	Primary string
-	// Redactor masks the password in error output.
+	// Redactor masks further secrets in errors.
 	Redactor *redact.Redactor
+	// Log receives one debug line per git command.
+	Log zerolog.Logger
 }
 
-// GitCLI runs git for the agent: its own clone, worktrees, pushes with a
-// credential helper reading the password from the environment.
-type GitCLI struct {
-	o GitOptions
+// Git is the agent's git backend on lib/git: its own clone, worktrees per
+// issue, pushes authenticated by a credential helper that reads the
+// password from the environment of the git (or session) process only.
+type Git struct {
+	o  GitOptions
+	g  *git.Git
+	mu sync.Mutex
+	r  *git.Repo
 }
 
-var _ gitOps = (*GitCLI)(nil)
+var _ gitOps = (*Git)(nil)
 
 // NewGit returns the git backend of the agent.
-func NewGit(o GitOptions) *GitCLI {
-	if o.Redactor == nil {
-		o.Redactor = redact.New(o.Password)
+func NewGit(o GitOptions) *Git {
+	forgeURL := o.ForgeURL
+	if forgeURL == "" {
+		forgeURL = o.RemoteURL
 	}
-	return &GitCLI{o: o}
+	return &Git{o: o, g: git.New(git.Options{
+		Credentials: &git.Credentials{URL: forgeURL, Username: o.User, Password: o.Password},
+		Redactor:    o.Redactor, Log: o.Log,
+	})}
 }
 
-func (g *GitCLI) SessionEnv() map[string]string {
-	return map[string]string{envGitUser: g.o.User, envGitPassword: g.o.Password, "GIT_TERMINAL_PROMPT": "0"}
+// repo returns the clone, making and configuring it once per process.
+func (x *Git) repo(ctx context.Context) (*git.Repo, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.r != nil {
+		return x.r, nil
+	}
+	r, err := x.g.EnsureClone(ctx, x.o.RemoteURL, x.o.Clone, "")
+	if err != nil {
+		return nil, fmt.Errorf("clone: %w", err)
+	}
+	if err := r.ConfigureWorktreeAuth(ctx); err != nil {
+		return nil, err
+	}
+	name, email := git.Identity(x.o.User)
+	if err := r.ConfigureIdentity(ctx, name, email); err != nil {
+		return nil, err
+	}
+	x.r = r
+	return r, nil
 }
 
-func (g *GitCLI) run(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), envGitUser+"="+g.o.User, envGitPassword+"="+g.o.Password,
-		"GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if len(msg) > 500 {
-			msg = msg[len(msg)-500:]
-		}
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, g.o.Redactor.String(msg))
-	}
-	return strings.TrimSpace(out.String()), nil
-}
-
-// ensureClone clones the repository once and configures the helper.
-func (g *GitCLI) ensureClone(ctx context.Context) error {
-	if _, err := os.Stat(filepath.Join(g.o.Clone, ".git")); err == nil {
-		_, err := g.run(ctx, g.o.Clone, "fetch", "--prune", "origin")
-		return err
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("stat clone: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(g.o.Clone), 0o750); err != nil {
-		return fmt.Errorf("clone dir: %w", err)
-	}
-	if _, err := g.run(ctx, filepath.Dir(g.o.Clone), "-c", "credential.helper="+credHelper,
-		"clone", "--quiet", g.o.RemoteURL, g.o.Clone); err != nil {
+// Worktree implements gitOps.
+func (x *Git) Worktree(ctx context.Context, dir, branch string) error {
+	r, err := x.repo(ctx)
+	if err != nil {
 		return err
 	}
-	for _, kv := range [][2]string{
-		{"credential.helper", credHelper},
-		{"push.default", "current"},
-		{"push.autoSetupRemote", "true"},
-		{"user.name", g.o.User},
-		{"user.email", g.o.User + "@disinto.invalid"},
-	} {
-		if _, err := g.run(ctx, g.o.Clone, "config", kv[0], kv[1]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (g *GitCLI) Worktree(ctx context.Context, dir, branch string) error {
-	if err := g.ensureClone(ctx); err != nil {
+	if err := r.Fetch(ctx); err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-		cur, err := g.run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD")
-		if err == nil && cur == branch {
-			return nil
-		}
-		if _, err := g.run(ctx, dir, "checkout", branch); err == nil {
-			return nil
-		}
-		return fmt.Errorf("worktree %s is not on %s", dir, branch)
-	}
-	if _, err := g.run(ctx, g.o.Clone, "worktree", "prune"); err != nil {
-		return err
-	}
-	base := "origin/" + g.o.Primary
-	if sha, err := g.RemoteHead(ctx, branch); err != nil {
-		return err
-	} else if sha != "" {
-		base = "origin/" + branch
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
-		return fmt.Errorf("worktree parent: %w", err)
-	}
-	_, err := g.run(ctx, g.o.Clone, "worktree", "add", "--quiet", "-B", branch, dir, base)
+	_, err = r.AddWorktree(ctx, dir, branch, "origin/"+x.o.Primary)
 	return err
 }
 
-func (g *GitCLI) RemoteHead(ctx context.Context, branch string) (string, error) {
-	out, err := g.run(ctx, g.o.Clone, "ls-remote", "origin", "refs/heads/"+branch)
+// RemoteHead implements gitOps.
+func (x *Git) RemoteHead(ctx context.Context, branch string) (string, error) {
+	r, err := x.repo(ctx)
 	if err != nil {
 		return "", err
 	}
-	sha, _, _ := strings.Cut(out, "\t")
-	return strings.TrimSpace(sha), nil
-}
-
-func (g *GitCLI) Head(ctx context.Context, dir string) (string, error) {
-	return g.run(ctx, dir, "rev-parse", "HEAD")
-}
-
-func (g *GitCLI) Ahead(ctx context.Context, dir string) (int, error) {
-	if _, err := g.run(ctx, dir, "fetch", "--quiet", "origin", g.o.Primary); err != nil {
-		return 0, err
+	sha, err := r.RemoteSHA(ctx, branch)
+	if errors.Is(err, git.ErrNotFound) {
+		return "", nil
 	}
-	out, err := g.run(ctx, dir, "rev-list", "--count", "origin/"+g.o.Primary+"..HEAD")
+	return strings.TrimSpace(sha), err
+}
+
+// Head implements gitOps.
+func (x *Git) Head(ctx context.Context, dir string) (string, error) {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return "", err
+	}
+	return r.HeadSHA(ctx, dir)
+}
+
+// Ahead implements gitOps.
+func (x *Git) Ahead(ctx context.Context, dir string) (int, error) {
+	r, err := x.repo(ctx)
 	if err != nil {
 		return 0, err
 	}
-	n, err := strconv.Atoi(out)
+	if err := r.Fetch(ctx, x.o.Primary); err != nil {
+		return 0, err
+	}
+	return r.CommitsAhead(ctx, dir, "origin/"+x.o.Primary)
+}
+
+// Push implements gitOps.
+func (x *Git) Push(ctx context.Context, dir, branch string) error {
+	r, err := x.repo(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("rev-list count %q: %w", out, err)
-	}
-	return n, nil
-}
-
-func (g *GitCLI) Push(ctx context.Context, dir, branch string) error {
-	_, err := g.run(ctx, dir, "push", "--quiet", "--force-with-lease", "origin", "HEAD:refs/heads/"+branch)
-	return err
-}
-
-func (g *GitCLI) EmptyCommit(ctx context.Context, dir, msg string) error {
-	_, err := g.run(ctx, dir, "commit", "--quiet", "--allow-empty", "-m", msg)
-	return err
-}
-
-func (g *GitCLI) RemoveWorktree(ctx context.Context, dir string) error {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if _, err := g.run(ctx, g.o.Clone, "worktree", "remove", "--force", dir); err != nil {
-		// Not a registered worktree (a half-created one): only remove it if
-		// it is ours, which the caller guarantees by the path it passes.
-		if rerr := os.RemoveAll(dir); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		_, perr := g.run(ctx, g.o.Clone, "worktree", "prune")
-		return perr
-	}
-	return nil
-}
-
-func (g *GitCLI) PushMirror(ctx context.Context, name, url, sha string) error {
-	if _, err := g.run(ctx, g.o.Clone, "fetch", "--quiet", "origin"); err != nil {
 		return err
 	}
-	_, err := g.run(ctx, g.o.Clone, "push", "--quiet", url, sha+":refs/heads/"+g.o.Primary)
+	return r.Push(ctx, dir, branch, git.PushOptions{ForceWithLease: true})
+}
+
+// EmptyCommit implements gitOps.
+func (x *Git) EmptyCommit(ctx context.Context, dir, msg string) error {
+	r, err := x.repo(ctx)
 	if err != nil {
+		return err
+	}
+	return r.Commit(ctx, dir, msg, true)
+}
+
+// RemoveWorktree implements gitOps.
+func (x *Git) RemoveWorktree(ctx context.Context, dir string) error {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return err
+	}
+	return r.RemoveWorktree(ctx, dir)
+}
+
+// PushMirror implements gitOps.
+func (x *Git) PushMirror(ctx context.Context, name, url, sha string) error {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.Fetch(ctx); err != nil {
+		return err
+	}
+	if err := r.PushMirror(ctx, url, sha+":refs/heads/"+x.o.Primary); err != nil {
 		return fmt.Errorf("mirror %s: %w", name, err)
 	}
 	return nil
+}
+
+// SessionEnv implements gitOps.
+func (x *Git) SessionEnv() map[string]string {
+	out := map[string]string{}
+	for _, kv := range x.g.WorktreeEnv() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 )
@@ -26,5 +27,9 @@ type agentFactory func(d agentDeps) (agent.Agent, error)
 // package adds its one line here; a configured role without an entry is
 // logged at start-up and not scheduled.
 func agentRegistry() map[config.Role]agentFactory {
-	return map[config.Role]agentFactory{}
+	return map[config.Role]agentFactory{
+		config.RoleDev: func(d agentDeps) (agent.Agent, error) {
+			return dev.FromConfig(dev.Deps{Config: d.Config, Project: d.Project, DataDir: d.DataDir, Log: d.Log})
+		},
+	}
 }
