@@ -164,6 +164,13 @@ func (r *Repo) Merge(ctx context.Context, n int64, opts forge.MergeOptions) erro
 	i.pull.Merged, i.State = true, forge.StateClosed
 	i.pull.MergedSHA = r.f.newSHA()
 	s.branches[i.pull.Base] = i.pull.MergedSHA
+	// Files changed on the head land on the base (no conflict detection).
+	if s.files[i.pull.Base] == nil {
+		s.files[i.pull.Base] = map[string]file{}
+	}
+	for path, f := range s.files[i.pull.Head] {
+		s.files[i.pull.Base][path] = f
+	}
 	if opts.DeleteBranch {
 		delete(s.branches, i.pull.Head)
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -97,18 +98,42 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-// Main runs a test binary with one shared server in *srv, for TestMain:
-//
-//	func TestMain(m *testing.M) { os.Exit(forgetest.Main(m, &srv)) }
-func Main(m *testing.M, srv **Server) int {
-	s, err := Launch()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start gitea: %v\n", err)
-		return 1
+// Shared is a server started on first use and shared by the tests of one
+// package; Main stops it when they are done. Tests that need no server
+// never start one.
+type Shared struct {
+	once sync.Once
+	s    *Server
+	err  error
+}
+
+// Get returns the shared server, starting it on first use; it fails t if
+// the server cannot be started.
+func (sh *Shared) Get(t testing.TB) *Server {
+	t.Helper()
+	sh.once.Do(func() { sh.s, sh.err = Launch() })
+	if sh.err != nil {
+		t.Fatalf("start gitea: %v", sh.err)
 	}
-	*srv = s
+	return sh.s
+}
+
+// Close stops the server if it was started.
+func (sh *Shared) Close() error {
+	sh.once.Do(func() {}) // no start after Close
+	if sh.s == nil {
+		return nil
+	}
+	return sh.s.Close()
+}
+
+// Main runs the tests of a package and then stops the shared server:
+//
+//	var gitea forgetest.Shared
+//	func TestMain(m *testing.M) { os.Exit(forgetest.Main(m, &gitea)) }
+func Main(m *testing.M, sh *Shared) int {
 	code := m.Run()
-	if err := s.Close(); err != nil {
+	if err := sh.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "stop gitea: %v\n", err)
 	}
 	return code
