@@ -177,6 +177,20 @@ func (r *RepoClient) SetBranchProtection(ctx context.Context, p Protection) erro
 	return nil
 }
 
+// BranchProtection returns the rule for branch, or ErrNotFound.
+func (r *RepoClient) BranchProtection(ctx context.Context, branch string) (Protection, error) {
+	bp, resp, err := r.c.api(ctx).GetBranchProtection(r.owner, r.name, branch)
+	if err := r.c.check(fmt.Sprintf("get protection of %s in %s", branch, r.slug), resp, err); err != nil {
+		return Protection{}, err
+	}
+	return Protection{
+		Branch: bp.BranchName, RequiredApprovals: bp.RequiredApprovals,
+		ApprovalsWhitelist: bp.ApprovalsWhitelistUsernames, MergeWhitelist: bp.MergeWhitelistUsernames,
+		PushWhitelist: bp.PushWhitelistUsernames, StatusChecks: bp.StatusCheckContexts,
+		BlockOnRejected: bp.BlockOnRejectedReviews, DismissStale: bp.DismissStaleApprovals,
+	}, nil
+}
+
 // NewWebhook describes a Gitea-type webhook.
 type NewWebhook struct {
 	URL    string
