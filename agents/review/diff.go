@@ -63,37 +63,89 @@ func changedFiles(diff string) []string {
 }
 
 // truncateDiff keeps whole files of diff, in order, while they fit in
-// limit bytes, and names every file it left out with its size. A single
-// first file larger than the limit is cut at a line boundary, never inside
-// a UTF-8 sequence. It returns the text and a note for the heading ("" when
-// nothing was cut).
+// limit bytes, and names every file it left out with its size, so the
+// model knows to read them in the checkout. A first file larger than the
+// budget is cut at its last hunk boundary that fits (a line boundary when
+// no hunk fits), never inside a UTF-8 sequence. The result, list
+// included, is at most limit bytes. It returns the text and a note for the
+// heading ("" when nothing was cut).
 func truncateDiff(diff string, limit int) (string, string) {
 	if len(diff) <= limit {
 		return diff, ""
 	}
+	note := fmt.Sprintf(" (truncated from %d bytes)", len(diff))
+	files := splitDiff(diff)
+	if len(files) == 0 {
+		return cutAtLine(diff, limit), note
+	}
+	const header = "\n# Omitted from this diff (read them in the checkout):\n"
+	reserve := len(header)
+	for _, f := range files {
+		reserve += len(omittedLine(f, false))
+	}
+	reserve = min(reserve, limit/4)
+	budget := limit - reserve
+
 	var b strings.Builder
 	var omitted []string
-	for _, f := range splitDiff(diff) {
-		if b.Len()+len(f.Text) <= limit {
+	for _, f := range files {
+		switch {
+		case b.Len()+len(f.Text) <= budget:
 			b.WriteString(f.Text)
-			continue
-		}
-		if b.Len() == 0 {
-			b.WriteString(cutAtLine(f.Text, limit))
-			omitted = append(omitted, fmt.Sprintf("%s (cut; %d bytes)", f.Path, len(f.Text)))
-			continue
-		}
-		omitted = append(omitted, fmt.Sprintf("%s (%d bytes)", f.Path, len(f.Text)))
-	}
-	if len(omitted) > 0 {
-		b.WriteString("\n# Omitted from this diff (read them in the checkout):\n")
-		for _, o := range omitted {
-			b.WriteString("#   " + o + "\n")
+		case b.Len() == 0:
+			b.WriteString(cutAtHunk(f.Text, budget))
+			omitted = append(omitted, omittedLine(f, true))
+		default:
+			omitted = append(omitted, omittedLine(f, false))
 		}
 	}
-	return b.String(), fmt.Sprintf(" (truncated from %d bytes)", len(diff))
+	if len(omitted) == 0 {
+		return b.String(), note
+	}
+	room := limit - b.Len() - len(header)
+	var list strings.Builder
+	for i, o := range omitted {
+		more := fmt.Sprintf("#   … and %d more files\n", len(omitted)-i)
+		if list.Len()+len(o) > room || (i < len(omitted)-1 && list.Len()+len(o)+len(more) > room) {
+			if list.Len()+len(more) <= room {
+				list.WriteString(more)
+			}
+			break
+		}
+		list.WriteString(o)
+	}
+	if room >= 0 {
+		b.WriteString(header)
+		b.WriteString(list.String())
+	}
+	return b.String(), note
 }
 
+// omittedLine names a file left out of a truncated diff.
+func omittedLine(f fileDiff, cut bool) string {
+	if cut {
+		return fmt.Sprintf("#   %s (cut; %d bytes)\n", f.Path, len(f.Text))
+	}
+	return fmt.Sprintf("#   %s (%d bytes)\n", f.Path, len(f.Text))
+}
+
+// cutAtHunk returns the longest prefix of one file's diff that ends before
+// a hunk header ("@@ ") and fits in limit, keeping at least one hunk;
+// failing that, the longest prefix ending at a line boundary.
+func cutAtHunk(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	prefix := s[:limit]
+	first := strings.Index(s, "\n@@ ")
+	if i := strings.LastIndex(prefix, "\n@@ "); i >= 0 && i > first {
+		return prefix[:i+1]
+	}
+	return cutAtLine(s, limit)
+}
+
+// cutAtLine returns the longest prefix of s that fits in limit and ends at
+// a line boundary, or, for a single overlong line, at a character boundary.
 func cutAtLine(s string, limit int) string {
 	if len(s) <= limit {
 		return s
@@ -102,7 +154,12 @@ func cutAtLine(s string, limit int) string {
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		return s[:i+1]
 	}
-	for len(s) > 0 && !utf8.ValidString(s) {
+	// Drop a multi-byte character the cut split (at most 3 bytes).
+	for i := 0; i < utf8.UTFMax-1 && len(s) > 0; i++ {
+		r, size := utf8.DecodeLastRuneInString(s)
+		if r != utf8.RuneError || size != 1 {
+			break
+		}
 		s = s[:len(s)-1]
 	}
 	return s

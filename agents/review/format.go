@@ -40,13 +40,13 @@ func formatComment(in commentInput) string {
 	fmt.Fprintf(&b, "## AI %s\n", in.title())
 	b.WriteString(forge.RefMarker(forge.RefReviewed, in.Head) + "\n")
 	b.WriteString(verdict.Marker(in.Out.Verdict, in.Head) + "\n\n")
-	if md := strings.TrimSpace(in.Out.ReviewMarkdown); md != "" {
+	if md := neutralise(strings.TrimSpace(in.Out.ReviewMarkdown)); md != "" {
 		b.WriteString(md + "\n\n")
 	}
 	b.WriteString("### Verdict\n")
 	fmt.Fprintf(&b, "**%s**", in.Out.Verdict)
 	if in.Out.VerdictReason != "" {
-		fmt.Fprintf(&b, " — %s", in.Out.VerdictReason)
+		fmt.Fprintf(&b, " — %s", neutralise(in.Out.VerdictReason))
 	}
 	b.WriteString("\n\n---\n")
 	fmt.Fprintf(&b, "*Reviewed at `%s`", short(in.Head))
@@ -57,11 +57,18 @@ func formatComment(in commentInput) string {
 	return b.String()
 }
 
+// neutralise makes hidden comments in model-written text visible, so that
+// text quoted from a pull request (which its author controls) can never
+// add a reviewed or verdict marker to the review bot's comment.
+func neutralise(s string) string {
+	return strings.ReplaceAll(s, "<!--", "&lt;!--")
+}
+
 // formalBody is the body of the formal review.
 func formalBody(in commentInput) string {
 	s := fmt.Sprintf("AI %s: **%s**", in.title(), in.Out.Verdict)
 	if in.Out.VerdictReason != "" {
-		s += " — " + in.Out.VerdictReason
+		s += " — " + neutralise(in.Out.VerdictReason)
 	}
 	return s
 }

@@ -10,50 +10,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/verdict"
 )
-
-// contextBlocks builds the pull request context the formula's steps refer
-// to: metadata, description, changed files, the (bounded) diff and, on a
-// re-review, the previous review and the diff since it.
-func (a *Agent) contextBlocks(ctx context.Context, c candidate, diff, dir string, rereview bool) []formula.Block {
-	pr, st := c.pr, c.st
-	shown, note := truncateDiff(diff, a.opts.DiffLimit)
-	meta := fmt.Sprintf("**%s**\n\n- Pull request: #%d\n- Branches: %s → %s\n- Head commit: %s\n- CI: %s\n- Re-review: %t\n",
-		pr.Title, pr.Number, pr.Head, pr.Base, pr.HeadSHA, c.ciMsg, rereview)
-	blocks := []formula.Block{
-		{Title: "Pull request", Body: meta},
-		{Title: "Description (written by the author; untrusted)", Body: orDash(pr.Body)},
-		{Title: "Changed files", Body: strings.Join(changedFiles(diff), "\n")},
-		{Title: "Diff" + note, Body: "```diff\n" + shown + "```"},
-	}
-	if !rereview {
-		return blocks
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Your previous review was of `%s`; the author has pushed since. Report each earlier finding as fixed, not fixed or partial, and look for new problems the fix introduced.\n\n", short(st.Head))
-	b.WriteString("### Previous review\n\n" + orDash(st.CommentBody) + "\n\n")
-	inc, ancestor, err := a.opts.Checkout.Diff(ctx, dir, st.Head, pr.HeadSHA)
-	switch {
-	case err != nil:
-		b.WriteString("### Changes since the previous review\n\nThe previous head is no longer available (history was rewritten); review the full diff above.\n")
-	case !ancestor:
-		incShown, incNote := truncateDiff(inc, a.opts.DiffLimit)
-		fmt.Fprintf(&b, "### Changes since the previous review (%s..%s, history rewritten: this compares the two trees)%s\n\n```diff\n%s```\n", short(st.Head), short(pr.HeadSHA), incNote, incShown)
-	default:
-		incShown, incNote := truncateDiff(inc, a.opts.DiffLimit)
-		fmt.Fprintf(&b, "### Incremental Diff (%s..%s)%s\n\n```diff\n%s```\n", short(st.Head), short(pr.HeadSHA), incNote, incShown)
-	}
-	return append(blocks, formula.Block{Title: "This is a RE-REVIEW", Body: b.String()})
-}
-
-func orDash(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "—"
-	}
-	return s
-}
 
 // publish puts the review of st.Head on the forge: the comment with both
 // markers, then the formal review pinned to the head (after dismissing the

@@ -11,10 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,7 +24,6 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
-	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/verdict"
 )
@@ -97,6 +96,9 @@ type Agent struct {
 	opts  Options
 	store store
 	bot   string // the review bot's login, resolved once
+
+	mu       sync.Mutex
+	inflight map[int64]bool // pull requests with a review session running
 }
 
 var _ agent.Agent = (*Agent)(nil)
@@ -124,7 +126,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Agent{opts: opts, store: store{dir: opts.StateDir}}, nil
+	return &Agent{opts: opts, store: store{dir: opts.StateDir}, inflight: map[int64]bool{}}, nil
 }
 
 // wip matches titles the reference treats as work in progress.
@@ -160,20 +162,54 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		if pr.Base != a.opts.Project.PrimaryBranch || wip.MatchString(pr.Title) {
 			continue
 		}
+		if !a.claim(pr.Number) {
+			// A session for this pull request is still running; its state
+			// is not ours to touch until it ends.
+			continue
+		}
 		log := run.Log.With().Int64(logx.KeyPR, pr.Number).Str(logx.KeySHA, short(pr.HeadSHA)).Logger()
 		c, err := a.select1(ctx, pr, log)
-		if err != nil {
-			log.Warn().Err(err).Msg("skip pull request this tick")
+		if err != nil || c == nil {
+			a.release(pr.Number)
+			if err != nil {
+				log.Warn().Err(err).Msg("skip pull request this tick")
+			}
 			continue
 		}
-		if c == nil {
+		n := pr.Number
+		if !run.Go(ctx, fmt.Sprintf("pr-%d", n), func(ctx context.Context) {
+			defer a.release(n)
+			a.review(ctx, run, *c, log)
+		}) {
+			a.release(n)
 			continue
 		}
-		if run.Go(ctx, fmt.Sprintf("pr-%d", pr.Number), func(ctx context.Context) { a.review(ctx, run, *c, log) }) {
-			started++
-		}
+		started++
 	}
 	return nil
+}
+
+// claim marks pr as having a review in flight; false when it already has.
+func (a *Agent) claim(pr int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.inflight[pr] {
+		return false
+	}
+	a.inflight[pr] = true
+	return true
+}
+
+func (a *Agent) release(pr int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.inflight, pr)
+}
+
+func (a *Agent) busy(pr int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.inflight[pr]
 }
 
 func (a *Agent) resolveBot(ctx context.Context) error {
@@ -312,7 +348,7 @@ func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, log 
 		isOpen[p.Number] = true
 	}
 	for _, n := range known {
-		if isOpen[n] {
+		if isOpen[n] || a.busy(n) {
 			continue
 		}
 		if err := a.opts.Checkout.Remove(ctx, n); err != nil {
@@ -322,152 +358,6 @@ func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, log 
 		if err := a.store.remove(n); err != nil {
 			log.Warn().Err(err).Int64(logx.KeyPR, n).Msg("remove review state")
 		}
+		_ = os.Remove(a.reviewFile(n))
 	}
-}
-
-// reviewFile is where the model writes its verdict for pr.
-func (a *Agent) reviewFile(pr int64) string {
-	return filepath.Join(a.opts.StateDir, fmt.Sprintf("pr-%d-review.json", pr))
-}
-
-// review runs one review session and publishes its verdict. It runs in a
-// tracked background goroutine and records exactly one ledger record.
-func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zerolog.Logger) {
-	start := a.opts.Now()
-	pr, st := c.pr, c.st
-	prevHead := st.Head
-	rec := ledger.Record{Start: start, PR: pr.Number}
-	finish := func(reason ledger.Reason, code ledger.Code, res claude.Result) {
-		rec.Reason, rec.Code = reason, code
-		rec.SessionID, rec.CostUSD = res.SessionID, res.CostUSD
-		rec.InputTokens, rec.OutputTokens, rec.Turns = res.Usage.InputTokens, res.Usage.OutputTokens, res.NumTurns
-		rec.End = a.opts.Now()
-		if err := run.Record(rec); err != nil {
-			log.Error().Err(err).Msg("record review outcome")
-		}
-	}
-	fail := func(code ledger.Code, why string, res claude.Result) {
-		// Cleanup must survive shutdown: the breaker counts these.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		st.Errors[pr.HeadSHA]++
-		if _, err := a.opts.Forge.CreateComment(cctx, pr.Number, formatError(pr.HeadSHA, why)); err != nil {
-			log.Error().Err(err).Msg("post review error comment")
-		}
-		if err := a.store.save(st); err != nil {
-			log.Error().Err(err).Msg("save review state")
-		}
-		log.Warn().Str(logx.KeyOutcome, string(code)).Msg("review failed: " + why)
-		finish(ledger.ReasonEngineError, code, res)
-	}
-	if st.Errors == nil {
-		st.Errors = map[string]int{}
-	}
-
-	diff := c.diff
-	if diff == "" {
-		var err error
-		if diff, err = a.opts.Forge.PullDiff(ctx, pr.Number); err != nil {
-			fail("forge.unavailable", "the diff could not be fetched", claude.Result{})
-			return
-		}
-	}
-	rereview := st.Head != "" && st.Head != pr.HeadSHA && (st.Verdict == verdict.RequestChanges || st.Verdict == verdict.Discuss)
-	dir, err := a.opts.Checkout.Checkout(ctx, pr.Number, pr.HeadSHA)
-	if err != nil {
-		log.Error().Err(err).Msg("check out the pull request head")
-		fail("review.checkout", "the head commit could not be checked out", claude.Result{})
-		return
-	}
-	blocks := a.contextBlocks(ctx, c, diff, dir, rereview)
-	outFile := a.reviewFile(pr.Number)
-	os.Remove(outFile)
-	prompt, err := formula.Render(a.opts.Formula, formula.RenderInput{
-		Role:       string(config.RoleReview),
-		Project:    a.opts.Project.Name,
-		Repo:       a.opts.Project.Repo,
-		ForgeAPI:   a.opts.Project.APIBase() + "/repos/" + a.opts.Project.Repo,
-		TokenEnv:   a.opts.TokenEnv,
-		Vars:       map[string]string{"pr": fmt.Sprint(pr.Number)},
-		RepoFS:     os.DirFS(dir),
-		Blocks:     blocks,
-		Protocols:  []formula.Protocol{formula.ProtocolReview},
-		ReviewFile: outFile,
-		Logger:     log,
-	})
-	if err != nil {
-		log.Error().Err(err).Msg("render review prompt")
-		fail("review.prompt", "the review prompt could not be built", claude.Result{})
-		return
-	}
-	inv := claude.Invocation{
-		Prompt:   prompt,
-		Dir:      dir,
-		Model:    a.opts.Model,
-		Backend:  a.opts.Backend,
-		MaxTurns: DefaultMaxTurns,
-		Timeout:  a.opts.Timeout,
-		Env:      map[string]string{formula.EnvReviewFile: outFile},
-		Label:    fmt.Sprintf("review-%s-pr-%d", a.opts.Project.Name, pr.Number),
-		Logger:   &log,
-	}
-	if rereview && st.SessionID != "" {
-		inv.ResumeID = st.SessionID
-	}
-	res, err := a.opts.Claude.Run(ctx, inv)
-	if errors.Is(err, claude.ErrSessionNotFound) && inv.ResumeID != "" {
-		log.Info().Msg("review session is gone; starting a fresh one")
-		inv.ResumeID = ""
-		res, err = a.opts.Claude.Run(ctx, inv)
-	}
-	if ctx.Err() != nil {
-		// Shutdown: nothing was published; the next daemon reviews again.
-		finish(ledger.ReasonInterrupted, ledger.CodeEngineShutdown, res)
-		return
-	}
-	out, oerr := verdict.ReadOutput(outFile)
-	switch {
-	case oerr == nil:
-		// A verdict file counts even when the CLI lingered or errored
-		// after writing it.
-	case errors.Is(err, claude.ErrTimeout):
-		fail(ledger.CodeClaudeTimeout, "the review session timed out", res)
-		return
-	case err != nil:
-		fail(ledger.CodeClaudeCrashed, "the review session failed", res)
-		return
-	case errors.Is(oerr, verdict.ErrNoOutput):
-		fail("review.no_output", "the session wrote no verdict file", res)
-		return
-	default:
-		fail("review.invalid_output", "the verdict file was invalid: "+oerr.Error(), res)
-		return
-	}
-
-	round := 1
-	if rereview {
-		round = st.Round + 1
-	}
-	*st = prState{PR: pr.Number, Head: pr.HeadSHA, Verdict: out.Verdict, Output: &out, Round: round,
-		SessionID: res.SessionID, Errors: st.Errors, Synced: true}
-	if rereview {
-		st.Previous = prevHead
-	}
-	if err := a.store.save(st); err != nil {
-		log.Error().Err(err).Msg("save review state")
-	}
-	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
-	if err := a.publish(pubCtx, pr, st); err != nil {
-		// The next tick completes publishing from the saved state.
-		log.Error().Err(err).Msg("publish review; will complete on the next tick")
-	}
-	a.fileTechDebt(pubCtx, pr, out, log)
-	if out.Verdict.Approved() {
-		if err := a.opts.Checkout.Remove(pubCtx, pr.Number); err != nil {
-			log.Warn().Err(err).Msg("remove review worktree")
-		}
-	}
-	log.Info().Str("verdict", string(out.Verdict)).Int("round", round).Msg("reviewed")
-	finish(ledger.ReasonReviewed, ledger.Code("review."+strings.ToLower(string(out.Verdict))), res)
 }

@@ -1,0 +1,197 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/verdict"
+)
+
+// Outcome codes of failed review attempts (each also posts an error
+// comment that the circuit breaker counts).
+const (
+	CodeCheckout      ledger.Code = "review.checkout"
+	CodePrompt        ledger.Code = "review.prompt"
+	CodeNoOutput      ledger.Code = "review.no_output"
+	CodeInvalidOutput ledger.Code = "review.invalid_output"
+)
+
+// reviewFile is where the model writes its verdict for pr.
+func (a *Agent) reviewFile(pr int64) string {
+	return filepath.Join(a.opts.StateDir, fmt.Sprintf("pr-%d-review.json", pr))
+}
+
+// review runs one review session and publishes its verdict. It runs in a
+// tracked background goroutine and records exactly one ledger record.
+func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zerolog.Logger) {
+	start := a.opts.Now()
+	pr, st := c.pr, c.st
+	if st.Errors == nil {
+		st.Errors = map[string]int{}
+	}
+	rec := ledger.Record{Start: start, PR: pr.Number}
+	finish := func(reason ledger.Reason, code ledger.Code, detail string, res claude.Result) {
+		rec.Reason, rec.Code, rec.Detail = reason, code, detail
+		rec.SessionID, rec.CostUSD = res.SessionID, res.CostUSD
+		rec.InputTokens, rec.OutputTokens, rec.Turns = res.Usage.InputTokens, res.Usage.OutputTokens, res.NumTurns
+		rec.End = a.opts.Now()
+		rec.Wall = rec.End.Sub(start)
+		if err := run.Record(rec); err != nil {
+			log.Error().Err(err).Msg("record review outcome")
+		}
+	}
+	fail := func(code ledger.Code, why string, res claude.Result) {
+		// Posting must survive shutdown: the breaker counts these.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		st.Errors[pr.HeadSHA]++
+		if _, err := a.opts.Forge.CreateComment(cctx, pr.Number, formatError(pr.HeadSHA, why)); err != nil {
+			log.Error().Err(err).Msg("post review error comment")
+		}
+		if err := a.store.save(st); err != nil {
+			log.Error().Err(err).Msg("save review state")
+		}
+		log.Warn().Str(logx.KeyOutcome, string(code)).Int("attempt", st.Errors[pr.HeadSHA]).Msg("review failed: " + why)
+		finish(ledger.ReasonEngineError, code, why, res)
+	}
+
+	diff := c.diff
+	if diff == "" {
+		var err error
+		if diff, err = a.opts.Forge.PullDiff(ctx, pr.Number); err != nil {
+			log.Error().Err(err).Msg("fetch the diff")
+			fail(ledger.CodeForgeUnavailable, "the diff could not be fetched", claude.Result{})
+			return
+		}
+	}
+	rereview := st.Head != "" && st.Head != pr.HeadSHA && !st.Verdict.Approved() && st.Verdict != ""
+	prevHead := st.Head
+	dir, err := a.opts.Checkout.Checkout(ctx, pr.Number, pr.HeadSHA)
+	if err != nil {
+		log.Error().Err(err).Msg("check out the pull request head")
+		fail(CodeCheckout, "the head commit could not be checked out", claude.Result{})
+		return
+	}
+	p := promptInput{c: c, diff: diff, dir: dir}
+	if rereview {
+		p.re = a.rereviewContext(ctx, c, dir, log)
+	}
+	outFile := a.reviewFile(pr.Number)
+	_ = os.Remove(outFile)
+	inv := claude.Invocation{
+		Dir:      dir,
+		Model:    a.opts.Model,
+		Backend:  a.opts.Backend,
+		MaxTurns: DefaultMaxTurns,
+		Timeout:  a.opts.Timeout,
+		Env:      map[string]string{formula.EnvReviewFile: outFile},
+		Label:    fmt.Sprintf("review-%s-pr-%d", a.opts.Project.Name, pr.Number),
+		Logger:   &log,
+	}
+	if rereview && st.SessionID != "" {
+		// The conversation already holds the formula, the full diff and
+		// the earlier findings: send only what is new.
+		inv.ResumeID = st.SessionID
+		inv.Prompt = resumePrompt(p, outFile)
+	} else if inv.Prompt, err = a.fullPrompt(p, outFile, log); err != nil {
+		log.Error().Err(err).Msg("render review prompt")
+		fail(CodePrompt, "the review prompt could not be built", claude.Result{})
+		return
+	}
+	res, err := a.opts.Claude.Run(ctx, inv)
+	if errors.Is(err, claude.ErrSessionNotFound) && inv.ResumeID != "" {
+		log.Info().Msg("review session is gone; starting a fresh one")
+		inv.ResumeID = ""
+		if inv.Prompt, err = a.fullPrompt(p, outFile, log); err != nil {
+			fail(CodePrompt, "the review prompt could not be built", claude.Result{})
+			return
+		}
+		res, err = a.opts.Claude.Run(ctx, inv)
+	}
+	if ctx.Err() != nil {
+		// Shutdown: nothing was published; the next daemon reviews again.
+		finish(ledger.ReasonInterrupted, ledger.CodeEngineShutdown, "shutdown during the review", res)
+		return
+	}
+	out, oerr := verdict.ReadOutput(outFile)
+	switch {
+	case oerr == nil:
+		// A verdict file counts even when the CLI lingered or errored
+		// after writing it.
+	case errors.Is(err, claude.ErrTimeout):
+		fail(ledger.CodeClaudeTimeout, "the review session timed out", res)
+		return
+	case err != nil:
+		log.Error().Err(err).Msg("review session")
+		fail(ledger.CodeClaudeCrashed, "the review session failed", res)
+		return
+	case errors.Is(oerr, verdict.ErrNoOutput):
+		fail(CodeNoOutput, "the session wrote no verdict file", res)
+		return
+	default:
+		fail(CodeInvalidOutput, "the verdict file was invalid: "+oerr.Error(), res)
+		return
+	}
+
+	sessionID := res.SessionID
+	if sessionID == "" {
+		sessionID = st.SessionID
+	}
+	next := &prState{PR: pr.Number, Head: pr.HeadSHA, Verdict: out.Verdict, Output: &out,
+		Round: st.Round + 1, SessionID: sessionID, Synced: true,
+		// Only the current head's attempts matter from now on.
+		Errors: map[string]int{pr.HeadSHA: st.Errors[pr.HeadSHA]}}
+	if rereview {
+		next.Previous = prevHead
+	}
+	*st = *next
+	if err := a.store.save(st); err != nil {
+		log.Error().Err(err).Msg("save review state")
+	}
+	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	if err := a.publish(pubCtx, pr, st); err != nil {
+		// The next tick completes publishing from the saved state.
+		log.Error().Err(err).Msg("publish review; will complete on the next tick")
+	}
+	a.fileTechDebt(pubCtx, pr, out, log)
+	if out.Verdict.Approved() {
+		// No re-review will resume this conversation.
+		if err := a.opts.Checkout.Remove(pubCtx, pr.Number); err != nil {
+			log.Warn().Err(err).Msg("remove review worktree")
+		}
+	}
+	_ = os.Remove(outFile)
+	log.Info().Str("verdict", string(out.Verdict)).Int("round", st.Round).Bool("rereview", rereview).Msg("reviewed")
+	finish(ledger.ReasonReviewed, ledger.Code("review."+strings.ToLower(string(out.Verdict))), string(out.Verdict), res)
+}
+
+// fullPrompt renders the review-pr formula with the pull request context.
+func (a *Agent) fullPrompt(p promptInput, outFile string, log zerolog.Logger) (string, error) {
+	return formula.Render(a.opts.Formula, formula.RenderInput{
+		Role:       string(config.RoleReview),
+		Project:    a.opts.Project.Name,
+		Repo:       a.opts.Project.Repo,
+		ForgeAPI:   a.opts.Project.APIBase() + "/repos/" + a.opts.Project.Repo,
+		TokenEnv:   a.opts.TokenEnv,
+		Vars:       map[string]string{"pr": fmt.Sprint(p.c.pr.Number)},
+		RepoFS:     os.DirFS(p.dir),
+		Blocks:     a.contextBlocks(p),
+		Protocols:  []formula.Protocol{formula.ProtocolReview},
+		ReviewFile: outFile,
+		Logger:     log,
+	})
+}

@@ -1,0 +1,83 @@
+package review
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/verdict"
+)
+
+func TestStore(t *testing.T) {
+	st := store{dir: filepath.Join(t.TempDir(), "review")}
+	if got, err := st.list(); err != nil || len(got) != 0 {
+		t.Fatalf("list of a missing dir = %v, %v", got, err)
+	}
+	s, err := st.load(7)
+	if err != nil || s.PR != 7 || s.Synced || s.Head != "" {
+		t.Fatalf("load of a missing file = %+v, %v", s, err)
+	}
+	if err := os.MkdirAll(st.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := &prState{PR: 7, Head: sha2, Previous: sha1, Verdict: verdict.RequestChanges, Round: 2,
+		Output:        &verdict.Output{Verdict: verdict.RequestChanges, ReviewMarkdown: "x", Findings: []verdict.Finding{{Severity: verdict.High, File: "a", Line: 3, Text: "t"}}},
+		CommentPosted: true, CommentBody: "body", SessionID: "sess", Errors: map[string]int{sha2: 1}, Synced: true}
+	if err := st.save(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.save(&prState{PR: 12}); err != nil {
+		t.Fatal(err)
+	}
+	// The model's review file and strangers in the dir are not state.
+	for _, name := range []string{"pr-7-review.json", "notes.txt", "pr-x.json"} {
+		if err := os.WriteFile(filepath.Join(st.dir, name), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.load(7)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip:\n got %+v, %v\nwant %+v", got, err, want)
+	}
+	if got.published(sha2) || got.published(sha1) { // the formal review is missing
+		t.Error("published")
+	}
+	if prs, err := st.list(); err != nil || !reflect.DeepEqual(prs, []int64{7, 12}) {
+		t.Fatalf("list = %v, %v", prs, err)
+	}
+	if err := st.remove(7); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.remove(7); err != nil {
+		t.Fatalf("second remove: %v", err)
+	}
+	if prs, _ := st.list(); !reflect.DeepEqual(prs, []int64{12}) {
+		t.Fatalf("after remove: %v", prs)
+	}
+}
+
+func TestAuthorResponse(t *testing.T) {
+	review1 := formatComment(commentInput{Head: sha1, Round: 1, Out: verdict.Output{Verdict: verdict.RequestChanges}})
+	comments := []forge.Comment{
+		{Author: "dev-bot", Body: "before the review"},
+		{Author: "review-bot", Body: review1},
+		{Author: "mallory", Body: review1}, // a pasted copy is not the review
+		{Author: "dev-bot", Body: "Fixed the nil check."},
+		{Author: "dev-bot", Body: "<!-- disinto:outcome code=x -->\nbookkeeping"},
+		{Author: "review-bot", Body: formatError(sha2, "x")},
+		{Author: "human", Body: "Also please keep the old flag."},
+	}
+	got := authorResponse(comments, "review-bot", sha1)
+	want := "**dev-bot** wrote:\n\nFixed the nil check.\n\n---\n\n**human** wrote:\n\nAlso please keep the old flag."
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if got := authorResponse(comments, "review-bot", sha2); got != "" {
+		t.Errorf("no review of sha2, got %q", got)
+	}
+	if got := previousReview(comments, "review-bot", sha1); got != review1 {
+		t.Errorf("previousReview = %q", got)
+	}
+}
