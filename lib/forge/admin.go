@@ -80,7 +80,7 @@ func (c *Client) CreateOrg(ctx context.Context, name string) (User, error) {
 	if err := c.check("create org "+name, resp, err); err != nil {
 		return User{}, err
 	}
-	return User{ID: o.ID, Login: o.UserName}, nil
+	return User{ID: o.ID, Login: o.Name}, nil
 }
 
 // NewRepo describes a repository to create.

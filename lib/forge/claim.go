@@ -28,8 +28,12 @@ type Claim struct {
 // wins a concurrent attempt. The protocol is race-free across processes and
 // identities: contenders post a claim comment and the oldest live one wins
 // (comment ids are totally ordered); the winner assigns itself, re-reads to
-// verify, applies labels (adds in-progress, removes backlog) and deletes its
-// claim comment. A loser deletes its comment and leaves no trace.
+// verify, applies labels (adds in-progress, removes backlog) and only then
+// deletes its claim comment. A loser deletes its comment and leaves no
+// trace. Claims of the same login from two processes exclude each other
+// too (each comment carries a nonce). An issue already assigned, even to
+// us, is reported as ErrClaimed: resuming one's own work is the caller's
+// decision.
 func (r *RepoClient) Claim(ctx context.Context, n int64) (Claim, error) {
 	me, err := r.c.Me(ctx)
 	if err != nil {
@@ -66,6 +70,11 @@ func (r *RepoClient) Claim(ctx context.Context, n int64) (Claim, error) {
 	won, err := r.oldestClaim(ctx, n, mine)
 	if err == nil && !won {
 		err = fmt.Errorf("claim %s#%d: lost the race: %w", r.slug, n, ErrClaimed)
+	}
+	if err == nil {
+		// A winner deletes its claim comment only after assigning itself,
+		// so a contender that no longer sees it must see the assignee.
+		err = r.checkFree(ctx, n)
 	}
 	if err == nil {
 		err = r.assignAndVerify(ctx, n, me.Login)
@@ -108,6 +117,18 @@ func (r *RepoClient) oldestClaim(ctx context.Context, n int64, mine Comment) (bo
 		return false, nil
 	}
 	return true, nil
+}
+
+// checkFree fails with ErrClaimed if n is assigned or closed.
+func (r *RepoClient) checkFree(ctx context.Context, n int64) error {
+	issue, err := r.GetIssue(ctx, n)
+	if err != nil {
+		return err
+	}
+	if len(issue.Assignees) > 0 || issue.State != StateOpen {
+		return fmt.Errorf("claim %s#%d: held by %v: %w", r.slug, n, issue.Assignees, ErrClaimed)
+	}
+	return nil
 }
 
 // assignAndVerify assigns n to login, then re-reads to check nobody else

@@ -34,7 +34,6 @@ type repo struct {
 	files      map[string]map[string]file
 	statuses   map[string][]forge.CommitStatus
 	protection map[string]forge.Protection
-	hooks      []forge.Webhook
 }
 
 type issue struct {
