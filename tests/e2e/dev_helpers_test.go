@@ -29,7 +29,7 @@ import (
 // devEnv is one project on a real Gitea with a dev bot, a reviewer and a
 // scripted model.
 type devEnv struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *forgetest.Server
 	owner    forgetest.User
 	reviewer forgetest.User
@@ -39,7 +39,7 @@ type devEnv struct {
 	mirror   string
 }
 
-func newDevEnv(t *testing.T, scenarios ...claudetest.Scenario) *devEnv {
+func newDevEnv(t testing.TB, scenarios ...claudetest.Scenario) *devEnv {
 	t.Helper()
 	e := &devEnv{t: t, srv: forgetest.Start(t)}
 	e.model, e.modelURL = claudetest.Start(t, scenarios...)
@@ -58,13 +58,13 @@ func newDevEnv(t *testing.T, scenarios ...claudetest.Scenario) *devEnv {
 	return e
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func runGit(t *testing.T, dir string, args ...string) string {
+func runGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -75,15 +75,37 @@ func runGit(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// botParams is everything needed to run one daemon's dev agent; it is
+// passed as JSON to a child process in the crash test.
+type botParams struct {
+	ForgeURL, Owner, Repo, Login, Password, Token string
+	ModelURL, Data, ReviewBot, Mirror             string
+}
+
 // devBot is one daemon's dev agent: its own user, data dir and runtime.
 type devBot struct {
-	e    *devEnv
+	t    testing.TB
+	p    botParams
 	user forgetest.User
 	data string
-	led  *ledger.Ledger
 	rt   *agent.Runtime
 	a    *dev.Agent
 	proj *config.Project
+	// opts built a; runner and git are its model runner and git backend.
+	opts   dev.Options
+	runner claude.Runner
+	git    *dev.Git
+}
+
+// rebuild replaces the agent with one built from modified options.
+func (b *devBot) rebuild(mod func(*dev.Options)) {
+	b.t.Helper()
+	mod(&b.opts)
+	a, err := dev.New(b.opts)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.a = a
 }
 
 func (e *devEnv) newBot(prefix string) *devBot {
@@ -92,30 +114,32 @@ func (e *devEnv) newBot(prefix string) *devBot {
 	if err := e.repo.AddCollaborator(testCtx(e.t), u.Login, forge.PermWrite); err != nil {
 		e.t.Fatalf("collaborator: %v", err)
 	}
-	b := &devBot{e: e, user: u, data: e.t.TempDir()}
-	b.start()
+	p := botParams{ForgeURL: e.srv.URL, Owner: e.repo.Owner(), Repo: e.repo.Name(), Login: u.Login,
+		Password: u.Password, Token: u.Token, ModelURL: e.modelURL, Data: e.t.TempDir(),
+		ReviewBot: e.reviewer.Login, Mirror: e.mirror}
+	b := startBot(e.t, p)
+	b.user = u
 	return b
 }
 
-// start builds the agent and runtime as a (re)started daemon does.
-func (b *devBot) start() {
-	t := b.e.t
+// startBot builds the agent and runtime as a (re)started daemon does.
+func startBot(t testing.TB, p botParams) *devBot {
 	t.Helper()
-	led, err := ledger.Open(filepath.Join(b.data, "ledger"), ledger.Options{})
+	led, err := ledger.Open(filepath.Join(p.Data, "ledger"), ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = led.Close() })
-	b.led = led
+	b := &devBot{t: t, p: p, data: p.Data, user: forgetest.User{Login: p.Login, Password: p.Password, Token: p.Token}}
 	b.rt = agent.New(agent.Options{Ledger: led, Log: zerolog.Nop()})
-	b.proj = &config.Project{Name: "proj", Repo: b.e.repo.Slug(), PrimaryBranch: "main"}
+	b.proj = &config.Project{Name: "proj", Repo: p.Owner + "/" + p.Repo, PrimaryBranch: "main"}
 	runner, err := claude.New(claude.Options{
 		Bin:           claudetest.RequireCLI(t),
-		Backends:      []claude.Backend{{Name: "scripted", BaseURL: b.e.modelURL, APIKey: "sk-test-not-a-real-key", MaxSessions: 2}},
+		Backends:      []claude.Backend{{Name: "scripted", BaseURL: p.ModelURL, APIKey: "sk-test-not-a-real-key", MaxSessions: 2}},
 		BaseEnv:       claudetest.Env(t),
 		IdleGrace:     30 * time.Second,
 		Timeout:       4 * time.Minute,
-		TranscriptDir: filepath.Join(b.data, "transcripts"),
+		TranscriptDir: filepath.Join(p.Data, "transcripts"),
 		Logger:        zerolog.Nop(),
 	})
 	if err != nil {
@@ -125,28 +149,30 @@ func (b *devBot) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, name := b.e.repo.Owner(), b.e.repo.Name()
-	g := dev.NewGit(dev.GitOptions{
-		Clone:     filepath.Join(b.data, "clones", "proj"),
-		RemoteURL: fmt.Sprintf("%s/%s/%s.git", b.e.srv.URL, owner, name), ForgeURL: b.e.srv.URL,
-		User: b.user.Login, Password: b.user.Password, Primary: "main",
-	})
-	a, err := dev.New(dev.Options{
-		Project: "proj", Repo: b.e.repo.Slug(), PrimaryBranch: "main", CISystem: config.CIStatuses,
-		Mirrors: map[string]string{"backup": b.e.mirror},
-		Forge:   b.user.Client.Repo(owner, name), Claude: runner, Git: g, Formula: f, DataDir: b.data,
-		ReviewBot: b.e.reviewer.Login, Secrets: []string{b.user.Token, b.user.Password},
-		Limits: dev.Limits{MaxTurns: 20, SessionTimeout: 4 * time.Minute}, Log: zerolog.Nop(),
-	})
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: p.Token, User: p.Login})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.a = a
+	g := dev.NewGit(dev.GitOptions{
+		Clone:     filepath.Join(p.Data, "clones", "proj"),
+		RemoteURL: fmt.Sprintf("%s/%s/%s.git", p.ForgeURL, p.Owner, p.Repo), ForgeURL: p.ForgeURL,
+		User: p.Login, Password: p.Password, Primary: "main",
+	})
+	b.runner, b.git = runner, g
+	b.opts = dev.Options{
+		Project: "proj", Repo: p.Owner + "/" + p.Repo, PrimaryBranch: "main", CISystem: config.CIStatuses,
+		Mirrors: map[string]string{"backup": p.Mirror},
+		Forge:   fc.Repo(p.Owner, p.Repo), Claude: runner, Git: g, Formula: f, DataDir: p.Data,
+		ReviewBot: p.ReviewBot, Secrets: []string{p.Token, p.Password},
+		Limits: dev.Limits{MaxTurns: 20, SessionTimeout: 4 * time.Minute}, Log: zerolog.Nop(),
+	}
+	b.rebuild(func(*dev.Options) {})
+	return b
 }
 
 // tick runs one pass and waits for the sessions it started.
 func (b *devBot) tick() {
-	t := b.e.t
+	t := b.t
 	t.Helper()
 	ctx := testCtx(t)
 	if err := b.rt.Tick(ctx, b.a, b.proj, config.RoleDev, agent.CauseManual); err != nil {
@@ -160,7 +186,7 @@ func (b *devBot) tick() {
 func (b *devBot) stage(n int64) dev.Stage {
 	st, ok, err := b.a.State(n)
 	if err != nil {
-		b.e.t.Fatal(err)
+		b.t.Fatal(err)
 	}
 	if !ok {
 		return ""
@@ -170,20 +196,20 @@ func (b *devBot) stage(n int64) dev.Stage {
 
 // tickUntil ticks until cond holds, at most max times.
 func (b *devBot) tickUntil(what string, max int, cond func() bool) {
-	b.e.t.Helper()
+	b.t.Helper()
 	for i := 0; i < max; i++ {
 		b.tick()
 		if cond() {
 			return
 		}
 	}
-	b.e.t.Fatalf("after %d ticks: %s did not happen", max, what)
+	b.t.Fatalf("after %d ticks: %s did not happen", max, what)
 }
 
 func (b *devBot) records() []ledger.Record {
 	recs, _, err := ledger.Read(filepath.Join(b.data, "ledger"), ledger.Filter{})
 	if err != nil {
-		b.e.t.Fatal(err)
+		b.t.Fatal(err)
 	}
 	return recs
 }
@@ -259,7 +285,7 @@ func (e *devEnv) pull(n int64) forge.PullRequest {
 	return p
 }
 
-func hasComment(t *testing.T, r *forge.RepoClient, n int64, sub string) bool {
+func hasComment(t testing.TB, r *forge.RepoClient, n int64, sub string) bool {
 	t.Helper()
 	cs, err := r.ListComments(testCtx(t), n)
 	if err != nil {
@@ -284,3 +310,5 @@ func implement(file, content string) claudetest.Turn {
 func refuse(json string) claudetest.Turn {
 	return claudetest.Tools(claudetest.Bash(fmt.Sprintf(`printf '%%s' %q > "$DISINTO_RESULT_FILE" && echo refused`, json)))
 }
+
+func branch(n int64) string { return fmt.Sprintf("fix/issue-%d", n) }

@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/disinto/disinto/agents/dev"
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forge/forgetest"
+)
+
+// countingRunner counts model sessions (child processes of the agent).
+type countingRunner struct {
+	claude.Runner
+	n atomic.Int64
+}
+
+func (c *countingRunner) Run(ctx context.Context, inv claude.Invocation) (claude.Result, error) {
+	c.n.Add(1)
+	return c.Runner.Run(ctx, inv)
+}
+
+// countingGit counts git operations (child processes of the agent).
+type countingGit struct {
+	*dev.Git
+	n atomic.Int64
+}
+
+func (c *countingGit) Worktree(ctx context.Context, dir, branch string) error {
+	c.n.Add(1)
+	return c.Git.Worktree(ctx, dir, branch)
+}
+func (c *countingGit) RemoteHead(ctx context.Context, b string) (string, error) {
+	c.n.Add(1)
+	return c.Git.RemoteHead(ctx, b)
+}
+func (c *countingGit) Head(ctx context.Context, dir string) (string, error) {
+	c.n.Add(1)
+	return c.Git.Head(ctx, dir)
+}
+func (c *countingGit) Ahead(ctx context.Context, dir string) (int, error) {
+	c.n.Add(1)
+	return c.Git.Ahead(ctx, dir)
+}
+func (c *countingGit) Push(ctx context.Context, dir, b string) error {
+	c.n.Add(1)
+	return c.Git.Push(ctx, dir, b)
+}
+func (c *countingGit) EmptyCommit(ctx context.Context, dir, m string) error {
+	c.n.Add(1)
+	return c.Git.EmptyCommit(ctx, dir, m)
+}
+func (c *countingGit) RemoveWorktree(ctx context.Context, dir string) error {
+	c.n.Add(1)
+	return c.Git.RemoveWorktree(ctx, dir)
+}
+func (c *countingGit) PushMirror(ctx context.Context, name, url, sha string) error {
+	c.n.Add(1)
+	return c.Git.PushMirror(ctx, name, url, sha)
+}
+
+// idleProject seeds 60 open issues (15 backlog, every one blocked by an
+// open dependency or held by another bot) and 6 open pull requests by
+// someone else, and returns a dev agent whose forge requests go through a
+// counting proxy.
+func idleProject(t testing.TB) (*forgetest.Proxy, *devBot, *countingRunner, *countingGit) {
+	e := newDevEnv(t)
+	ctx := context.Background()
+	var deps []int64
+	for i := 0; i < 45; i++ {
+		in, err := e.repo.CreateIssue(ctx, forge.NewIssue{Title: fmt.Sprintf("idea %d", i), Body: "not ready"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps = append(deps, in.Number)
+	}
+	for i := 0; i < 15; i++ {
+		body := fmt.Sprintf("## Depends on\n- #%d\n", deps[i])
+		in := forge.NewIssue{Title: fmt.Sprintf("task %d", i), Body: body, Labels: []forge.LabelName{forge.LabelBacklog}}
+		if i%5 == 0 {
+			in.Body, in.Assignees = "ready, but held by another bot", []string{e.owner.Login}
+		}
+		if _, err := e.repo.CreateIssue(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 6; i++ {
+		br := fmt.Sprintf("feature-%d", i)
+		if _, err := e.repo.CreateBranch(ctx, br, "main"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.repo.PutFile(ctx, forge.FileChange{Path: br + ".txt", Content: []byte("x\n"), Branch: br, Message: "add " + br}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.repo.CreatePull(ctx, forge.NewPull{Title: "feature " + br, Head: br, Base: "main"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proxy := forgetest.NewProxy(t, e.srv.URL)
+	u := e.srv.NewUser(t, "dev-bot")
+	if err := e.repo.AddCollaborator(ctx, u.Login, forge.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	p := botParams{ForgeURL: proxy.URL, Owner: e.repo.Owner(), Repo: e.repo.Name(), Login: u.Login, Password: u.Password,
+		Token: u.Token, ModelURL: e.modelURL, Data: t.TempDir(), ReviewBot: e.reviewer.Login, Mirror: e.mirror}
+	b := startBot(t, p)
+	run := &countingRunner{Runner: b.runner}
+	g := &countingGit{Git: b.git}
+	b.rebuild(func(o *dev.Options) { o.Claude, o.Git = run, g })
+	return proxy, b, run, g
+}
+
+func TestDevIdleTickCost(t *testing.T) {
+	t.Parallel()
+	proxy, b, run, g := idleProject(t)
+	b.tick() // the first tick also resolves the bot's identity
+	const ticks = 5
+	proxy.Reset()
+	for i := 0; i < ticks; i++ {
+		b.tick()
+	}
+	per := float64(proxy.Total()) / ticks
+	t.Logf("idle tick: %.1f forge requests (%v), %d model sessions, %d git commands", per, proxy.Counts(), run.n.Load(), g.n.Load())
+	if per > 6 {
+		t.Fatalf("idle tick made %.1f forge requests, want at most 6: %v", per, proxy.Counts())
+	}
+	if run.n.Load() != 0 || g.n.Load() != 0 {
+		t.Fatalf("idle ticks started %d sessions and %d git commands", run.n.Load(), g.n.Load())
+	}
+}
+
+// BenchmarkDevIdleTick reports forge requests per idle tick.
+func BenchmarkDevIdleTick(b *testing.B) {
+	proxy, bot, _, _ := idleProject(b)
+	bot.tick()
+	proxy.Reset()
+	for i := 0; i < b.N; i++ {
+		bot.tick()
+	}
+	b.ReportMetric(float64(proxy.Total())/float64(b.N), "requests/tick")
+}
