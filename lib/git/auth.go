@@ -54,24 +54,44 @@ func (c *Credentials) scope() string {
 	return u.Scheme + "://" + u.Host
 }
 
-// env returns the environment entries that hand c to one git process. The
-// first configuration entry empties the helper list, so helpers configured
-// elsewhere (a credential store on the host) neither answer nor save the
-// password.
-func (c *Credentials) env() []string {
+// config returns the configuration and environment variables that hand c
+// to one git process. The first configuration entry empties the helper list,
+// so helpers configured elsewhere (a credential store on the host) neither
+// answer nor save the password. Both are nil when c is nil or has no usable
+// URL.
+func (c *Credentials) config() (cfg [][2]string, vars []string) {
 	if c == nil {
-		return nil
+		return nil, nil
 	}
 	scope := c.scope()
 	if scope == "" {
-		return nil
+		return nil, nil
 	}
-	cfg := [][2]string{
+	cfg = [][2]string{
 		{"credential.helper", ""},
 		{"credential." + scope + ".helper", credentialHelper},
 	}
-	env := []string{EnvUser + "=" + c.Username, EnvPassword + "=" + c.Password,
-		"GIT_CONFIG_COUNT=" + strconv.Itoa(len(cfg))}
+	return cfg, []string{EnvUser + "=" + c.Username, EnvPassword + "=" + c.Password}
+}
+
+// hardening is configuration every daemon git process gets: no hooks and no
+// fsmonitor, which the model could otherwise plant in the clone it works in
+// and have the daemon run. (A filter driver or other command-valued setting
+// it writes into .git/config would still run; inheritedEnv keeps the
+// daemon's own secrets out of reach of such commands.)
+var hardening = [][2]string{
+	{"core.hooksPath", "/dev/null"},
+	{"core.fsmonitor", "false"},
+}
+
+// processEnv returns the per-process environment for git: the hardening and
+// c's configuration through GIT_CONFIG_COUNT and friends (read after all
+// configuration files, so they win), and c's variables.
+func processEnv(c *Credentials) []string {
+	credCfg, vars := c.config()
+	cfg := make([][2]string, 0, len(hardening)+len(credCfg))
+	cfg = append(append(cfg, hardening...), credCfg...)
+	env := append(vars, "GIT_CONFIG_COUNT="+strconv.Itoa(len(cfg)))
 	for i, kv := range cfg {
 		n := strconv.Itoa(i)
 		env = append(env, "GIT_CONFIG_KEY_"+n+"="+kv[0], "GIT_CONFIG_VALUE_"+n+"="+kv[1])

@@ -122,23 +122,29 @@ func New(opts Options) *Git {
 	return g
 }
 
-// keptGitEnv lists inherited GIT_* variables that configure transport or
-// tracing rather than which repository git works on.
-var keptGitEnv = []string{
-	"GIT_SSH=", "GIT_SSH_COMMAND=", "GIT_SSL_", "GIT_TRACE", "GIT_CURL_VERBOSE=",
-	"GIT_CONFIG_GLOBAL=", "GIT_CONFIG_SYSTEM=", "GIT_CONFIG_NOSYSTEM=", "GIT_HTTP_",
+// inheritedEnv lists the inherited variables (names, or prefixes ending in
+// "_") git processes receive. Everything else — the daemon's API tokens
+// above all — is withheld: a worktree is shaped by the model, and a hook,
+// filter or fsmonitor command it planted in the clone's configuration would
+// run with this environment.
+var inheritedEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "XDG_CONFIG_HOME",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+	"http_proxy", "https_proxy", "no_proxy", "GIT_SSH", "GIT_SSH_COMMAND",
+	"GIT_SSL_", "GIT_TRACE", "GIT_CURL_VERBOSE", "GIT_CONFIG_GLOBAL",
+	"GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_HTTP_",
 }
 
-// baseEnv builds the environment of every git process: the inherited one
-// without variables that would redirect git to another repository, inject
-// configuration or prompt for passwords, then extra, then the fixed settings.
+// baseEnv builds the environment of every git process: the allowed part of
+// the inherited one (nothing that would redirect git to another repository,
+// inject configuration, prompt for a password or leak a secret), then extra,
+// then the fixed settings.
 func baseEnv(inherited, extra []string) []string {
-	env := make([]string, 0, len(inherited)+len(extra)+3)
+	env := make([]string, 0, len(inheritedEnv)+len(extra)+2)
 	for _, kv := range inherited {
-		if dropInherited(kv) {
-			continue
+		if keepInherited(kv) {
+			env = append(env, kv)
 		}
-		env = append(env, kv)
 	}
 	env = append(env, extra...)
 	// Plain C messages make stderr matching reliable; no prompt may ever
@@ -146,20 +152,15 @@ func baseEnv(inherited, extra []string) []string {
 	return append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
 }
 
-func dropInherited(kv string) bool {
-	switch {
-	case strings.HasPrefix(kv, "SSH_ASKPASS="), strings.HasPrefix(kv, "LC_ALL="),
-		strings.HasPrefix(kv, EnvUser+"="), strings.HasPrefix(kv, EnvPassword+"="):
-		return true
-	case !strings.HasPrefix(kv, "GIT_"):
-		return false
-	}
-	for _, keep := range keptGitEnv {
-		if strings.HasPrefix(kv, keep) {
-			return false
+func keepInherited(kv string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	for _, keep := range inheritedEnv {
+		if name == keep || (strings.HasSuffix(keep, "_") && strings.HasPrefix(name, keep)) ||
+			(keep == "GIT_TRACE" && strings.HasPrefix(name, keep)) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // redact masks secrets in s.
@@ -187,7 +188,7 @@ func (g *Git) exec(ctx context.Context, c call) (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, g.binary, c.args...)
 	cmd.Dir = c.dir
-	cmd.Env = append(append([]string(nil), g.env...), creds.env()...)
+	cmd.Env = append(append([]string(nil), g.env...), processEnv(creds)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	killGroup(cmd)

@@ -389,3 +389,28 @@ func TestCancelledContext(t *testing.T) {
 		t.Fatalf("Fetch with a cancelled context = %v, want context.Canceled", err)
 	}
 }
+
+// TestPlantedHooksDoNotRun: the model controls the worktree and could leave
+// a hook in the clone; the daemon's own git commands must not run it.
+func TestPlantedHooksDoNotRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	repo := cloneFixture(t, newGit(nil), f)
+	ctx := t.Context()
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := repo.AddWorktree(ctx, wt, "fix/issue-8", "origin/main"); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	hook := filepath.Join(repo.Dir(), ".git", "hooks", "pre-push")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	commitIn(t, wt, "a.txt", "a\n")
+	if err := repo.Push(ctx, wt, "fix/issue-8", git.PushOptions{}); err != nil {
+		t.Fatalf("push blocked by a planted hook: %v", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Error("planted pre-push hook ran")
+	}
+}
