@@ -56,7 +56,9 @@ type Client struct {
 	user     string
 	password string
 	http     *http.Client
-	log      zerolog.Logger
+
+	// wait blocks for d or until ctx ends (injectable in tests).
+	wait func(ctx context.Context, d time.Duration) error
 
 	meMu sync.Mutex
 	me   *User
@@ -90,6 +92,7 @@ func New(opts Options) (*Client, error) {
 		next:       next,
 		maxRetries: retries,
 		onRequest:  opts.OnRequest,
+		log:        opts.Logger,
 		wait:       sleepCtx,
 		now:        time.Now,
 	}
@@ -99,7 +102,7 @@ func New(opts Options) (*Client, error) {
 		user:     opts.User,
 		password: opts.Password,
 		http:     &hc,
-		log:      opts.Logger,
+		wait:     sleepCtx,
 	}, nil
 }
 

@@ -131,7 +131,19 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 		body["MergeMessageField"] = opts.Message
 	}
 	// Pinned to a head SHA, a repeated merge cannot merge anything twice.
-	err := r.c.do(withRetryablePost(ctx), "POST", r.path("/pulls/%d/merge", n), nil, body, nil)
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = r.c.do(withRetryablePost(ctx), "POST", r.path("/pulls/%d/merge", n), nil, body, nil)
+		// Right after a push the forge is still checking mergeability and
+		// asks to try again later; that settles within seconds.
+		if err == nil || attempt >= mergeCheckRetries || !isStatus(err, http.StatusMethodNotAllowed) ||
+			!strings.Contains(err.Error(), "try again later") {
+			break
+		}
+		if werr := r.c.wait(ctx, backoff(attempt)); werr != nil {
+			return fmt.Errorf("merge %s#%d: %w", r.slug, n, werr)
+		}
+	}
 	if err == nil {
 		return nil
 	}
@@ -160,6 +172,9 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 	}
 	return fmt.Errorf("merge %s#%d: %w", r.slug, n, se)
 }
+
+// mergeCheckRetries bounds waiting for a pending mergeability check.
+const mergeCheckRetries = 8
 
 func short(sha string) string {
 	if len(sha) > 12 {

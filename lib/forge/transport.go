@@ -10,6 +10,9 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/rs/zerolog"
 )
 
 // Retry defaults; Options may override the attempt count.
@@ -35,6 +38,7 @@ type transport struct {
 	next       http.RoundTripper
 	maxRetries int
 	onRequest  func(method, path string, status int, d time.Duration)
+	log        zerolog.Logger
 	// wait blocks for d or until ctx ends; injectable for tests.
 	wait func(ctx context.Context, d time.Duration) error
 	now  func() time.Time
@@ -83,9 +87,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp != nil {
 			status = resp.StatusCode
 		}
+		elapsed := t.now().Sub(start)
 		if t.onRequest != nil {
-			t.onRequest(req.Method, req.URL.Path, status, t.now().Sub(start))
+			t.onRequest(req.Method, req.URL.Path, status, elapsed)
 		}
+		t.log.Debug().Str("method", req.Method).Str("path", req.URL.Path).Int("status", status).
+			Dur(logx.KeyDuration, elapsed).Int("attempt", attempt).Msg("forge request")
 		if ctx.Err() != nil {
 			if resp != nil {
 				_ = resp.Body.Close()
