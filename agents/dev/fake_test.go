@@ -25,7 +25,9 @@ type fakeForge struct {
 	now      time.Time
 	// claimErr, when set, is returned by Claim.
 	claimErr error
-	g        *fakeGit
+	// failPulls makes the next CreatePull calls fail as unavailable.
+	failPulls int
+	g         *fakeGit
 }
 
 var _ forgeAPI = (*fakeForge)(nil)
@@ -251,6 +253,10 @@ func (f *fakeForge) CreatePull(_ context.Context, in forge.NewPull) (forge.PullR
 	f.call("create_pull")
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failPulls > 0 {
+		f.failPulls--
+		return forge.PullRequest{}, forge.ErrUnavailable
+	}
 	for _, p := range f.pulls {
 		if p.Head == in.Head && p.State == forge.StateOpen {
 			return forge.PullRequest{}, forge.ErrConflict

@@ -537,3 +537,18 @@ func TestIssueOfBranch(t *testing.T) {
 		}
 	}
 }
+
+func TestPublishRetriedWithoutModel(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	h.f.failPulls = 1
+	h.tick()
+	if st := h.wantStage(n, StageImplementing); !st.Ran {
+		t.Fatal("finished session not recorded")
+	}
+	h.tick()
+	h.wantStage(n, StageAwaitingCI)
+	if len(h.r.Calls()) != 1 {
+		t.Fatalf("%d sessions, want 1: a failed publish must not re-run the model", len(h.r.Calls()))
+	}
+}

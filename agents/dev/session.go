@@ -16,6 +16,9 @@ const nudgeText = "You ended your turn without pushing anything to the branch. I
 	"them with the requested message, push the branch, and write PHASE:awaiting_ci to the phase file. " +
 	"If the task should not be done, write the refusal JSON to the result file instead."
 
+// maxAfterFailures bounds retries of the work after a finished session.
+const maxAfterFailures = 5
+
 const restartText = "The orchestrator restarted while you were working. Check the worktree (git status, git log), " +
 	"finish the task, commit, push the branch and write the phase file as instructed before."
 
@@ -23,13 +26,32 @@ const restartText = "The orchestrator restarted while you were working. Check th
 func (a *Agent) startSession(ctx context.Context, st State) {
 	a.spawn(ctx, st.Issue, func(ctx context.Context) {
 		log := a.issueLog(st)
-		if err := a.session(ctx, &st); err != nil {
-			if ctx.Err() != nil {
-				log.Info().Msg("session interrupted by shutdown; it resumes after the restart")
+		var err error
+		if st.Ran {
+			err = a.afterSession(ctx, &st, claude.Result{})
+		} else {
+			err = a.session(ctx, &st)
+		}
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			log.Info().Msg("session interrupted by shutdown; it resumes after the restart")
+			return
+		}
+		if st.Ran {
+			st.AfterFailures++
+			if st.AfterFailures > maxAfterFailures {
+				if berr := a.block(ctx, &st, ledger.Code("engine.after_session"), "Publishing the session's work kept failing.", a.red.Error(err)); berr != nil {
+					log.Error().Str("error", a.red.Error(berr)).Msg("block failed")
+				}
 				return
 			}
-			log.Error().Str("error", a.red.Error(err)).Msg("session step failed; retried next tick")
+			if serr := a.st.save(st); serr != nil {
+				log.Error().Str("error", a.red.Error(serr)).Msg("save state")
+			}
 		}
+		log.Error().Str("error", a.red.Error(err)).Msg("session step failed; retried next tick")
 	})
 }
 
@@ -98,6 +120,7 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 		st.SessionID = res.SessionID
 	}
 	st.News = ""
+	st.Ran = ctx.Err() == nil && (err == nil || errors.Is(err, claude.ErrMaxTurns))
 	if serr := a.st.save(*st); serr != nil {
 		return res, errors.Join(err, serr)
 	}
@@ -177,7 +200,7 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 	if err := a.ensurePR(ctx, st, res.Text); err != nil {
 		return err
 	}
-	st.HeadSHA, st.Stage = head, StageAwaitingCI
+	st.HeadSHA, st.Stage, st.Ran, st.AfterFailures = head, StageAwaitingCI, false, 0
 	a.issueLog(*st).Info().Str("head", shortSHA(head)).Msg("pushed; waiting for CI")
 	return a.st.save(*st)
 }

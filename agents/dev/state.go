@@ -72,6 +72,11 @@ type State struct {
 	ReviewedSHA string `json:"reviewed_sha,omitempty"`
 	// Nudged records the one nudge a session gets when it pushed nothing.
 	Nudged bool `json:"nudged,omitempty"`
+	// Ran records that the session of the current step has finished and
+	// only its after-work (push, pull request) is pending, so a retry never
+	// pays for the model again. AfterFailures bounds those retries.
+	Ran           bool `json:"ran,omitempty"`
+	AfterFailures int  `json:"after_failures,omitempty"`
 	// MergeAttempts counts merges refused by the forge.
 	MergeAttempts int `json:"merge_attempts,omitempty"`
 
