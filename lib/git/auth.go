@@ -128,6 +128,7 @@ func (r *Repo) ConfigureWorktreeAuth(ctx context.Context) error {
 	if scope == "" {
 		return fmt.Errorf("configure worktree auth %s: credentials URL %q has no scheme and host", r.dir, r.g.redact(r.g.creds.URL))
 	}
+	defer r.g.lock(r.dir)()
 	settings := [][2]string{
 		{"credential.helper", ""},
 		{"credential." + scope + ".helper", credentialHelper},

@@ -15,10 +15,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/redact"
 )
 
@@ -86,9 +88,13 @@ type Options struct {
 }
 
 // Git runs git commands with a fixed environment and credentials. It is safe
-// for concurrent use; git itself serialises access to a repository with its
-// lock files.
+// for concurrent use. Operations that change a clone's shared state (fetch,
+// worktree add and remove, configuration) are serialised per clone
+// directory within one Git, since concurrent git processes on one clone fail
+// on each other's lock files; across processes, each daemon must own its
+// clone.
 type Git struct {
+	locks     sync.Map // clone dir -> *sync.Mutex
 	binary    string
 	creds     *Credentials
 	secrets   *redact.Redactor // the credentials' password
@@ -163,6 +169,14 @@ func keepInherited(kv string) bool {
 	return false
 }
 
+// lock takes the mutation lock of the clone at dir and returns its unlock.
+func (g *Git) lock(dir string) func() {
+	m, _ := g.locks.LoadOrStore(dir, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
 // redact masks secrets in s.
 func (g *Git) redact(s string) string {
 	return g.redactor.String(g.secrets.String(s))
@@ -208,7 +222,7 @@ func (g *Git) exec(ctx context.Context, c call) (string, error) {
 	start := time.Now()
 	err := cmd.Run()
 	g.log.Debug().Strs("args", args).Str("dir", c.dir).
-		Dur("duration", time.Since(start)).Bool("ok", err == nil).Msg("git")
+		Dur(logx.KeyDuration, time.Since(start)).Bool("ok", err == nil).Msg("git")
 	if err == nil {
 		return stdout.String(), nil
 	}

@@ -20,8 +20,13 @@ type Repo struct {
 	dir string
 }
 
-// Open returns the clone at dir without checking it.
-func (g *Git) Open(dir string) *Repo { return &Repo{g: g, dir: dir} }
+// Open returns the clone at dir (made absolute) without checking it.
+func (g *Git) Open(dir string) *Repo {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &Repo{g: g, dir: dir}
+}
 
 // Dir returns the clone's directory.
 func (r *Repo) Dir() string { return r.dir }
@@ -41,11 +46,12 @@ func (g *Git) EnsureClone(ctx context.Context, rawURL, dir, branch string) (*Rep
 		return nil, fmt.Errorf("ensure clone %s: %w", dir, err)
 	}
 	r := g.Open(abs)
+	defer g.lock(abs)()
 	if _, err := os.Stat(filepath.Join(abs, ".git")); err == nil {
 		if err := r.fixRemote(ctx, clean); err != nil {
 			return nil, err
 		}
-		if err := r.Fetch(ctx); err != nil {
+		if err := r.fetch(ctx); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -120,6 +126,11 @@ func (r *Repo) fixRemote(ctx context.Context, clean string) error {
 // Fetch fetches refspecs (all branches when none) from origin, pruning
 // remote-tracking refs of deleted branches.
 func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
+	defer r.g.lock(r.dir)()
+	return r.fetch(ctx, refspecs...)
+}
+
+func (r *Repo) fetch(ctx context.Context, refspecs ...string) error {
 	args := append([]string{"fetch", "--prune", "--quiet", Remote}, refspecs...)
 	if _, err := r.g.run(ctx, r.dir, args...); err != nil {
 		return fmt.Errorf("fetch %s: %w", r.dir, err)
@@ -130,6 +141,7 @@ func (r *Repo) Fetch(ctx context.Context, refspecs ...string) error {
 // ConfigureIdentity sets the commit author and committer for the clone and
 // all its worktrees (see Identity for the bots' convention).
 func (r *Repo) ConfigureIdentity(ctx context.Context, name, email string) error {
+	defer r.g.lock(r.dir)()
 	for _, kv := range [][2]string{{"user.name", name}, {"user.email", email}} {
 		if _, err := r.g.run(ctx, r.dir, "config", "--local", kv[0], kv[1]); err != nil {
 			return fmt.Errorf("configure identity %s: %w", r.dir, err)

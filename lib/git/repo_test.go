@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -412,5 +413,33 @@ func TestPlantedHooksDoNotRun(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Error("planted pre-push hook ran")
+	}
+}
+
+// TestConcurrentWorktrees: agents working on several issues share one clone;
+// their worktree and fetch calls must not trip over git's lock files.
+func TestConcurrentWorktrees(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	g := newGit(nil)
+	repo := cloneFixture(t, g, f)
+	ctx := t.Context()
+	root := t.TempDir()
+	errs := make(chan error, 12)
+	for i := range 6 {
+		go func() {
+			wt := filepath.Join(root, "wt", strconv.Itoa(i))
+			if _, err := g.Open(repo.Dir()).AddWorktree(ctx, wt, "fix/issue-"+strconv.Itoa(i), "origin/main"); err != nil {
+				errs <- err
+				return
+			}
+			errs <- repo.RemoveWorktree(ctx, wt)
+		}()
+		go func() { errs <- repo.Fetch(ctx) }()
+	}
+	for range 12 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -110,6 +110,7 @@ func checkFree(dir string) error {
 // A worktree at dir on another branch wraps ErrWorktreeBusy; a non-empty
 // directory that is not a worktree wraps ErrNotClone.
 func (r *Repo) AddWorktree(ctx context.Context, dir, branch, startRef string) (created bool, err error) {
+	defer r.g.lock(r.dir)()
 	dir = canonical(dir)
 	wt, ok, err := r.find(ctx, dir)
 	if err != nil {
@@ -152,6 +153,7 @@ func (r *Repo) hasRef(ctx context.Context, ref string) bool {
 // sha, discarding local edits to tracked files. sha must be present in the
 // clone: fetch first.
 func (r *Repo) AddDetachedWorktree(ctx context.Context, dir, sha string) error {
+	defer r.g.lock(r.dir)()
 	dir = canonical(dir)
 	wt, ok, err := r.find(ctx, dir)
 	if err != nil {
@@ -180,6 +182,7 @@ func (r *Repo) AddDetachedWorktree(ctx context.Context, dir, sha string) error {
 // not an error; a directory that is not a worktree of this clone is left
 // alone and wraps ErrNotClone.
 func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
+	defer r.g.lock(r.dir)()
 	dir = canonical(dir)
 	wt, ok, err := r.find(ctx, dir)
 	if err != nil {
