@@ -228,3 +228,12 @@ func (r *RepoClient) CollaboratorPermission(ctx context.Context, login string) (
 	}
 	return Permission(out.Permission), nil
 }
+
+// EditLabel sets the colour and description of label id.
+func (r *RepoClient) EditLabel(ctx context.Context, id int64, color, description string) error {
+	body := map[string]string{"color": color, "description": description}
+	if err := r.c.do(ctx, "PATCH", r.path("/labels/%d", id), nil, body, nil); err != nil {
+		return fmt.Errorf("edit label %d in %s: %w", id, r.slug, err)
+	}
+	return nil
+}

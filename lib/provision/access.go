@@ -40,7 +40,8 @@ func (p *run) ensureCollaborators(ctx context.Context) error {
 	return nil
 }
 
-// ensureLabels creates the label vocabulary on both repositories.
+// ensureLabels creates the label vocabulary on both repositories and
+// resets colours and descriptions that drifted from the registry.
 func (p *run) ensureLabels(ctx context.Context) error {
 	for _, repo := range []string{p.name, p.opsName()} {
 		rc := p.admin.Repo(p.owner, repo)
@@ -48,11 +49,30 @@ func (p *run) ensureLabels(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if len(created) == 0 {
-			p.rep.add("labels", rc.Slug(), StatusPresent, fmt.Sprintf("%d labels", len(forge.Registry())))
-			continue
+		have, err := rc.ListLabels(ctx)
+		if err != nil {
+			return err
 		}
-		p.rep.add("labels", rc.Slug(), StatusCreated, fmt.Sprintf("%d of %d labels", len(created), len(forge.Registry())))
+		var fixed []string
+		for _, l := range have {
+			def, ok := forge.Definition(l.Name)
+			if !ok || (strings.EqualFold(l.Color, def.Color) && l.Description == def.Description) {
+				continue
+			}
+			if err := rc.EditLabel(ctx, l.ID, def.Color, def.Description); err != nil {
+				return err
+			}
+			fixed = append(fixed, string(l.Name))
+		}
+		total := len(forge.Registry())
+		switch {
+		case len(created) > 0:
+			p.rep.add("labels", rc.Slug(), StatusCreated, fmt.Sprintf("%d of %d labels", len(created), total))
+		case len(fixed) > 0:
+			p.rep.add("labels", rc.Slug(), StatusUpdated, "colour or description reset: "+strings.Join(fixed, ", "))
+		default:
+			p.rep.add("labels", rc.Slug(), StatusPresent, fmt.Sprintf("%d labels", total))
+		}
 	}
 	return nil
 }

@@ -197,6 +197,26 @@ func TestFreshForgeThenRerunThenRepair(t *testing.T) {
 		verify(t, srv, opts)
 	})
 
+	t.Run("label drift", func(t *testing.T) {
+		rc := srv.Admin(t).Repo("acme", "widget")
+		ls, err := rc.ListLabels(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			if l.Name == forge.LabelBacklog {
+				if err := rc.EditLabel(context.Background(), l.ID, "#000000", "changed"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		got := changes(mustRun(t, opts))
+		if len(got) != 1 || !strings.Contains(got[0], "labels acme/widget: updated colour or description reset: backlog") {
+			t.Errorf("changes %q", got)
+		}
+		verify(t, srv, opts)
+	})
+
 	t.Run("rotate", func(t *testing.T) {
 		old := readEnv(t, opts.EnvFile)
 		ropts := opts
