@@ -16,7 +16,7 @@ var gitEnv = []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
 	"GIT_AUTHOR_NAME=fixture", "GIT_AUTHOR_EMAIL=fixture@example.invalid",
 	"GIT_COMMITTER_NAME=fixture", "GIT_COMMITTER_EMAIL=fixture@example.invalid"}
 
-func gitT(t *testing.T, dir string, args ...string) string {
+func gitT(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -28,7 +28,7 @@ func gitT(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func commitFile(t *testing.T, dir, name, content string) string {
+func commitFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -126,4 +126,11 @@ func TestGitCheckout(t *testing.T) {
 	if _, err := co.Checkout(ctx, 6, h1); err == nil {
 		t.Error("Checkout of a pull request without a pull ref succeeded")
 	}
+}
+
+func gitOK(dir string, args ...string) bool {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), gitEnv...)
+	return cmd.Run() == nil
 }
