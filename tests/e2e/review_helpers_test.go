@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/agents/review"
+	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/claude/claudetest"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// reviewBot is a daemon's review agent acting as e.reviewer, with the real
+// claude CLI against the scripted model server.
+type reviewBot struct {
+	t    testing.TB
+	rt   *agent.Runtime
+	a    *review.Agent
+	proj *config.Project
+	led  *ledger.Ledger
+	data string
+}
+
+// newReviewer starts the review agent of e's project. rt, when not nil,
+// is shared with other agents (one daemon).
+func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
+	t := e.t
+	t.Helper()
+	r := &reviewBot{t: t, data: t.TempDir(), rt: rt}
+	led, err := ledger.Open(filepath.Join(r.data, "ledger"), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = led.Close() })
+	r.led = led
+	if r.rt == nil {
+		r.rt = agent.New(agent.Options{Ledger: led, Log: zerolog.Nop()})
+	}
+	r.proj = &config.Project{Name: "proj", Repo: e.repo.Slug(), ForgeURL: e.srv.URL, PrimaryBranch: "main",
+		CI: config.CI{System: config.CIStatuses}}
+	runner, err := claude.New(claude.Options{
+		Bin:           claudetest.RequireCLI(t),
+		Backends:      []claude.Backend{{Name: "scripted", BaseURL: e.modelURL, APIKey: "sk-test-not-a-real-key", MaxSessions: 2}},
+		BaseEnv:       claudetest.Env(t),
+		IdleGrace:     30 * time.Second,
+		Timeout:       4 * time.Minute,
+		TranscriptDir: filepath.Join(r.data, "transcripts"),
+		Logger:        zerolog.Nop(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := formula.Load(formulas.FS, "review-pr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := forge.New(forge.Options{URL: e.srv.URL, Token: e.reviewer.Token, User: e.reviewer.Login})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
+		Credentials: &git.Credentials{URL: e.srv.URL, Username: e.reviewer.Login, Password: e.reviewer.Password}})
+	a, err := review.New(review.Options{
+		Project:  r.proj,
+		Forge:    fc.Repo(e.repo.Owner(), e.repo.Name()),
+		Claude:   runner,
+		Formula:  f,
+		Checkout: review.NewGitCheckout(g, e.srv.URL+"/"+e.repo.Slug()+".git", filepath.Join(r.data, "clone"), filepath.Join(r.data, "worktrees")),
+		StateDir: filepath.Join(r.data, "state"),
+		Timeout:  4 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.a = a
+	return r
+}
+
+// tick runs one review pass and waits for its sessions.
+func (r *reviewBot) tick() {
+	t := r.t
+	t.Helper()
+	ctx := testCtx(t)
+	if err := r.rt.Tick(ctx, r.a, r.proj, config.RoleReview, agent.CauseManual); err != nil {
+		t.Fatalf("review tick: %v", err)
+	}
+	if err := r.rt.Wait(ctx); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+}
+
+func (r *reviewBot) records() []ledger.Record {
+	r.t.Helper()
+	recs, _, err := ledger.Read(filepath.Join(r.data, "ledger"), ledger.Filter{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return recs
+}
+
+// authorClone is a clone of e's repository that pushes as the owner (a
+// human author).
+func (e *devEnv) authorClone() string {
+	e.t.Helper()
+	u, err := url.Parse(e.srv.URL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	u.User = url.UserPassword(e.owner.Login, e.owner.Password)
+	u.Path = "/" + e.repo.Slug() + ".git"
+	dir := filepath.Join(e.t.TempDir(), "author")
+	runGit(e.t, "", "clone", "-q", u.String(), dir)
+	runGit(e.t, dir, "config", "user.name", "author")
+	runGit(e.t, dir, "config", "user.email", "author@example.invalid")
+	return dir
+}
+
+// commitPush writes files in the clone, commits them on branch and pushes.
+func (e *devEnv) commitPush(dir, branch string, files map[string]string) string {
+	e.t.Helper()
+	runGit(e.t, dir, "checkout", "-q", "-B", branch)
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+		runGit(e.t, dir, "add", name)
+	}
+	runGit(e.t, dir, "commit", "-q", "-m", "change "+branch)
+	runGit(e.t, dir, "push", "-q", "origin", branch)
+	return runGit(e.t, dir, "rev-parse", "HEAD")
+}
