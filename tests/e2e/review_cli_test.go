@@ -24,7 +24,7 @@ func TestReviewWithRealCLI(t *testing.T) {
 	e := newDevEnv(t, claudetest.Scenario{
 		Name: "review-e2e",
 		Turns: []claudetest.Turn{
-			writeReview(`{"verdict":"REQUEST_CHANGES","verdict_reason":"quote the variable","review_markdown":"- **high** `+"`lib/run.sh:1`"+`: unquoted $1","findings":[{"severity":"high","file":"lib/run.sh","line":1,"text":"unquoted $1"}]}`),
+			writeReview(`{"verdict":"REQUEST_CHANGES","verdict_reason":"quote the variable","review_markdown":"- **high** ` + "`lib/run.sh:1`" + `: unquoted $1","findings":[{"severity":"high","file":"lib/run.sh","line":1,"text":"unquoted $1"}]}`),
 			claudetest.Text("Review written."),
 			writeReview(`{"verdict":"APPROVE","verdict_reason":"fixed","review_markdown":"### Previous Findings\n- unquoted $1: FIXED"}`),
 			claudetest.Text("Re-review written."),
