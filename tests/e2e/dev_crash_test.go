@@ -99,8 +99,8 @@ func TestDevCrashWhileWaitingForCI(t *testing.T) {
 	b2.tickUntil("awaiting review", 3, func() bool { return b2.stage(n) == dev.StageAwaitingReview })
 	e.review(pr, forge.ReviewApprove, "ok")
 	b2.tickUntil("merged", 3, func() bool { return e.pull(pr.Number).Merged })
-	if ps := e.pullsFor(branch(n)); len(ps) != 1 {
-		t.Fatalf("%d pull requests", len(ps))
+	if ps := e.allPulls(); len(ps) != 1 {
+		t.Fatalf("%d pull requests, want 1", len(ps))
 	}
 	if i := e.getIssue(n); i.State != forge.StateClosed || i.HasLabel(forge.LabelInProgress) {
 		t.Fatalf("issue: %+v", i)

@@ -248,6 +248,17 @@ func (e *devEnv) pullsFor(branch string) []forge.PullRequest {
 	return out
 }
 
+// allPulls returns every pull request of the repository. (A merged pull
+// request whose branch was deleted no longer reports its head branch.)
+func (e *devEnv) allPulls() []forge.PullRequest {
+	e.t.Helper()
+	ps, err := e.repo.ListPulls(testCtx(e.t), forge.StateAll)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ps
+}
+
 func (e *devEnv) onlyPull(branch string) forge.PullRequest {
 	e.t.Helper()
 	ps := e.pullsFor(branch)

@@ -101,8 +101,8 @@ func TestDevReviewLoop(t *testing.T) {
 	b.tickUntil("awaiting review again", 3, func() bool { return b.stage(n) == dev.StageAwaitingReview })
 	e.review(pr, forge.ReviewApprove, "ok")
 	b.tickUntil("merged", 3, func() bool { return e.pull(pr.Number).Merged })
-	if len(e.pullsFor("fix/issue-1")) != 1 {
-		t.Fatal("more than one pull request")
+	if ps := e.allPulls(); len(ps) != 1 {
+		t.Fatalf("more than one pull request: %+v", ps)
 	}
 }
 
