@@ -242,7 +242,7 @@ func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, log zerolog.L
 	}
 	if st.Head == pr.HeadSHA && st.Output != nil {
 		// Produced but not fully published: finish publishing.
-		if err := a.publish(ctx, pr, st); err != nil {
+		if err := a.publish(ctx, pr, st, log); err != nil {
 			return nil, fmt.Errorf("complete publishing: %w", err)
 		}
 		log.Info().Msg("completed a half-published review")

@@ -163,7 +163,7 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	}
 	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	if err := a.publish(pubCtx, pr, st); err != nil {
+	if err := a.publish(pubCtx, pr, st, log); err != nil {
 		// The next tick completes publishing from the saved state.
 		log.Error().Err(err).Msg("publish review; will complete on the next tick")
 	}
