@@ -36,8 +36,9 @@ type Options struct {
 	User string
 	// Password switches to basic auth (needed to create tokens).
 	Password string
-	// HTTPClient is the base client; its Transport is wrapped with retries.
-	// Nil means a client with a 30 s timeout.
+	// HTTPClient is the base client; its Transport is wrapped with retries
+	// and its Timeout applies to each attempt, not to all retries together.
+	// Nil means a 30 s timeout per attempt.
 	HTTPClient *http.Client
 	// Logger receives debug lines per request.
 	Logger zerolog.Logger
@@ -88,13 +89,15 @@ func New(opts Options) (*Client, error) {
 		retries = 0
 	}
 	hc := *base
+	hc.Timeout = 0
 	hc.Transport = &transport{
-		next:       next,
-		maxRetries: retries,
-		onRequest:  opts.OnRequest,
-		log:        opts.Logger,
-		wait:       sleepCtx,
-		now:        time.Now,
+		attemptTimeout: base.Timeout,
+		next:           next,
+		maxRetries:     retries,
+		onRequest:      opts.OnRequest,
+		log:            opts.Logger,
+		wait:           sleepCtx,
+		now:            time.Now,
 	}
 	return &Client{
 		url:      strings.TrimSuffix(opts.URL, "/"),
@@ -212,7 +215,8 @@ func paginate[T any](fetch func(page int) ([]T, error)) ([]T, error) {
 			return all, err
 		}
 		all = append(all, items...)
-		if len(items) < pageSize {
+		// A page longer than asked for means the server ignored paging.
+		if len(items) != pageSize {
 			return all, nil
 		}
 	}

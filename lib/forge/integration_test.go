@@ -222,7 +222,9 @@ func TestProvisioning(t *testing.T) {
 
 	org := srv.Unique("factory")
 	val(admin.CreateOrg(ctx, org)).must(t)
-	rp := val(admin.CreateRepo(ctx, forge.NewRepo{Owner: org, Name: "project", AutoInit: true, DefaultBranch: "main"})).must(t)
+	// Private: on a public repository read access is implicit, so Gitea
+	// drops read-only users from the approvals whitelist.
+	rp := val(admin.CreateRepo(ctx, forge.NewRepo{Owner: org, Name: "project", Private: true, AutoInit: true, DefaultBranch: "main"})).must(t)
 	if rp.Owner != org || rp.DefaultBranch != "main" {
 		t.Fatalf("repo = %+v", rp)
 	}

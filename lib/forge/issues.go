@@ -127,22 +127,21 @@ func (r *RepoClient) SetAssignees(ctx context.Context, n int64, logins []string)
 	return nil
 }
 
-// ListComments returns all comments of issue or pull request n, oldest first.
+// ListComments returns all comments of issue or pull request n, oldest
+// first. Gitea and Forgejo return every comment in one response (the
+// endpoint has no paging), so this is always one request.
 func (r *RepoClient) ListComments(ctx context.Context, n int64) ([]Comment, error) {
-	api := r.c.api(ctx)
-	return paginate(func(page int) ([]Comment, error) {
-		cs, resp, err := api.ListIssueComments(r.owner, r.name, n, gitea.ListIssueCommentOptions{
-			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
-		})
-		if err := r.c.check(fmt.Sprintf("list comments %s#%d", r.slug, n), resp, err); err != nil {
-			return nil, err
-		}
-		res := make([]Comment, 0, len(cs))
-		for _, c := range cs {
-			res = append(res, toComment(c))
-		}
-		return res, nil
+	cs, resp, err := r.c.api(ctx).ListIssueComments(r.owner, r.name, n, gitea.ListIssueCommentOptions{
+		ListOptions: gitea.ListOptions{Page: -1},
 	})
+	if err := r.c.check(fmt.Sprintf("list comments %s#%d", r.slug, n), resp, err); err != nil {
+		return nil, err
+	}
+	res := make([]Comment, 0, len(cs))
+	for _, c := range cs {
+		res = append(res, toComment(c))
+	}
+	return res, nil
 }
 
 // CreateComment posts body on issue or pull request n.

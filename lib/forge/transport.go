@@ -39,6 +39,9 @@ type transport struct {
 	maxRetries int
 	onRequest  func(method, path string, status int, d time.Duration)
 	log        zerolog.Logger
+	// attemptTimeout bounds one attempt, including reading its body; the
+	// retry budget as a whole is bounded by the caller's context.
+	attemptTimeout time.Duration
 	// wait blocks for d or until ctx ends; injectable for tests.
 	wait func(ctx context.Context, d time.Duration) error
 	now  func() time.Time
@@ -82,7 +85,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		start := t.now()
-		resp, err := t.next.RoundTrip(r)
+		resp, err := t.attempt(r)
 		status := 0
 		if resp != nil {
 			status = resp.StatusCode
@@ -120,6 +123,33 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// attempt sends one request under the per-attempt timeout, which stays
+// armed until the response body is closed.
+func (t *transport) attempt(r *http.Request) (*http.Response, error) {
+	if t.attemptTimeout <= 0 {
+		return t.next.RoundTrip(r)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), t.attemptTimeout)
+	resp, err := t.next.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // refusedUnprocessed reports failures after which the server certainly did

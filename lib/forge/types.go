@@ -103,6 +103,9 @@ type Review struct {
 	CommitID  string
 	Author    string
 	Dismissed bool
+	// Stale is the forge's flag for reviews of an older head. Forges set it
+	// asynchronously after a push; compare CommitID with the head SHA for
+	// a definitive answer.
 	Stale     bool
 	Submitted time.Time
 }
