@@ -4,6 +4,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/agents/dev"
+	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 )
@@ -30,6 +31,9 @@ func agentRegistry() map[config.Role]agentFactory {
 	return map[config.Role]agentFactory{
 		config.RoleDev: func(d agentDeps) (agent.Agent, error) {
 			return dev.FromConfig(dev.Deps{Config: d.Config, Project: d.Project, DataDir: d.DataDir, Log: d.Log})
+		},
+		config.RoleReview: func(d agentDeps) (agent.Agent, error) {
+			return review.FromConfig(review.Deps{Config: d.Config, Project: d.Project, DataDir: d.DataDir, Log: d.Log})
 		},
 	}
 }
