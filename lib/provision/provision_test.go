@@ -187,8 +187,8 @@ func TestFreshForgeThenRerunThenRepair(t *testing.T) {
 		rep := mustRun(t, opts)
 		got := changes(rep)
 		if len(got) != 3 || !strings.Contains(got[0], "review-bot: updated new token") ||
-			!strings.Contains(got[1], "planner-bot: updated new token") ||
-			!strings.Contains(got[2], "gardener-bot: updated password reset") {
+			!strings.Contains(got[1], "gardener-bot: updated password reset") ||
+			!strings.Contains(got[2], "planner-bot: updated new token") {
 			t.Errorf("changes %q", got)
 		}
 		if _, err := srv.Client(t, oldReview, "review-bot").Me(context.Background()); !errors.Is(err, forge.ErrUnauthorized) {
