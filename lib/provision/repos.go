@@ -146,8 +146,12 @@ func (p *run) ensureOpsRepo(ctx context.Context) error {
 	if branch == "" {
 		branch = p.branch
 	}
-	have, err := rc.ListTree(ctx, branch)
-	if err != nil && !isNotFound(err) {
+	var have []string
+	if _, err := rc.GetBranch(ctx, branch); err == nil {
+		if have, err = rc.ListTree(ctx, branch); err != nil {
+			return err
+		}
+	} else if !isNotFound(err) {
 		return err
 	}
 	missing := missingFiles(opsLayout(p.owner+"/"+p.name, p.login), have)
