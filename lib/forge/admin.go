@@ -85,7 +85,8 @@ func (c *Client) CreateOrg(ctx context.Context, name string) (User, error) {
 
 // NewRepo describes a repository to create.
 type NewRepo struct {
-	// Owner is an organisation, or empty for the client's own user.
+	// Owner is an organisation or a user (creating in another user's
+	// namespace needs a site-admin client); empty means the client's user.
 	Owner         string
 	Name          string
 	Description   string
@@ -113,6 +114,9 @@ func (c *Client) CreateRepo(ctx context.Context, in NewRepo) (Repo, error) {
 		r, resp, err = c.api(ctx).CreateRepo(opt)
 	} else {
 		r, resp, err = c.api(ctx).CreateOrgRepo(in.Owner, opt)
+		if resp != nil && resp.StatusCode == 404 { // not an org: a user
+			r, resp, err = c.api(ctx).AdminCreateRepo(in.Owner, opt)
+		}
 	}
 	if err := c.check(fmt.Sprintf("create repo %s/%s", in.Owner, in.Name), resp, err); err != nil {
 		return Repo{}, err

@@ -228,6 +228,10 @@ func TestProvisioning(t *testing.T) {
 	if rp.Owner != org || rp.DefaultBranch != "main" {
 		t.Fatalf("repo = %+v", rp)
 	}
+	profile := val(admin.CreateRepo(ctx, forge.NewRepo{Owner: bot, Name: ".profile", AutoInit: true})).must(t)
+	if profile.Owner != bot {
+		t.Fatalf("profile repo = %+v", profile)
+	}
 	repo := admin.Repo(org, "project")
 	ok(t, repo.AddCollaborator(ctx, bot, forge.PermRead))
 	ok(t, repo.AddCollaborator(ctx, bot, forge.PermRead))
