@@ -137,6 +137,7 @@ func BenchmarkDevIdleTick(b *testing.B) {
 	proxy, bot, _, _ := idleProject(b)
 	bot.tick()
 	proxy.Reset()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		bot.tick()
 	}
