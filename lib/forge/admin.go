@@ -85,8 +85,8 @@ func (c *Client) CreateOrg(ctx context.Context, name string) (User, error) {
 
 // NewRepo describes a repository to create.
 type NewRepo struct {
-	// Owner is an organisation or a user (creating in another user's
-	// namespace needs a site-admin client); empty means the client's user.
+	// Owner is an organisation, or empty for the client's own user (see
+	// CreateRepoFor for other users' namespaces).
 	Owner         string
 	Name          string
 	Description   string
@@ -114,9 +114,6 @@ func (c *Client) CreateRepo(ctx context.Context, in NewRepo) (Repo, error) {
 		r, resp, err = c.api(ctx).CreateRepo(opt)
 	} else {
 		r, resp, err = c.api(ctx).CreateOrgRepo(in.Owner, opt)
-		if resp != nil && resp.StatusCode == 404 { // not an org: a user
-			r, resp, err = c.api(ctx).AdminCreateRepo(in.Owner, opt)
-		}
 	}
 	if err := c.check(fmt.Sprintf("create repo %s/%s", in.Owner, in.Name), resp, err); err != nil {
 		return Repo{}, err
@@ -179,20 +176,6 @@ func (r *RepoClient) SetBranchProtection(ctx context.Context, p Protection) erro
 		return fmt.Errorf("edit protection of %s in %s: %w", p.Branch, r.slug, err)
 	}
 	return nil
-}
-
-// BranchProtection returns the rule for branch, or ErrNotFound.
-func (r *RepoClient) BranchProtection(ctx context.Context, branch string) (Protection, error) {
-	bp, resp, err := r.c.api(ctx).GetBranchProtection(r.owner, r.name, branch)
-	if err := r.c.check(fmt.Sprintf("get protection of %s in %s", branch, r.slug), resp, err); err != nil {
-		return Protection{}, err
-	}
-	return Protection{
-		Branch: bp.BranchName, RequiredApprovals: bp.RequiredApprovals,
-		ApprovalsWhitelist: bp.ApprovalsWhitelistUsernames, MergeWhitelist: bp.MergeWhitelistUsernames,
-		PushWhitelist: bp.PushWhitelistUsernames, StatusChecks: bp.StatusCheckContexts,
-		BlockOnRejected: bp.BlockOnRejectedReviews, DismissStale: bp.DismissStaleApprovals,
-	}, nil
 }
 
 // NewWebhook describes a Gitea-type webhook.

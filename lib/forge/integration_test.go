@@ -228,7 +228,7 @@ func TestProvisioning(t *testing.T) {
 	if rp.Owner != org || rp.DefaultBranch != "main" {
 		t.Fatalf("repo = %+v", rp)
 	}
-	profile := val(admin.CreateRepo(ctx, forge.NewRepo{Owner: bot, Name: ".profile", AutoInit: true})).must(t)
+	profile := val(admin.CreateRepoFor(ctx, bot, forge.NewRepo{Name: ".profile", AutoInit: true})).must(t)
 	if profile.Owner != bot {
 		t.Fatalf("profile repo = %+v", profile)
 	}
@@ -244,7 +244,7 @@ func TestProvisioning(t *testing.T) {
 	ok(t, repo.SetBranchProtection(ctx, want))
 	want.RequiredApprovals = 2
 	ok(t, repo.SetBranchProtection(ctx, want)) // update in place
-	got := val(repo.BranchProtection(ctx, "main")).must(t)
+	got := val(repo.GetBranchProtection(ctx, "main")).must(t)
 	if got.RequiredApprovals != 2 || !slices.Equal(got.ApprovalsWhitelist, []string{bot}) || !slices.Equal(got.MergeWhitelist, []string{srv.AdminLogin}) {
 		t.Fatalf("protection = %+v", got)
 	}
