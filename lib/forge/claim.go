@@ -89,13 +89,18 @@ func (r *RepoClient) Claim(ctx context.Context, n int64) (Claim, error) {
 	if issue.HasLabel(LabelBacklog) {
 		c.Removed = []LabelName{LabelBacklog}
 	}
-	if err := r.AddLabels(ctx, n, c.Added...); err != nil {
-		return c, errors.Join(err, r.Release(context.WithoutCancel(ctx), c), cleanup())
+	err = r.AddLabels(ctx, n, c.Added...)
+	if err == nil {
+		err = r.RemoveLabels(ctx, n, c.Removed...)
 	}
-	if err := r.RemoveLabels(ctx, n, c.Removed...); err != nil {
-		return c, errors.Join(err, r.Release(context.WithoutCancel(ctx), c), cleanup())
+	if err != nil {
+		return Claim{}, errors.Join(err, r.Release(context.WithoutCancel(ctx), c), cleanup())
 	}
-	return c, cleanup()
+	// The claim holds even if the comment cannot be deleted now: the
+	// assignee turns later contenders away and the comment expires after
+	// claimTTL.
+	_ = cleanup()
+	return c, nil
 }
 
 // oldestClaim reports whether mine is the oldest live claim comment on n.
