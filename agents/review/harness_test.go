@@ -64,7 +64,6 @@ type harness struct {
 	author forgetest.User
 	bot    forgetest.User
 	repo   *forge.RepoClient // as the author
-	asBot  *forge.RepoClient // as the review bot
 	seed   string            // the author's clone
 	proj   *config.Project
 	runner *claudetest.Runner
@@ -202,15 +201,6 @@ func (h *harness) openPR(title, branch, base string, files map[string]string) fo
 	h.t.Helper()
 	h.push(branch, files)
 	pr, err := h.repo.CreatePull(ctx(h.t), forge.NewPull{Title: title, Body: "Fixes things.", Head: branch, Base: base})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return pr
-}
-
-func (h *harness) pull(n int64) forge.PullRequest {
-	h.t.Helper()
-	pr, err := h.repo.GetPull(ctx(h.t), n)
 	if err != nil {
 		h.t.Fatal(err)
 	}
