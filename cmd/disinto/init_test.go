@@ -90,6 +90,7 @@ func TestInitAgainstRealForge(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("init: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
+	t.Logf("first run:\n%s%s", out, errOut)
 	for _, want := range []string{"dev-bot", "created", "acme/demo-ops", "protection", "webhook"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -131,6 +132,7 @@ func TestInitAgainstRealForge(t *testing.T) {
 	if !strings.Contains(out, "nothing changed") || strings.Contains(out, string(" created ")) || strings.Contains(out, " updated ") {
 		t.Errorf("re-run changed something:\n%s", out)
 	}
+	t.Logf("second run:\n%s%s", out, errOut)
 	if !strings.Contains(out, "already present") {
 		t.Errorf("re-run does not report items as already present:\n%s", out)
 	}

@@ -237,3 +237,16 @@ func (r *RepoClient) EditLabel(ctx context.Context, id int64, color, description
 	}
 	return nil
 }
+
+// IsCollaborator reports whether login is an explicit collaborator of the
+// repository (effective read access on a public repository is not).
+func (r *RepoClient) IsCollaborator(ctx context.Context, login string) (bool, error) {
+	err := r.c.do(ctx, "GET", r.path("/collaborators/%s", url.PathEscape(login)), nil, nil, nil)
+	switch {
+	case err == nil:
+		return true, nil
+	case isStatus(err, 404):
+		return false, nil
+	}
+	return false, fmt.Errorf("check collaborator %s on %s: %w", login, r.slug, err)
+}

@@ -10,10 +10,12 @@ import (
 )
 
 // ensureCollaborators grants every bot its permission on the project and
-// ops repositories, reconciling drift on every run.
+// ops repositories, reconciling drift on every run. One report line per
+// repository lists what changed.
 func (p *run) ensureCollaborators(ctx context.Context) error {
 	for _, repo := range []string{p.name, p.opsName()} {
 		rc := p.admin.Repo(p.owner, repo)
+		var changed, all []string
 		for _, b := range p.bots {
 			want := b.Project
 			if repo != p.name {
@@ -22,19 +24,32 @@ func (p *run) ensureCollaborators(ctx context.Context) error {
 			if want == "" {
 				continue
 			}
-			have, err := rc.CollaboratorPermission(ctx, b.Login)
+			all = append(all, b.Login+":"+string(want))
+			member, err := rc.IsCollaborator(ctx, b.Login)
 			if err != nil {
 				return err
 			}
-			name := b.Login + " on " + rc.Slug()
-			if have == want {
-				p.rep.add("collaborator", name, StatusPresent, string(want))
-				continue
+			if member {
+				have, err := rc.CollaboratorPermission(ctx, b.Login)
+				if err != nil {
+					return err
+				}
+				if have == want {
+					continue
+				}
 			}
 			if err := rc.AddCollaborator(ctx, b.Login, want); err != nil {
 				return err
 			}
-			p.rep.add("collaborator", name, StatusCreated, fmt.Sprintf("%s (was %s)", want, have))
+			changed = append(changed, b.Login+":"+string(want))
+		}
+		switch {
+		case len(changed) == len(all):
+			p.rep.add("collaborators", rc.Slug(), StatusCreated, strings.Join(all, " "))
+		case len(changed) > 0:
+			p.rep.add("collaborators", rc.Slug(), StatusUpdated, strings.Join(changed, " "))
+		default:
+			p.rep.add("collaborators", rc.Slug(), StatusPresent, strings.Join(all, " "))
 		}
 	}
 	return nil

@@ -178,14 +178,14 @@ func (p *run) ensureOpsRepo(ctx context.Context) error {
 // agent's formula override, journal and lessons). The bot owns it, so its
 // own pushes need no further grant; it is not protected.
 func (p *run) ensureProfiles(ctx context.Context) error {
+	var created []string
 	for _, b := range p.bots {
 		rc := p.admin.Repo(b.Login, ".profile")
 		_, err := rc.Get(ctx)
 		if err == nil {
-			p.rep.add("repo", rc.Slug(), StatusPresent, "private")
 			continue
 		}
-		if !errors.Is(err, forge.ErrNotFound) {
+		if !isNotFound(err) {
 			return err
 		}
 		if _, err := p.admin.CreateRepoFor(ctx, b.Login, forge.NewRepo{
@@ -194,7 +194,13 @@ func (p *run) ensureProfiles(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
-		p.rep.add("repo", rc.Slug(), StatusCreated, "private")
+		created = append(created, b.Login)
 	}
+	name := fmt.Sprintf("<bot>/.profile (%d bots)", len(p.bots))
+	if len(created) == 0 {
+		p.rep.add("repos", name, StatusPresent, "private")
+		return nil
+	}
+	p.rep.add("repos", name, StatusCreated, "private; for "+strings.Join(created, " "))
 	return nil
 }
