@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/phase"
 )
 
 // driveToPR claims issue n and returns its state awaiting CI.
@@ -270,7 +272,10 @@ func TestRefusals(t *testing.T) {
 					t.Error("refused issue picked again")
 				}
 			}},
-		{"unknown status", `not json`, ledger.ReasonBlocked, ledger.Code("builder.bad_result"), nil},
+		{"not json", `not json`, ledger.ReasonBlocked, ledger.Code("builder.bad_result"), nil},
+		{"unknown status", `{"status":"bored","reason":"meh"}`, ledger.ReasonBlocked, ledger.Code("builder.bad_result"), nil},
+		{"unmet dependency without the dependency", `{"status":"unmet_dependency","reason":"needs something"}`,
+			ledger.ReasonBlocked, ledger.Code("builder.bad_result"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
@@ -311,7 +316,7 @@ func TestNudgeThenPush(t *testing.T) {
 		if n == 0 {
 			return okResult(), nil
 		}
-		return h.implement(inv, formula.PhaseAwaitingCI)
+		return h.implement(inv, phase.AwaitingCI)
 	})
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 	h.tick()
@@ -328,10 +333,10 @@ func TestSessionEndings(t *testing.T) {
 		text   string
 	}{
 		{"escalate", func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
-			return h.writePhase(inv, formula.PhaseEscalate+"\nReason: the spec contradicts itself")
+			return h.writePhase(inv, phase.Escalate, "the spec contradicts itself")
 		}, ledger.ReasonEscalated, ledger.CodeEscalatedByModel, StageEscalated, "the spec contradicts itself"},
 		{"failed", func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
-			return h.writePhase(inv, formula.PhaseFailed+"\nReason: cannot build")
+			return h.writePhase(inv, phase.Failed, "cannot build")
 		}, ledger.ReasonBlocked, ledger.Code("builder.failed"), StageBlocked, "cannot build"},
 		{"crash", func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
 			return claude.Result{ExitCode: 1}, &claude.CrashError{ExitCode: 1, Stderr: "boom s3cr3t-value"}
@@ -348,6 +353,11 @@ func TestSessionEndings(t *testing.T) {
 			h.wantLedger(tc.reason, tc.code)
 			h.wantComment(n, tc.text)
 			h.wantLabels(n, forge.LabelBlocked)
+			if tc.code == ledger.CodeClaudeCrashed || tc.code == ledger.CodeClaudeTimeout {
+				if ps, err := phase.Read(h.a.st.phaseFile(n)); err != nil || ps.Phase != phase.Crashed {
+					t.Errorf("phase file after a dead session: %+v, %v; want crashed", ps, err)
+				}
+			}
 			for _, c := range h.f.commentsOf(n) {
 				if strings.Contains(c.Body, "s3cr3t-value") {
 					t.Fatal("secret posted")
@@ -509,24 +519,35 @@ func TestIdleTickCost(t *testing.T) {
 	}
 }
 
-func TestPhaseFile(t *testing.T) {
-	for _, tc := range []struct{ in, phase, reason string }{
-		{"PHASE:awaiting_ci\n", formula.PhaseAwaitingCI, ""},
-		{"  PHASE:escalate \nReason: ask a human\n", formula.PhaseEscalate, "ask a human"},
-		{"PHASE:bogus\n", "", ""},
-		{"", "", ""},
+func TestSessionPhase(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string // content "-" leaves no file
+		phase         phase.Phase
+		reason        string
+	}{
+		{"awaiting ci", "PHASE:awaiting_ci\n", phase.AwaitingCI, ""},
+		{"escalate with reason", "  PHASE:escalate \nReason: ask a human\n", phase.Escalate, "ask a human"},
+		{"unknown phase", "PHASE:bogus\n", "", ""},
+		{"chatter after the phase", "PHASE:done\nall good\n", "", ""},
+		{"empty", "", "", ""},
+		{"missing", "-", "", ""},
 	} {
-		p := t.TempDir() + "/phase"
-		if err := writeAtomic(p, []byte(tc.in)); err != nil {
-			t.Fatal(err)
-		}
-		got, err := readPhase(p)
-		if err != nil || got.Phase != tc.phase || got.Reason != tc.reason {
-			t.Errorf("%q: got %+v, %v", tc.in, got, err)
-		}
-	}
-	if got, err := readPhase(t.TempDir() + "/missing"); err != nil || got.Phase != "" {
-		t.Errorf("missing file: %+v %v", got, err)
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			st := State{Issue: 1}
+			if err := os.MkdirAll(h.a.st.dir(1), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if tc.content != "-" {
+				if err := os.WriteFile(h.a.st.phaseFile(1), []byte(tc.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := h.a.sessionPhase(&st)
+			if err != nil || got.Phase != tc.phase || got.Reason != tc.reason {
+				t.Errorf("%q: got %+v, %v; want %q %q", tc.content, got, err, tc.phase, tc.reason)
+			}
+		})
 	}
 }
 

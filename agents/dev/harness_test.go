@@ -18,6 +18,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/phase"
 )
 
 const bot = "dev-bot"
@@ -183,18 +184,16 @@ func okResult() claude.Result {
 		Usage: claude.Usage{InputTokens: 100, OutputTokens: 20}, NumTurns: 3, Text: "Changed the widget."}
 }
 
-// implement is a model that commits, pushes and writes phase.
-func (h *harness) implement(inv claude.Invocation, phase string) (claude.Result, error) {
+// implement is a model that commits, pushes and writes phase p.
+func (h *harness) implement(inv claude.Invocation, p phase.Phase) (claude.Result, error) {
 	h.g.commit(inv.Dir)
 	h.g.push(inv.Dir, inv.Env[formula.EnvBranch])
-	return h.writePhase(inv, phase)
+	return h.writePhase(inv, p, "")
 }
 
-func (h *harness) writePhase(inv claude.Invocation, phase string) (claude.Result, error) {
-	if phase != "" {
-		if err := os.WriteFile(inv.Env[formula.EnvPhaseFile], []byte(phase+"\n"), 0o600); err != nil {
-			h.t.Error(err)
-		}
+func (h *harness) writePhase(inv claude.Invocation, p phase.Phase, reason string) (claude.Result, error) {
+	if err := phase.Write(inv.Env[formula.EnvPhaseFile], p, reason); err != nil {
+		h.t.Error(err)
 	}
 	return okResult(), nil
 }
@@ -208,5 +207,5 @@ func (h *harness) writeResult(inv claude.Invocation, json string) (claude.Result
 
 // pushing always implements and asks for CI.
 func pushing(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
-	return h.implement(inv, formula.PhaseAwaitingCI)
+	return h.implement(inv, phase.AwaitingCI)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/phase"
 )
 
 // ensurePR finds the open pull request of the branch or opens it.
@@ -61,14 +62,16 @@ func (a *Agent) ensurePR(ctx context.Context, st *State, summary string) error {
 	return a.st.save(*st)
 }
 
-// refuse handles a refusal written instead of a push.
-func (a *Agent) refuse(ctx context.Context, st *State, r refusal) error {
+// refuse handles a (validated) refusal written instead of a push.
+func (a *Agent) refuse(ctx context.Context, st *State, r phase.Result) error {
 	cctx, cancel := detached(ctx)
 	defer cancel()
 	f := a.o.Forge
 	var ev strings.Builder
-	for _, e := range r.validEvidence() {
-		fmt.Fprintf(&ev, "- `%s:%d` %s\n", e.File, e.Line, a.red.String(e.Note))
+	for _, e := range r.Evidence {
+		if e.Line > 0 { // only file:line pointers count as evidence
+			fmt.Fprintf(&ev, "- `%s:%d` %s\n", e.File, e.Line, a.red.String(e.Note))
+		}
 	}
 	reason := a.red.String(strings.TrimSpace(r.Reason))
 	removeWorktree := func() {
@@ -77,7 +80,7 @@ func (a *Agent) refuse(ctx context.Context, st *State, r refusal) error {
 		}
 	}
 	switch r.Status {
-	case formula.ResultTooLarge:
+	case phase.TooLarge:
 		body := fmt.Sprintf("📏 **Dev-agent: Too large for single session**\n\n### Why this can't be implemented as-is\n\n%s\n\n%s"+
 			"### Next steps\n\nA maintainer should split this issue or add more detail to the spec.\n%s",
 			reason, evidenceBlock(ev.String()), outcomeMarker(ledger.CodeRefusedTooLarge))
@@ -92,10 +95,10 @@ func (a *Agent) refuse(ctx context.Context, st *State, r refusal) error {
 		}
 		removeWorktree()
 		return a.terminate(cctx, st, StageRefused, ledger.ReasonRefused, ledger.CodeRefusedTooLarge, reason)
-	case formula.ResultAlreadyDone:
+	case phase.AlreadyDone:
 		if ev.Len() == 0 {
 			return a.block(cctx, st, ledger.CodeBuilderNoEvidence,
-				"The model said this is already done but gave no file:line evidence.", r.Raw)
+				"The model said this is already done but gave no file:line evidence.", "reason: "+reason)
 		}
 		body := fmt.Sprintf("✅ **Dev-agent: Already implemented**\n\n### Existing implementation\n\n%s\n\n%s\nClosing as already implemented.\n%s",
 			reason, ev.String(), outcomeMarker(ledger.CodeRefusedAlreadyDone))
@@ -113,7 +116,7 @@ func (a *Agent) refuse(ctx context.Context, st *State, r refusal) error {
 		}
 		removeWorktree()
 		return a.terminate(cctx, st, StageRefused, ledger.ReasonRefused, ledger.CodeRefusedAlreadyDone, reason)
-	case formula.ResultUnmetDependency:
+	case phase.UnmetDependency:
 		dep := ""
 		if r.Dependency > 0 {
 			dep = fmt.Sprintf("\n\n**Depends on:** #%d", r.Dependency)
@@ -144,7 +147,7 @@ func (a *Agent) refuse(ctx context.Context, st *State, r refusal) error {
 		return a.terminate(cctx, st, StageRefused, ledger.ReasonRefused, ledger.CodeRefusedUnmetDep, reason)
 	}
 	return a.block(cctx, st, ledger.Code("builder.bad_result"),
-		"The model wrote a result file this agent does not understand.", clip(r.Raw, 2000))
+		fmt.Sprintf("The model wrote a refusal of unknown status %q.", r.Status), "")
 }
 
 func evidenceBlock(ev string) string {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strconv"
 
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/phase"
 )
 
 const nudgeText = "You ended your turn without pushing anything to the branch. If you made changes, commit " +
@@ -92,8 +93,11 @@ func (a *Agent) session(ctx context.Context, st *State) error {
 
 // run invokes claude once and folds its accounting into st.
 func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (claude.Result, error) {
-	if err := clearSessionFiles(a.st.phaseFile(st.Issue), a.st.resultFile(st.Issue)); err != nil {
-		return claude.Result{}, err
+	// A stale line from an earlier run must never read as this run's answer.
+	for _, f := range []string{a.st.phaseFile(st.Issue), a.st.resultFile(st.Issue)} {
+		if err := phase.Clear(f); err != nil {
+			return claude.Result{}, err
+		}
 	}
 	env := map[string]string{
 		formula.EnvPhaseFile:     a.st.phaseFile(st.Issue),
@@ -129,7 +133,9 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 
 // crashed blocks the issue after a timeout or a crash, keeping the worktree.
 func (a *Agent) crashed(ctx context.Context, st *State, res claude.Result, err error) error {
-	_ = os.WriteFile(a.st.phaseFile(st.Issue), []byte(phaseCrashed+"\n"), 0o640)
+	if perr := phase.Write(a.st.phaseFile(st.Issue), phase.Crashed, a.red.Error(err)); perr != nil {
+		a.issueLog(*st).Warn().Str("error", a.red.Error(perr)).Msg("record crashed phase")
+	}
 	code := ledger.CodeClaudeCrashed
 	if errors.Is(err, claude.ErrTimeout) {
 		code = ledger.CodeClaudeTimeout
@@ -141,25 +147,31 @@ func (a *Agent) crashed(ctx context.Context, st *State, res claude.Result, err e
 
 // afterSession reads the result and phase files and moves the state on.
 func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) error {
-	ref, refused, err := readRefusal(a.st.resultFile(st.Issue))
-	if err != nil {
-		return err
+	ref, refErr := phase.ReadResult(a.st.resultFile(st.Issue))
+	badResult := errors.Is(refErr, phase.ErrInvalid)
+	if refErr != nil && !badResult && !errors.Is(refErr, fs.ErrNotExist) {
+		return refErr
 	}
 	remote, err := a.o.Git.RemoteHead(ctx, st.Branch)
 	if err != nil {
 		return err
 	}
-	if refused && remote == "" && st.PR == 0 {
+	// A refusal counts only when nothing was pushed.
+	if (refErr == nil || badResult) && remote == "" && st.PR == 0 {
+		if badResult {
+			return a.block(ctx, st, ledger.Code("builder.bad_result"),
+				"The model wrote a result file this agent does not understand.", a.red.Error(refErr))
+		}
 		return a.refuse(ctx, st, ref)
 	}
-	rep, err := readPhase(a.st.phaseFile(st.Issue))
+	rep, err := a.sessionPhase(st)
 	if err != nil {
 		return err
 	}
 	switch rep.Phase {
-	case formula.PhaseEscalate:
+	case phase.Escalate:
 		return a.escalate(ctx, st, rep.Reason)
-	case formula.PhaseFailed:
+	case phase.Failed:
 		return a.block(ctx, st, ledger.Code("builder.failed"), "The model gave up on this issue.",
 			fmt.Sprintf("reason: %s\n%s", rep.Reason, clip(res.Text, 2000)))
 	}
@@ -203,4 +215,21 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 	st.HeadSHA, st.Stage, st.Ran, st.AfterFailures = head, StageAwaitingCI, false, 0
 	a.issueLog(*st).Info().Str("head", shortSHA(head)).Msg("pushed; waiting for CI")
 	return a.st.save(*st)
+}
+
+// sessionPhase reads what the session left in its phase file. A missing or
+// empty file is no phase; malformed content is logged and read as no phase,
+// since what was pushed, not the file, decides what comes next.
+func (a *Agent) sessionPhase(st *State) (phase.State, error) {
+	ps, err := phase.Read(a.st.phaseFile(st.Issue))
+	switch {
+	case err == nil:
+		return ps, nil
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, phase.ErrEmpty):
+		return phase.State{}, nil
+	case errors.Is(err, phase.ErrInvalid):
+		a.issueLog(*st).Warn().Str("error", a.red.Error(err)).Msg("malformed phase file ignored")
+		return phase.State{}, nil
+	}
+	return phase.State{}, err
 }
