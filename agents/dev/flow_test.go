@@ -199,7 +199,9 @@ func TestHeadMovedAfterApproval(t *testing.T) {
 	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
 	// Someone pushes after the approval, before the agent's next tick.
 	h.g.commit(st.Worktree)
-	h.g.push(st.Worktree, st.Branch)
+	if err := h.g.push(st.Worktree, st.Branch); err != nil {
+		t.Fatal(err)
+	}
 	h.tick()
 	if h.f.pull(st.PR).Merged {
 		t.Fatal("merged an unreviewed head")
@@ -377,7 +379,7 @@ func TestQueue(t *testing.T) {
 	old := f.addIssue("old", "x", forge.LabelBacklog)                                  // 5
 	prio := f.addIssue("urgent", "x", forge.LabelBacklog, forge.LabelPriority)         // 6
 	vision := f.addIssue("vision", "x", forge.LabelVision, forge.LabelInProgress)      // 7
-	f.issues[theirs].Assignees = []string{"dev-qwen"}
+	f.assign(theirs, "dev-qwen")
 	snap := newSnapshot(bot, mustList(t, f), nil)
 	var got []int64
 	for _, i := range h.a.candidates(snap) {
@@ -387,16 +389,16 @@ func TestQueue(t *testing.T) {
 		t.Fatalf("queue %v, want [%d %d]", got, prio, old)
 	}
 	_ = []int64{dep, blocked, formulaIssue, vision}
-	f.issues[dep].State = forge.StateClosed
+	f.close(dep)
 	snap = newSnapshot(bot, mustList(t, f), nil)
 	if c := h.a.candidates(snap); len(c) != 3 {
 		t.Fatalf("after the dependency closed: %d candidates, want 3", len(c))
 	}
 }
 
-func mustList(t *testing.T, f *fakeForge) []forge.Issue {
+func mustList(t *testing.T, f *world) []forge.Issue {
 	t.Helper()
-	is, err := f.ListIssues(t.Context(), forge.IssueQuery{State: forge.StateOpen})
+	is, err := f.bot.ListIssues(t.Context(), forge.IssueQuery{State: forge.StateOpen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +413,7 @@ func TestDependencyGate(t *testing.T) {
 	if len(h.r.Calls()) != 0 {
 		t.Fatal("picked an issue with an open dependency")
 	}
-	h.f.issues[dep].State = forge.StateClosed
+	h.f.close(dep)
 	h.tick()
 	h.wantStage(n, StageAwaitingCI)
 }
@@ -431,7 +433,7 @@ func TestPerAgentGate(t *testing.T) {
 func TestClaimLost(t *testing.T) {
 	h := newHarness(t, pushing)
 	h.f.addIssue("x", "x", forge.LabelBacklog)
-	h.f.claimErr = forge.ErrClaimed
+	h.f.fake.FailNext("Claim", forge.ErrClaimed)
 	h.tick()
 	if len(h.r.Calls()) != 0 {
 		t.Fatal("worked an issue it did not claim")
@@ -462,8 +464,8 @@ func TestRestartResumes(t *testing.T) {
 	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
 	h.tick()
 	h.wantLedger(ledger.ReasonMerged, "")
-	if len(h.f.pulls) != 1 {
-		t.Fatalf("%d pull requests", len(h.f.pulls))
+	if ps := h.f.pulls(); len(ps) != 1 {
+		t.Fatalf("%d pull requests", len(ps))
 	}
 }
 
@@ -472,8 +474,13 @@ func TestRestartMidSessionResumesSession(t *testing.T) {
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 	st := h.a.newState(h.f.issue(n))
 	st.SessionID = "sess-0"
-	h.f.issues[n].Assignees = []string{bot}
-	h.f.issues[n].Labels = []forge.LabelName{forge.LabelInProgress}
+	h.f.assign(n, bot)
+	if err := h.f.owner.RemoveLabels(t.Context(), n, forge.LabelBacklog); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.f.owner.AddLabels(t.Context(), n, forge.LabelInProgress); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.a.st.save(st); err != nil {
 		t.Fatal(err)
 	}
@@ -498,8 +505,8 @@ func TestAdoptWithoutState(t *testing.T) {
 	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
 	h.tick()
 	h.wantLedger(ledger.ReasonMerged, "")
-	if len(h.f.pulls) != 1 || len(h.r.Calls()) != 1 {
-		t.Fatalf("%d pull requests, %d sessions", len(h.f.pulls), len(h.r.Calls()))
+	if ps := h.f.pulls(); len(ps) != 1 || len(h.r.Calls()) != 1 {
+		t.Fatalf("%d pull requests, %d sessions", len(ps), len(h.r.Calls()))
 	}
 }
 
@@ -512,10 +519,10 @@ func TestIdleTickCost(t *testing.T) {
 		h.f.addIssue("blocked", "Depends on #1", forge.LabelBacklog)
 	}
 	h.tick()
-	h.f.resetCalls()
+	before := h.f.fake.Calls()
 	h.tick()
-	if got := h.f.totalCalls(); got != 2 {
-		t.Fatalf("idle tick made %d forge calls, want 2: %v", got, h.f.calls)
+	if calls, got := h.f.callsSince(before); got != 2 {
+		t.Fatalf("idle tick made %d forge calls, want 2: %v", got, calls)
 	}
 }
 
@@ -562,7 +569,7 @@ func TestIssueOfBranch(t *testing.T) {
 func TestPublishRetriedWithoutModel(t *testing.T) {
 	h := newHarness(t, pushing)
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
-	h.f.failPulls = 1
+	h.f.fake.FailNext("CreatePull", forge.ErrUnavailable)
 	h.tick()
 	if st := h.wantStage(n, StageImplementing); !st.Ran {
 		t.Fatal("finished session not recorded")

@@ -49,7 +49,7 @@ type model func(h *harness, n int, inv claude.Invocation) (claude.Result, error)
 
 type harness struct {
 	t    *testing.T
-	f    *fakeForge
+	f    *world
 	g    *fakeGit
 	r    *claudetest.Runner
 	led  *memLedger
@@ -63,8 +63,9 @@ type harness struct {
 
 func newHarness(t *testing.T, m model, opts ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, f: newFakeForge(bot), led: &memLedger{}, data: t.TempDir(), now: time.Unix(1_700_000_000, 0)}
-	h.g = newFakeGit(h.f)
+	h := &harness{t: t, led: &memLedger{}, data: t.TempDir(), now: time.Unix(1_700_000_000, 0)}
+	h.f = newWorld(t, h.clock)
+	h.g = newFakeGit(h.f.bot)
 	h.r = &claudetest.Runner{Script: func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error) {
 		if m == nil {
 			return okResult(), nil
@@ -89,7 +90,7 @@ func (h *harness) newAgent() *Agent {
 		h.t.Fatalf("load dev formula: %v", err)
 	}
 	o := Options{Project: "proj", Repo: "owner/proj", PrimaryBranch: "main", CISystem: config.CIStatuses,
-		Forge: h.f, Claude: h.r, Git: h.g, Formula: f, DataDir: h.data, Now: h.clock,
+		Forge: h.f.bot, Claude: h.r, Git: h.g, Formula: f, DataDir: h.data, Now: h.clock,
 		Mirrors: map[string]string{"github": "/srv/mirror.git"}, Secrets: []string{"s3cr3t-value"},
 		Maintainers: []string{"alice"}, Log: zerolog.Nop()}
 	h.opts(&o)
@@ -187,7 +188,9 @@ func okResult() claude.Result {
 // implement is a model that commits, pushes and writes phase p.
 func (h *harness) implement(inv claude.Invocation, p phase.Phase) (claude.Result, error) {
 	h.g.commit(inv.Dir)
-	h.g.push(inv.Dir, inv.Env[formula.EnvBranch])
+	if err := h.g.push(inv.Dir, inv.Env[formula.EnvBranch]); err != nil {
+		h.t.Error(err)
+	}
 	return h.writePhase(inv, p, "")
 }
 

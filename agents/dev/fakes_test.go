@@ -1,0 +1,215 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forge/forgefake"
+)
+
+// world is the forge of a unit test: lib/forge/forgefake with the dev bot's
+// handle (what the agent uses) and the owner's (humans and CI).
+type world struct {
+	t     *testing.T
+	fake  *forgefake.Forge
+	bot   *forgefake.Repo
+	owner *forgefake.Repo
+}
+
+func newWorld(t *testing.T, now func() time.Time) *world {
+	t.Helper()
+	fk := forgefake.New(now)
+	w := &world{t: t, fake: fk, bot: fk.Repo("owner", "proj", bot), owner: fk.Repo("owner", "proj", "owner")}
+	if _, err := w.owner.EnsureLabels(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *world) addIssue(title, body string, labels ...forge.LabelName) int64 {
+	w.t.Helper()
+	i, err := w.owner.CreateIssue(w.t.Context(), forge.NewIssue{Title: title, Body: body, Labels: labels})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return i.Number
+}
+
+func (w *world) issue(n int64) forge.Issue {
+	w.t.Helper()
+	i, err := w.owner.GetIssue(w.t.Context(), n)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return i
+}
+
+func (w *world) pull(n int64) forge.PullRequest {
+	w.t.Helper()
+	p, err := w.owner.GetPull(w.t.Context(), n)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
+// pulls returns every pull request, in any state.
+func (w *world) pulls() []forge.PullRequest {
+	w.t.Helper()
+	ps, err := w.owner.ListPulls(w.t.Context(), forge.StateAll)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return ps
+}
+
+func (w *world) commentsOf(n int64) []forge.Comment {
+	w.t.Helper()
+	cs, err := w.owner.ListComments(w.t.Context(), n)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return cs
+}
+
+// setStatus posts the CI status of sha.
+func (w *world) setStatus(sha string, st forge.CIState, desc string) {
+	w.t.Helper()
+	if err := w.owner.CreateStatus(w.t.Context(), sha, forge.CommitStatus{
+		Context: "ci/test", State: st, Description: desc, TargetURL: "http://ci.invalid/pipeline/7"}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// review submits a formal review by author on the pull request's head.
+func (w *world) review(pr int64, author string, ev forge.ReviewEvent, body string) {
+	w.t.Helper()
+	if _, err := w.fake.Repo("owner", "proj", author).CreateReview(w.t.Context(), pr, forge.NewReview{Event: ev, Body: body}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) assign(n int64, logins ...string) {
+	w.t.Helper()
+	if err := w.owner.SetAssignees(w.t.Context(), n, logins); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) close(n int64) {
+	w.t.Helper()
+	if err := w.owner.CloseIssue(w.t.Context(), n); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// callsSince returns the forge calls made after the snapshot before.
+func (w *world) callsSince(before map[string]int) (map[string]int, int) {
+	out, total := map[string]int{}, 0
+	for op, n := range w.fake.Calls() {
+		if d := n - before[op]; d > 0 {
+			out[op] = d
+			total += d
+		}
+	}
+	return out, total
+}
+
+// fakeGit simulates the clone and worktrees; pushes move branches of the
+// fake forge to the exact commit.
+type fakeGit struct {
+	mu      sync.Mutex
+	repo    *forgefake.Repo
+	seq     int
+	head    map[string]string // worktree dir → HEAD
+	ahead   map[string]int
+	removed []string
+	mirrors []string
+}
+
+var _ gitOps = (*fakeGit)(nil)
+
+func newFakeGit(repo *forgefake.Repo) *fakeGit {
+	return &fakeGit{repo: repo, head: map[string]string{}, ahead: map[string]int{}}
+}
+
+// commit simulates a commit in dir (what the model does).
+func (g *fakeGit) commit(dir string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.seq++
+	sha := fmt.Sprintf("%040d", g.seq)
+	g.head[dir] = sha
+	g.ahead[dir]++
+	return sha
+}
+
+// push simulates a push of dir's HEAD to branch.
+func (g *fakeGit) push(dir, branch string) error {
+	g.mu.Lock()
+	sha := g.head[dir]
+	g.mu.Unlock()
+	ctx := context.Background()
+	// forgefake.Repo.Push mints its own SHA; recreating the branch keeps
+	// the commit's.
+	if err := g.repo.DeleteBranch(ctx, branch); err != nil {
+		return err
+	}
+	_, err := g.repo.CreateBranch(ctx, branch, sha)
+	return err
+}
+
+func (g *fakeGit) Worktree(_ context.Context, dir, _ string) error {
+	return os.MkdirAll(dir, 0o750)
+}
+
+func (g *fakeGit) RemoteHead(ctx context.Context, branch string) (string, error) {
+	b, err := g.repo.GetBranch(ctx, branch)
+	if errors.Is(err, forge.ErrNotFound) {
+		return "", nil
+	}
+	return b.SHA, err
+}
+
+func (g *fakeGit) Head(_ context.Context, dir string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.head[dir], nil
+}
+
+func (g *fakeGit) Ahead(_ context.Context, dir string) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ahead[dir], nil
+}
+
+func (g *fakeGit) Push(_ context.Context, dir, branch string) error { return g.push(dir, branch) }
+
+func (g *fakeGit) EmptyCommit(_ context.Context, dir, _ string) error {
+	g.commit(dir)
+	return nil
+}
+
+func (g *fakeGit) RemoveWorktree(_ context.Context, dir string) error {
+	g.mu.Lock()
+	g.removed = append(g.removed, dir)
+	g.mu.Unlock()
+	return os.RemoveAll(dir)
+}
+
+func (g *fakeGit) PushMirror(_ context.Context, name, _, sha string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.mirrors = append(g.mirrors, name+"="+sha)
+	return nil
+}
+
+func (g *fakeGit) SessionEnv() map[string]string {
+	return map[string]string{"DISINTO_GIT_USER": "dev-bot"}
+}
