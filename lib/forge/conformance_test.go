@@ -14,6 +14,9 @@ import (
 // repoAPI is the operation set shared by forge.RepoClient and
 // forgefake.Repo; the conformance cases below run against both.
 type repoAPI interface {
+	Owner() string
+	Name() string
+	Slug() string
 	Me(ctx context.Context) (forge.User, error)
 	ListIssues(ctx context.Context, q forge.IssueQuery) ([]forge.Issue, error)
 	GetIssue(ctx context.Context, n int64) (forge.Issue, error)

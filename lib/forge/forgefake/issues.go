@@ -22,6 +22,12 @@ type Repo struct {
 // Slug returns "owner/name".
 func (r *Repo) Slug() string { return r.slug }
 
+// Owner returns the repository owner.
+func (r *Repo) Owner() string { return r.owner }
+
+// Name returns the repository name.
+func (r *Repo) Name() string { return r.name }
+
 // Login returns the identity the handle acts as.
 func (r *Repo) Login() string { return r.login }
 
