@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 )
@@ -85,6 +87,9 @@ func (p *run) ensureProjectFile(_ context.Context) error {
 		if got := cfg.Projects[0].Repo; got != p.opts.Repo {
 			return fmt.Errorf("existing project file %s is for %s, not %s", path, got, p.opts.Repo)
 		}
+		if got := cfg.Projects[0].PrimaryBranch; got != p.branch {
+			return fmt.Errorf("existing project file %s has primary_branch %q, but the primary branch is %q: set primary_branch in the file", path, got, p.branch)
+		}
 		p.rep.add("project file", path, StatusPresent, "kept as is")
 		return nil
 	}
@@ -100,6 +105,21 @@ func (p *run) ensureProjectFile(_ context.Context) error {
 	}
 	p.rep.add("project file", path, StatusCreated, "")
 	return nil
+}
+
+// fileBranch returns primary_branch of an existing project file, or "".
+func (p *run) fileBranch() (string, error) {
+	var raw struct {
+		PrimaryBranch string `toml:"primary_branch"`
+	}
+	_, err := toml.DecodeFile(p.projectFile(), &raw)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("existing project file: %w", err)
+	}
+	return raw.PrimaryBranch, nil
 }
 
 // projectTOML renders the project file.

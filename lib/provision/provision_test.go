@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -144,7 +145,7 @@ func verify(t *testing.T, srv *forgetest.Server, opts provision.Options) *config
 	}
 	pr, err := admin.Repo(owner, name).GetBranchProtection(ctx, p.PrimaryBranch)
 	if err != nil || pr.RequiredApprovals != 1 || len(pr.PushWhitelist) != 0 ||
-		strings.Join(pr.ApprovalsWhitelist, ",") != "review-bot" || strings.Join(pr.MergeWhitelist, ",") != "dev-bot" {
+		strings.Join(pr.ApprovalsWhitelist, ",") != "review-bot" || len(pr.MergeWhitelist) == 0 || pr.MergeWhitelist[0] != "dev-bot" {
 		t.Errorf("project protection %+v %v", pr, err)
 	}
 	return cfg
@@ -349,4 +350,62 @@ func TestInterruptedRunsComplete(t *testing.T) {
 		t.Errorf("run after completion changed: %v", c)
 	}
 	verify(t, srv, opts)
+}
+
+// TestLocalModelBotAdminTokenAndSource: a project file declaring a
+// local-model agent gets its bot (FORGE_TOKEN_<NAME>) with merge rights;
+// an admin token alone suffices, also to push the source.
+func TestLocalModelBotAdminTokenAndSource(t *testing.T) {
+	srv := forgetest.Start(t)
+	dir := t.TempDir()
+	opts := options(srv, dir, "acme/gizmo")
+	opts.AdminUser, opts.AdminPassword, opts.AdminToken = "", "", srv.AdminToken
+	opts.Source = sourceRepo(t)
+	toml := "name = \"gizmo\"\nrepo = \"acme/gizmo\"\nops_repo = \"acme/gizmo-ops\"\nforge_url = \"" + srv.URL + "\"\nprimary_branch = \"trunk\"\n" +
+		"\n[agents.llama]\nbase_url = \"http://127.0.0.1:8081\"\nmodel = \"qwen\"\nroles = [\"dev\"]\nforge_user = \"dev-qwen\"\n"
+	if err := os.MkdirAll(opts.ProjectsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(opts.ProjectsDir, "gizmo.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := mustRun(t, opts)
+	if it, ok := rep.Find("bot", "dev-qwen"); !ok || it.Status != provision.StatusCreated || !strings.Contains(it.Detail, "FORGE_TOKEN_LLAMA") {
+		t.Errorf("dev-qwen: %+v", it)
+	}
+	if it, ok := rep.Find("project file", filepath.Join(opts.ProjectsDir, "gizmo.toml")); !ok || it.Status != provision.StatusPresent {
+		t.Errorf("project file: %+v", it)
+	}
+	cfg := verify(t, srv, opts)
+	lb, err := cfg.LocalBot(cfg.Projects[0].Agents["llama"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if me, err := srv.Client(t, lb.Token, lb.User).Me(context.Background()); err != nil || me.Login != "dev-qwen" {
+		t.Errorf("dev-qwen token: %v %v", me, err)
+	}
+	pr, err := srv.Admin(t).Repo("acme", "gizmo").GetBranchProtection(context.Background(), "trunk")
+	if err != nil || strings.Join(pr.MergeWhitelist, ",") != "dev-bot,dev-qwen" {
+		t.Errorf("merge whitelist %+v %v", pr, err)
+	}
+	if c := changes(mustRun(t, opts)); len(c) > 0 {
+		t.Errorf("re-run changed: %v", c)
+	}
+}
+
+// sourceRepo makes a repository with one commit on branch trunk.
+func sourceRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "trunk"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.test", "commit", "-q", "--allow-empty", "-m", "first"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return dir
 }

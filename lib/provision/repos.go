@@ -38,6 +38,11 @@ func (p *run) ensureProjectRepo(ctx context.Context) error {
 		return err
 	}
 	p.branch = p.opts.Branch
+	if p.branch == "" {
+		if p.branch, err = p.fileBranch(); err != nil {
+			return err
+		}
+	}
 	if p.branch == "" && exists && !repo.Empty {
 		p.branch = repo.DefaultBranch
 	}
