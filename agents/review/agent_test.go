@@ -404,3 +404,37 @@ func (f *flakyReviews) CreateReview(ctx context.Context, n int64, in forge.NewRe
 	}
 	return f.RepoClient.CreateReview(ctx, n, in)
 }
+
+// Two daemons acting as the same review bot (or one that lost its data
+// dir): a head reviewed by one is not reviewed again by the other, also
+// when the other had synced an earlier head.
+func TestSecondDaemonDoesNotReviewAgain(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pr := h.openGreenPR("Shared", "shared")
+	h.setModel(writes(output{Verdict: "REQUEST_CHANGES", VerdictReason: "bug"}))
+	first := h.a
+	dataA := h.data
+	h.data = t.TempDir()
+	second := h.newAgent()
+	h.data = dataA
+
+	h.tick()
+	h.wantSessions(1)
+	h.a = second
+	h.tick()
+	h.wantSessions(1)
+
+	h2 := h.push("shared", map[string]string{"lib/fix.sh": "fixed\n"})
+	h.ci(h2, forge.CISuccess)
+	h.setModel(writes(output{Verdict: "APPROVE", VerdictReason: "ok"}))
+	h.a = first
+	h.tick()
+	h.wantSessions(2)
+	h.a = second
+	h.tick()
+	h.wantSessions(2)
+	if n := len(h.botComments(pr.Number, "<!-- reviewed: ")); n != 2 {
+		t.Errorf("%d review comments, want 2", n)
+	}
+}

@@ -232,7 +232,7 @@ func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, log zerolog.L
 	if err != nil {
 		return nil, err
 	}
-	if !st.Synced {
+	if st.SyncedHead != pr.HeadSHA {
 		if err := a.sync(ctx, pr, st); err != nil {
 			return nil, err
 		}
@@ -331,7 +331,7 @@ func (a *Agent) sync(ctx context.Context, pr forge.PullRequest, st *prState) err
 			st.CommentBody = r.Feedback
 		}
 	}
-	st.Synced = true
+	st.SyncedHead = pr.HeadSHA
 	return a.store.save(st)
 }
 

@@ -151,7 +151,7 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 		sessionID = st.SessionID
 	}
 	next := &prState{PR: pr.Number, Head: pr.HeadSHA, Verdict: out.Verdict, Output: &out,
-		Round: st.Round + 1, SessionID: sessionID, Synced: true,
+		Round: st.Round + 1, SessionID: sessionID, SyncedHead: pr.HeadSHA,
 		// Only the current head's attempts matter from now on.
 		Errors: map[string]int{pr.HeadSHA: st.Errors[pr.HeadSHA]}}
 	if rereview {

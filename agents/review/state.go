@@ -36,9 +36,11 @@ type prState struct {
 	SessionID string `json:"session_id,omitempty"`
 	// Errors counts failed attempts per head SHA (circuit breaker).
 	Errors map[string]int `json:"errors,omitempty"`
-	// Synced is true once the state was rebuilt from or checked against
-	// the forge; a fresh data dir starts unsynced.
-	Synced bool `json:"synced,omitempty"`
+	// SyncedHead is the head at which the state was last rebuilt from
+	// the forge. A new head is checked against the forge once (another
+	// daemon, or this one before losing its data dir, may have reviewed
+	// it); after that, ticks trust the state and cost no reads.
+	SyncedHead string `json:"synced_head,omitempty"`
 }
 
 // published reports whether the review for head is fully on the forge.

@@ -16,7 +16,7 @@ func TestStore(t *testing.T) {
 		t.Fatalf("list of a missing dir = %v, %v", got, err)
 	}
 	s, err := st.load(7)
-	if err != nil || s.PR != 7 || s.Synced || s.Head != "" {
+	if err != nil || s.PR != 7 || s.SyncedHead != "" || s.Head != "" {
 		t.Fatalf("load of a missing file = %+v, %v", s, err)
 	}
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
@@ -24,7 +24,7 @@ func TestStore(t *testing.T) {
 	}
 	want := &prState{PR: 7, Head: sha2, Previous: sha1, Verdict: verdict.RequestChanges, Round: 2,
 		Output:        &verdict.Output{Verdict: verdict.RequestChanges, ReviewMarkdown: "x", Findings: []verdict.Finding{{Severity: verdict.High, File: "a", Line: 3, Text: "t"}}},
-		CommentPosted: true, CommentBody: "body", SessionID: "sess", Errors: map[string]int{sha2: 1}, Synced: true}
+		CommentPosted: true, CommentBody: "body", SessionID: "sess", Errors: map[string]int{sha2: 1}, SyncedHead: sha2}
 	if err := st.save(want); err != nil {
 		t.Fatal(err)
 	}
