@@ -144,7 +144,7 @@ func TestInitAgainstRealForge(t *testing.T) {
 	if err := os.WriteFile(envFile, []byte(broken), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = runCLI(t, env, args...)
+	code, out, errOut = runCLI(t, env, append(args, "--debug")...)
 	if code != exitOK || !strings.Contains(out, "new token") {
 		t.Errorf("repair: code %d\n%s\n%s", code, out, errOut)
 	}

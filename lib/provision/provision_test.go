@@ -280,9 +280,36 @@ func checkProtection(t *testing.T, srv *forgetest.Server, cfg *config.Config) {
 		t.Fatalf("dev-bot merge after approval: %v", err)
 	}
 
-	ops := srv.Client(t, mustBot(t, cfg, config.RoleDev).Token, "dev-bot").Repo(owner, name+"-ops")
-	if _, err := ops.PutFile(ctx, forge.FileChange{Path: "vault/actions/x.toml", Content: []byte("x"), Branch: p.PrimaryBranch, Message: "direct"}); err == nil {
+	// Ops: no bot pushes; a vault pull request approved by review-bot
+	// still cannot be merged by dev-bot; the administrator approves and
+	// merges.
+	opsDev := srv.Client(t, mustBot(t, cfg, config.RoleDev).Token, "dev-bot").Repo(owner, name+"-ops")
+	opsReview := srv.Client(t, mustBot(t, cfg, config.RoleReview).Token, "review-bot").Repo(owner, name+"-ops")
+	opsAdmin := srv.Admin(t).Repo(owner, name+"-ops")
+	if _, err := opsDev.PutFile(ctx, forge.FileChange{Path: "vault/actions/x.toml", Content: []byte("x"), Branch: p.PrimaryBranch, Message: "direct"}); err == nil {
 		t.Error("dev-bot pushed to the protected ops branch")
+	}
+	if _, err := opsDev.CreateBranch(ctx, "vault-x", p.PrimaryBranch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := opsDev.PutFile(ctx, forge.FileChange{Path: "vault/actions/x.toml", Content: []byte("id = \"x\"\n"), Branch: "vault-x", Message: "vault: x"}); err != nil {
+		t.Fatal(err)
+	}
+	vpr, err := opsDev.CreatePull(ctx, forge.NewPull{Title: "vault: x", Head: "vault-x", Base: p.PrimaryBranch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := opsReview.CreateReview(ctx, vpr.Number, forge.NewReview{Event: forge.ReviewApprove, Body: "ok", CommitID: vpr.HeadSHA}); err != nil {
+		t.Fatal(err)
+	}
+	if err := opsDev.Merge(ctx, vpr.Number, forge.MergeOptions{HeadSHA: vpr.HeadSHA}); !errors.Is(err, forge.ErrMergeBlocked) {
+		t.Errorf("dev-bot merged a vault pull request: %v", err)
+	}
+	if _, err := opsAdmin.CreateReview(ctx, vpr.Number, forge.NewReview{Event: forge.ReviewApprove, Body: "approved", CommitID: vpr.HeadSHA}); err != nil {
+		t.Fatal(err)
+	}
+	if err := opsAdmin.Merge(ctx, vpr.Number, forge.MergeOptions{HeadSHA: vpr.HeadSHA}); err != nil {
+		t.Errorf("admin merge of an approved vault pull request: %v", err)
 	}
 }
 
