@@ -189,7 +189,7 @@ func (s *Server) launch(src string) error {
 func (s *Server) ini() string { return filepath.Join(s.dir, "app.ini") }
 
 func (s *Server) env() []string {
-	return append(os.Environ(), "HOME="+s.dir, "GITEA_WORK_DIR="+s.dir, "USER=root")
+	return append(os.Environ(), "HOME="+s.dir, "GITEA_WORK_DIR="+s.dir)
 }
 
 func (s *Server) run(ctx context.Context, args ...string) ([]byte, error) {
