@@ -172,6 +172,8 @@ func TestFreshForgeThenRerunThenRepair(t *testing.T) {
 
 	t.Run("protection", func(t *testing.T) { checkProtection(t, srv, cfg) })
 
+	t.Run("scopes suffice", func(t *testing.T) { checkScopes(t, srv, cfg) })
+
 	t.Run("lost token and password", func(t *testing.T) {
 		env := readEnv(t, opts.EnvFile)
 		oldReview := env["FORGE_REVIEW_TOKEN"]
@@ -310,6 +312,54 @@ func checkProtection(t *testing.T, srv *forgetest.Server, cfg *config.Config) {
 	}
 	if err := opsAdmin.Merge(ctx, vpr.Number, forge.MergeOptions{HeadSHA: vpr.HeadSHA}); err != nil {
 		t.Errorf("admin merge of an approved vault pull request: %v", err)
+	}
+}
+
+// checkScopes does with each bot's token what its role does on the
+// project: every bot reads the repository and its issues and comments;
+// the labelling roles file or relabel issues; the dev bot claims.
+func checkScopes(t *testing.T, srv *forgetest.Server, cfg *config.Config) {
+	ctx := context.Background()
+	owner, name := cfg.Projects[0].OwnerName()
+	issue, err := srv.Admin(t).Repo(owner, name).CreateIssue(ctx, forge.NewIssue{Title: "scopes", Labels: []forge.LabelName{forge.LabelBacklog}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[config.Role]forge.LabelName{
+		config.RoleDev: forge.LabelInProgress, config.RoleGardener: forge.LabelTechDebt, config.RolePlanner: forge.LabelPriority,
+		config.RolePredictor: forge.LabelPredictionUnreviewed, config.RoleFiler: forge.LabelVision, config.RoleReview: forge.LabelTechDebt,
+	}
+	for _, role := range config.AllRoles {
+		b := mustBot(t, cfg, role)
+		rc := srv.Client(t, b.Token, b.User).Repo(owner, name)
+		if _, err := rc.Get(ctx); err != nil {
+			t.Errorf("%s: read repo: %v", b.User, err)
+		}
+		if _, err := rc.ListIssues(ctx, forge.IssueQuery{}); err != nil {
+			t.Errorf("%s: list issues: %v", b.User, err)
+		}
+		if _, err := rc.CreateComment(ctx, issue.Number, "comment by "+b.User); err != nil {
+			t.Errorf("%s: comment: %v", b.User, err)
+		}
+		if l, ok := labels[role]; ok {
+			if err := rc.AddLabels(ctx, issue.Number, l); err != nil {
+				t.Errorf("%s: add label %s: %v", b.User, l, err)
+			}
+		}
+	}
+	filer := mustBot(t, cfg, config.RoleFiler)
+	filed, err := srv.Client(t, filer.Token, filer.User).Repo(owner, name).CreateIssue(ctx, forge.NewIssue{Title: "filed", Labels: []forge.LabelName{forge.LabelBacklog}})
+	if err != nil || !filed.HasLabel(forge.LabelBacklog) {
+		t.Errorf("filer-bot files a labelled issue: %+v %v", filed, err)
+	}
+	got, err := srv.Admin(t).Repo(owner, name).GetIssue(ctx, issue.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for role, l := range labels {
+		if !got.HasLabel(l) {
+			t.Errorf("label %s of %s missing: %v", l, role, got.Labels)
+		}
 	}
 }
 
