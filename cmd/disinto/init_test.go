@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,5 +199,45 @@ func noSecrets(t *testing.T, envFile, adminPass string, outputs ...string) {
 				t.Errorf("a secret appears in the output")
 			}
 		}
+	}
+}
+
+// scripted answers prompts in order and records the labels.
+type scripted struct {
+	answers []string
+	asked   []string
+	secret  []bool
+}
+
+func (s *scripted) Ask(label string, secret bool) (string, error) {
+	s.asked, s.secret = append(s.asked, label), append(s.secret, secret)
+	if len(s.answers) == 0 {
+		return "", nil
+	}
+	a := s.answers[0]
+	s.answers = s.answers[1:]
+	return a, nil
+}
+
+func TestInitPromptsForMissingValues(t *testing.T) {
+	f := &initFlags{forgeURL: "http://forge"}
+	ask := &scripted{answers: []string{"root", "pw-123456", "acme/demo"}}
+	if err := f.complete(ask); err != nil {
+		t.Fatal(err)
+	}
+	if f.adminUser != "root" || f.adminPass != "pw-123456" || f.repo != "acme/demo" {
+		t.Errorf("flags %+v", f)
+	}
+	if len(ask.asked) != 3 || ask.secret[0] || !ask.secret[1] || ask.secret[2] {
+		t.Errorf("asked %q secret %v", ask.asked, ask.secret)
+	}
+
+	// With a token, no user or password is asked for; an empty answer is
+	// a usage error naming the flag.
+	f = &initFlags{forgeURL: "http://forge", adminToken: "tok"}
+	err := f.complete(&scripted{})
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--repo") {
+		t.Errorf("err = %v, want a usage error naming --repo", err)
 	}
 }
