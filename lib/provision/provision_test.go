@@ -486,3 +486,29 @@ func sourceRepo(t *testing.T) string {
 	}
 	return dir
 }
+
+// TestOwnerIsTheAdmin: repositories in the admin's own namespace, no
+// webhook URL.
+func TestOwnerIsTheAdmin(t *testing.T) {
+	srv := forgetest.Start(t)
+	dir := t.TempDir()
+	opts := options(srv, dir, srv.AdminLogin+"/solo")
+	opts.WebhookURL = ""
+	rep := mustRun(t, opts)
+	if it, ok := rep.Find("owner", srv.AdminLogin); !ok || it.Status != provision.StatusPresent {
+		t.Errorf("owner: %+v", it)
+	}
+	if _, ok := rep.Find("webhook", srv.AdminLogin+"/solo -> "); ok {
+		t.Error("webhook registered without a URL")
+	}
+	cfg, err := config.Load(opts.ProjectsDir, opts.EnvFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Projects[0]; p.OpsRepo != srv.AdminLogin+"/solo-ops" || p.PrimaryBranch != "main" {
+		t.Errorf("project %+v", p)
+	}
+	if c := changes(mustRun(t, opts)); len(c) > 0 {
+		t.Errorf("re-run changed: %v", c)
+	}
+}
