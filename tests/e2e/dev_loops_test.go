@@ -118,10 +118,8 @@ func TestDevHeadMovedAfterApproval(t *testing.T) {
 	e.review(pr, forge.ReviewApprove, "ok")
 
 	// A human pushes to the branch after the approval.
-	dir := t.TempDir()
-	url := strings.Replace(e.srv.URL, "://", "://"+e.owner.Login+":"+e.owner.Password+"@", 1) + "/" + e.repo.Slug() + ".git"
-	runGit(t, dir, "clone", "-q", "--branch", "fix/issue-1", url, ".")
-	runGit(t, dir, "-c", "user.name=h", "-c", "user.email=h@h.invalid", "commit", "-q", "--allow-empty", "-m", "unreviewed")
+	dir := e.ownerClone("fix/issue-1")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "unreviewed")
 	runGit(t, dir, "push", "-q", "origin", "HEAD")
 	moved := runGit(t, dir, "rev-parse", "HEAD")
 	b.tickUntil("new head noticed", 3, func() bool {
