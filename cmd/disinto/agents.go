@@ -1,12 +1,16 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/git"
 )
 
 // agentDeps is what an agent constructor gets for one (project, role).
@@ -19,21 +23,97 @@ type agentDeps struct {
 	DataDir  string
 	StateDir string
 	Log      zerolog.Logger
+	// Services are shared by every agent of the process.
+	Services *services
 }
 
 // agentFactory builds the Agent of one role for one project.
 type agentFactory func(d agentDeps) (agent.Agent, error)
 
-// agentRegistry maps each implemented role to its constructor. Each agent
-// package adds its one line here; a configured role without an entry is
-// logged at start-up and not scheduled.
+// agentRegistry maps each implemented role to its constructor. A
+// configured role without an entry is logged at start-up and not
+// scheduled.
 func agentRegistry() map[config.Role]agentFactory {
 	return map[config.Role]agentFactory{
-		config.RoleDev: func(d agentDeps) (agent.Agent, error) {
-			return dev.FromConfig(dev.Deps{Config: d.Config, Project: d.Project, DataDir: d.DataDir, Log: d.Log})
-		},
-		config.RoleReview: func(d agentDeps) (agent.Agent, error) {
-			return review.FromConfig(review.Deps{Config: d.Config, Project: d.Project, DataDir: d.DataDir, Log: d.Log})
-		},
+		config.RoleDev:    newDevAgent,
+		config.RoleReview: newReviewAgent,
 	}
+}
+
+// newDevAgent builds the dev agent of one project, acting as dev-bot: its
+// own clone under <data>/clones/<project>/<bot>, the dev formula (an ops
+// repository override applies) and the shared model runner.
+func newDevAgent(d agentDeps) (agent.Agent, error) {
+	cfg, p, s := d.Config, d.Project, d.Services
+	b, err := cfg.Bot(config.RoleDev)
+	if err != nil {
+		return nil, fmt.Errorf("dev bot: %w", err)
+	}
+	fc, err := s.forgeAs(p, b, d.Log)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.formula(p, "dev", d.Log)
+	if err != nil {
+		return nil, err
+	}
+	reviewBot := ""
+	if rb, err := cfg.Bot(config.RoleReview); err == nil {
+		reviewBot = rb.User
+	}
+	settings := p.Roles[config.RoleDev]
+	return dev.New(dev.Options{
+		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System, Mirrors: p.Mirrors,
+		Forge: fc, Claude: s.claude,
+		Git: dev.NewGit(dev.GitOptions{
+			Clone:     s.projectDir("clones", p, b.User),
+			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
+			User: b.User, Password: b.Password, Primary: p.PrimaryBranch, Redactor: s.redactor, Log: d.Log,
+		}),
+		Formula: f, DataDir: d.DataDir, Model: settings.Model, Backend: settings.Backend,
+		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot,
+		Maintainers: splitList(cfg.Env.Get("FORGE_ADMIN_USERS")), Secrets: cfg.Secrets(),
+		Limits: dev.Limits{SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200}, Log: d.Log,
+	})
+}
+
+// newReviewAgent builds the review agent of one project, acting as
+// review-bot (FORGE_REVIEW_TOKEN; there is no fallback to the dev bot,
+// which would approve its own pull requests): its own clone and worktrees
+// under <data>/review/<project>, the review-pr formula and the shared
+// model runner.
+func newReviewAgent(d agentDeps) (agent.Agent, error) {
+	cfg, p, s := d.Config, d.Project, d.Services
+	b, err := cfg.Bot(config.RoleReview)
+	if err != nil {
+		return nil, fmt.Errorf("review bot: %w", err)
+	}
+	fc, err := s.forgeAs(p, b, d.Log)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.formula(p, "review-pr", d.Log)
+	if err != nil {
+		return nil, err
+	}
+	g := git.New(git.Options{
+		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
+		Redactor:    s.redactor, Log: d.Log,
+	})
+	settings := p.Roles[config.RoleReview]
+	return review.New(review.Options{
+		Project: p,
+		Forge:   fc,
+		Claude:  s.claude,
+		Formula: f,
+		Checkout: review.NewGitCheckout(g, p.ForgeURL+"/"+p.Repo+".git",
+			s.projectDir("review", p, "clone"), s.projectDir("review", p, "worktrees")),
+		StateDir: s.projectDir("state", p, "review"),
+		Backend:  settings.Backend,
+		Model:    settings.Model,
+	})
+}
+
+func splitList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 }

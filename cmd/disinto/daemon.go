@@ -77,6 +77,7 @@ type daemon struct {
 	rt            *agent.Runtime
 	sched         *scheduler.Scheduler
 	metrics       *metrics.Registry
+	services      *services
 	unimplemented []string
 }
 
@@ -192,6 +193,9 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 		},
 	})
 	d.sched = scheduler.New(scheduler.Options{Store: store, Log: logs.For("scheduler")})
+	if d.services, err = newServices(cfg, a.dataDir, d.metrics, a.env, logs.For("claude")); err != nil {
+		return nil, err
+	}
 	if err := a.addJobs(d, registry); err != nil {
 		return nil, err
 	}
@@ -211,7 +215,7 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 				continue
 			}
 			ag, err := factory(agentDeps{Config: d.cfg, Project: p, Role: role, DataDir: a.dataDir,
-				StateDir: filepath.Join(a.dataDir, "state", p.Name), Log: d.logs.For(string(role))})
+				StateDir: filepath.Join(a.dataDir, "state", p.Name), Log: d.logs.For(string(role)), Services: d.services})
 			if err != nil {
 				return fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
 			}

@@ -33,7 +33,7 @@ func lockDataDir(dataDir string) (*dataLock, error) {
 		holder, _ := os.ReadFile(path)
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another daemon already uses data dir %s (pid %s)", dataDir, strings.TrimSpace(string(holder)))
+			return nil, fmt.Errorf("data dir %s is in use by another disinto process (pid %s)", dataDir, strings.TrimSpace(string(holder)))
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

@@ -147,7 +147,7 @@ func TestDaemonSIGTERM(t *testing.T) {
 	waitFor(t, "daemon.json", 30*time.Second, func() bool { var ok bool; info, ok = readDaemonInfo(data); return ok })
 
 	// A second daemon on the same data dir is refused.
-	if code, _, errOut := runCLI(t, env, append([]string{"daemon", "--listen", "127.0.0.1:0"}, flags...)...); code != exitFailure || !strings.Contains(errOut, "another daemon") {
+	if code, _, errOut := runCLI(t, env, append([]string{"daemon", "--listen", "127.0.0.1:0"}, flags...)...); code != exitFailure || !strings.Contains(errOut, "in use by another disinto process") {
 		t.Fatalf("second daemon: code %d, stderr %q", code, errOut)
 	}
 

@@ -47,6 +47,12 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 			if err := os.MkdirAll(a.dataDir, 0o750); err != nil {
 				return fmt.Errorf("create data dir: %w", err)
 			}
+			// Per-issue state must have one writer: not next to a daemon.
+			lock, err := lockDataDir(a.dataDir)
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug,
 				Console: a.stderr, Redactor: redact.New(cfg.Secrets()...)})
 			if err != nil {
@@ -59,8 +65,12 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 			}
 			defer led.Close()
 			log := logs.For(string(role))
+			svc, err := newServices(cfg, a.dataDir, nil, a.env, logs.For("claude"))
+			if err != nil {
+				return err
+			}
 			ag, err := factory(agentDeps{Config: cfg, Project: p, Role: role, DataDir: a.dataDir,
-				StateDir: filepath.Join(a.dataDir, "state", p.Name), Log: log})
+				StateDir: filepath.Join(a.dataDir, "state", p.Name), Log: log, Services: svc})
 			if err != nil {
 				return fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
 			}
