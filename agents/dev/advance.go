@@ -48,7 +48,8 @@ func (a *Agent) advance(ctx context.Context, snap *snapshot, st *State) error {
 	}
 	if pr.HeadSHA != st.HeadSHA {
 		// Someone pushed: whatever was known about the old head is moot.
-		st.HeadSHA, st.Stage = pr.HeadSHA, StageAwaitingCI
+		st.HeadSHA = pr.HeadSHA
+		a.await(st, StageAwaitingCI)
 		if err := a.st.save(*st); err != nil {
 			return err
 		}
@@ -71,7 +72,7 @@ var infraRe = regexp.MustCompile(`(?i)failed to connect|connection (timed out|re
 func (a *Agent) checkCI(ctx context.Context, st *State) (bool, error) {
 	log := a.issueLog(*st)
 	if a.o.CISystem == config.CINone {
-		st.Stage = StageAwaitingReview
+		a.await(st, StageAwaitingReview)
 		return true, a.st.save(*st)
 	}
 	cs, err := a.o.Forge.CombinedStatus(ctx, st.HeadSHA)
@@ -80,10 +81,10 @@ func (a *Agent) checkCI(ctx context.Context, st *State) (bool, error) {
 	}
 	switch cs.State {
 	case "", forge.CIPending:
-		return false, nil
+		return false, a.overdue(ctx, st, a.lim.CITimeout, ledger.CodeCITimeout, "CI")
 	case forge.CISuccess:
 		log.Info().Msg("CI green")
-		st.Stage = StageAwaitingReview
+		a.await(st, StageAwaitingReview)
 		return true, a.st.save(*st)
 	}
 	report := ciReport(cs)
@@ -105,6 +106,7 @@ func (a *Agent) checkCI(ctx context.Context, st *State) (bool, error) {
 			return false, err
 		}
 		st.HeadSHA = head
+		a.await(st, StageAwaitingCI)
 		return false, a.st.save(*st)
 	}
 	st.CIFixes++
@@ -224,7 +226,7 @@ func (a *Agent) checkReview(ctx context.Context, st *State) error {
 		v, ok = latestVerdict(me, st.HeadSHA, reviews, comments)
 	}
 	if !ok || v.Key == st.HandledReview {
-		return nil
+		return a.overdue(ctx, st, a.lim.ReviewTimeout, ledger.Code("review.timeout"), "review")
 	}
 	log := a.issueLog(*st)
 	if v.Approve {
@@ -254,10 +256,25 @@ func (a *Agent) checkReview(ctx context.Context, st *State) error {
 	return nil
 }
 
-// merge merges the pull request pinned to the reviewed head.
+// merge merges the pull request pinned to the reviewed head. A branch that
+// fell behind the primary branch, or conflicts with it, goes back to the
+// session for a rebase first.
 func (a *Agent) merge(ctx context.Context, st *State) error {
-	err := a.o.Forge.Merge(ctx, st.PR, forge.MergeOptions{HeadSHA: st.ReviewedSHA, DeleteBranch: true,
+	behind, err := a.o.Git.Behind(ctx, st.Branch)
+	if err != nil {
+		return err
+	}
+	if behind {
+		return a.rebase(ctx, st, codeMergeBehind, fmt.Sprintf("it has fallen behind %s", a.o.PrimaryBranch), "")
+	}
+	err = a.o.Forge.Merge(ctx, st.PR, forge.MergeOptions{HeadSHA: st.ReviewedSHA, DeleteBranch: true,
 		Message: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue)})
+	if errors.Is(err, forge.ErrMergeBlocked) {
+		// A forge refuses a conflicting pull request as not mergeable.
+		if pr, gerr := a.o.Forge.GetPull(ctx, st.PR); gerr == nil && pr.State == forge.StateOpen && !pr.Mergeable {
+			err = fmt.Errorf("%w: %w", forge.ErrConflict, err)
+		}
+	}
 	switch {
 	case err == nil, errors.Is(err, forge.ErrAlreadyMerged):
 		pr, gerr := a.o.Forge.GetPull(ctx, st.PR)
@@ -270,19 +287,7 @@ func (a *Agent) merge(ctx context.Context, st *State) error {
 			fmt.Sprintf("the head of pull request #%d moved after the approval of %s; the unreviewed head was not merged",
 				st.PR, shortSHA(st.ReviewedSHA)), "")
 	case errors.Is(err, forge.ErrConflict):
-		st.MergeAttempts++
-		if st.MergeAttempts > a.lim.MergeAttempts {
-			return a.block(ctx, st, ledger.CodeMergeConflict, "merge conflicts persist after rebases", a.red.Error(err))
-		}
-		st.News = fmt.Sprintf("Pull request #%d is approved but cannot be merged: %s\n\nRebase onto the primary branch, "+
-			"resolve the conflicts, run the checks and push with --force-with-lease. Then write PHASE:awaiting_ci.",
-			st.PR, a.red.Error(err))
-		st.Stage = StageFixing
-		if err := a.st.save(*st); err != nil {
-			return err
-		}
-		a.startSession(ctx, *st)
-		return nil
+		return a.rebase(ctx, st, ledger.CodeMergeConflict, "it conflicts with "+a.o.PrimaryBranch, a.red.Error(err))
 	case errors.Is(err, forge.ErrMergeBlocked):
 		st.MergeAttempts++
 		if st.MergeAttempts >= a.lim.MergeAttempts {
@@ -291,4 +296,54 @@ func (a *Agent) merge(ctx context.Context, st *State) error {
 		return a.st.save(*st)
 	}
 	return err
+}
+
+// codeMergeBehind ends a run whose branch kept falling behind the primary
+// branch.
+const codeMergeBehind ledger.Code = "merge.behind"
+
+// rebase resumes the session to rebase the approved branch onto the
+// primary branch, at most Limits.Rebases times per run; after that the
+// issue is blocked with code.
+func (a *Agent) rebase(ctx context.Context, st *State, code ledger.Code, why, detail string) error {
+	st.Rebases++
+	if st.Rebases > a.lim.Rebases {
+		return a.block(ctx, st, code, fmt.Sprintf("pull request #%d is approved but %s, still after %d rebases",
+			st.PR, why, a.lim.Rebases), detail)
+	}
+	a.issueLog(*st).Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable; resuming the session to rebase")
+	if detail != "" {
+		detail = "\n\nThe forge said: " + detail
+	}
+	st.News = fmt.Sprintf("Pull request #%d is approved but cannot be merged: %s (rebase %d/%d).%s\n\n"+
+		"Fetch and rebase the branch onto origin/%s, resolve any conflicts keeping the intent of both sides, run the "+
+		"checks and push with --force-with-lease. Then write PHASE:awaiting_ci to the phase file.",
+		st.PR, why, st.Rebases, a.lim.Rebases, detail, a.o.PrimaryBranch)
+	st.Stage = StageFixing
+	if err := a.st.save(*st); err != nil {
+		return err
+	}
+	a.startSession(ctx, *st)
+	return nil
+}
+
+// await moves st into a waiting stage and starts the wait's clock.
+func (a *Agent) await(st *State, stage Stage) {
+	st.Stage, st.WaitingSince = stage, a.o.Now()
+}
+
+// overdue escalates st once it has waited limit or longer for what (CI or
+// review) on its head. A wait without a start (a state written before
+// waits were timed) starts now.
+func (a *Agent) overdue(ctx context.Context, st *State, limit time.Duration, code ledger.Code, what string) error {
+	if st.WaitingSince.IsZero() {
+		st.WaitingSince = a.o.Now()
+		return a.st.save(*st)
+	}
+	waited := a.o.Now().Sub(st.WaitingSince)
+	if waited < limit {
+		return nil
+	}
+	return a.escalate(ctx, st, code, fmt.Sprintf("No %s result for %s of pull request #%d after %s (limit %s).",
+		what, shortSHA(st.HeadSHA), st.PR, waited.Round(time.Second), limit))
 }

@@ -72,6 +72,16 @@ type Limits struct {
 	ReviewRounds int
 	// MergeAttempts bounds merges refused by the forge. Default 3.
 	MergeAttempts int
+	// Rebases bounds the times the session is asked to rebase an approved
+	// pull request that fell behind the primary branch or conflicts with
+	// it; the next time blocks the issue. Default 3.
+	Rebases int
+	// CITimeout bounds the wait for a CI result on one head; then the
+	// issue is escalated (ci.timeout). Default 30 min.
+	CITimeout time.Duration
+	// ReviewTimeout bounds the wait for a verdict on a green head; then the
+	// issue is escalated (review.timeout). Default 3 h.
+	ReviewTimeout time.Duration
 	// InFlight is how many issues the agent works at once. Default 1.
 	InFlight int
 	// ClaimGrace is how long an unassigned in-progress issue is left alone
@@ -93,10 +103,16 @@ func (l Limits) withDefaults() Limits {
 	def(&l.InfraRetries, 1)
 	def(&l.ReviewRounds, 5)
 	def(&l.MergeAttempts, 3)
+	def(&l.Rebases, 3)
 	def(&l.InFlight, 1)
-	if l.ClaimGrace <= 0 {
-		l.ClaimGrace = 60 * time.Second
+	dur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
 	}
+	dur(&l.ClaimGrace, 60*time.Second)
+	dur(&l.CITimeout, 30*time.Minute)
+	dur(&l.ReviewTimeout, 3*time.Hour)
 	return l
 }
 

@@ -131,6 +131,8 @@ type fakeGit struct {
 	ahead   map[string]int
 	removed []string
 	mirrors []string
+	// behind is what Behind reports for every branch.
+	behind bool
 }
 
 var _ gitOps = (*fakeGit)(nil)
@@ -187,6 +189,18 @@ func (g *fakeGit) Ahead(_ context.Context, dir string) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.ahead[dir], nil
+}
+
+func (g *fakeGit) Behind(context.Context, string) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.behind, nil
+}
+
+func (g *fakeGit) setBehind(b bool) {
+	g.mu.Lock()
+	g.behind = b
+	g.mu.Unlock()
 }
 
 func (g *fakeGit) Push(_ context.Context, dir, branch string) error { return g.push(dir, branch) }

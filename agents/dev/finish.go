@@ -100,8 +100,9 @@ func (a *Agent) block(ctx context.Context, st *State, code ledger.Code, why, dia
 	return a.terminate(cctx, st, StageBlocked, ledger.ReasonBlocked, code, why)
 }
 
-// escalate hands the issue to the maintainers with the model's reason.
-func (a *Agent) escalate(ctx context.Context, st *State, reason string) error {
+// escalate hands the issue to the maintainers with a reason: the model's
+// (escalated.by_model) or the agent's (a wait that timed out).
+func (a *Agent) escalate(ctx context.Context, st *State, code ledger.Code, reason string) error {
 	cctx, cancel := detached(ctx)
 	defer cancel()
 	var mentions []string
@@ -111,9 +112,10 @@ func (a *Agent) escalate(ctx context.Context, st *State, reason string) error {
 	if reason == "" {
 		reason = "(no reason given)"
 	}
-	body := fmt.Sprintf("### Escalated — issue #%d\n\n%s The dev agent needs a human decision:\n\n> %s\n\n"+
+	body := fmt.Sprintf("### Escalated — issue #%d\n\n| | |\n|---|---|\n| Exit reason | `%s` |\n| Timestamp | %s |\n\n"+
+		"%s The dev agent needs a human decision:\n\n> %s\n\n"+
 		"Answer in a comment, then remove `blocked` and add `backlog` to resume from the existing branch.\n%s",
-		st.Issue, strings.Join(mentions, " "), a.red.String(reason), outcomeMarker(ledger.CodeEscalatedByModel))
+		st.Issue, code, a.stamp(), strings.Join(mentions, " "), a.red.String(reason), outcomeMarker(code))
 	if _, err := a.o.Forge.CreateComment(cctx, st.Issue, body); err != nil {
 		return err
 	}
@@ -123,7 +125,7 @@ func (a *Agent) escalate(ctx context.Context, st *State, reason string) error {
 	if err := a.o.Forge.RemoveLabels(cctx, st.Issue, forge.LabelInProgress); err != nil {
 		return err
 	}
-	return a.terminate(cctx, st, StageEscalated, ledger.ReasonEscalated, ledger.CodeEscalatedByModel, reason)
+	return a.terminate(cctx, st, StageEscalated, ledger.ReasonEscalated, code, reason)
 }
 
 // merged finishes a merged run: issue closed and clean, worktree gone,

@@ -27,6 +27,9 @@ type gitOps interface {
 	Head(ctx context.Context, dir string) (string, error)
 	// Ahead counts the commits of dir's HEAD that the primary branch lacks.
 	Ahead(ctx context.Context, dir string) (int, error)
+	// Behind reports whether the primary branch on the forge has changes
+	// that branch on the forge lacks (since their merge base).
+	Behind(ctx context.Context, branch string) (bool, error)
 	// Push pushes dir's HEAD to branch (with lease).
 	Push(ctx context.Context, dir, branch string) error
 	// EmptyCommit commits nothing with msg (to re-trigger CI).
@@ -149,6 +152,23 @@ func (x *Git) Ahead(ctx context.Context, dir string) (int, error) {
 		return 0, err
 	}
 	return r.CommitsAhead(ctx, dir, "origin/"+x.o.Primary)
+}
+
+// Behind implements gitOps: the diff from the merge base of the two remote
+// branches to the primary's head is not empty.
+func (x *Git) Behind(ctx context.Context, branch string) (bool, error) {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := r.Fetch(ctx, x.o.Primary, branch); err != nil {
+		return false, err
+	}
+	d, err := r.Diff(ctx, r.Dir(), "origin/"+branch+"...origin/"+x.o.Primary, "")
+	if err != nil {
+		return false, fmt.Errorf("behind %s: %w", x.o.Primary, err)
+	}
+	return strings.TrimSpace(d) != "", nil
 }
 
 // Push implements gitOps.

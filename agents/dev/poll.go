@@ -184,7 +184,8 @@ func issueOfBranch(head string) int64 {
 func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error {
 	st := a.newState(i)
 	if pr, ok := snap.byHead[st.Branch]; ok {
-		st.Stage, st.PR, st.HeadSHA = StageAwaitingCI, pr.Number, pr.HeadSHA
+		st.PR, st.HeadSHA = pr.Number, pr.HeadSHA
+		a.await(&st, StageAwaitingCI)
 	}
 	a.issueLog(st).Info().Msg("adopting in-progress issue without local state")
 	if err := a.st.save(st); err != nil {

@@ -170,7 +170,7 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 	}
 	switch rep.Phase {
 	case phase.Escalate:
-		return a.escalate(ctx, st, rep.Reason)
+		return a.escalate(ctx, st, ledger.CodeEscalatedByModel, rep.Reason)
 	case phase.Failed:
 		return a.block(ctx, st, ledger.Code("builder.failed"), "The model gave up on this issue.",
 			fmt.Sprintf("reason: %s\n%s", rep.Reason, clip(res.Text, 2000)))
@@ -212,7 +212,8 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 	if err := a.ensurePR(ctx, st, res.Text); err != nil {
 		return err
 	}
-	st.HeadSHA, st.Stage, st.Ran, st.AfterFailures = head, StageAwaitingCI, false, 0
+	st.HeadSHA, st.Ran, st.AfterFailures = head, false, 0
+	a.await(st, StageAwaitingCI)
 	a.issueLog(*st).Info().Str("head", shortSHA(head)).Msg("pushed; waiting for CI")
 	return a.st.save(*st)
 }

@@ -77,8 +77,12 @@ type State struct {
 	// pays for the model again. AfterFailures bounds those retries.
 	Ran           bool `json:"ran,omitempty"`
 	AfterFailures int  `json:"after_failures,omitempty"`
-	// MergeAttempts counts merges refused by the forge.
+	// MergeAttempts counts merges refused by the forge; Rebases the
+	// requests to rebase onto the primary branch.
 	MergeAttempts int `json:"merge_attempts,omitempty"`
+	Rebases       int `json:"rebases,omitempty"`
+	// WaitingSince is when the current wait for CI or review began.
+	WaitingSince time.Time `json:"waiting_since,omitempty"`
 
 	// Accounting summed over every session of the run.
 	CostUSD      float64 `json:"cost_usd,omitempty"`

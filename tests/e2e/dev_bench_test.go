@@ -41,6 +41,10 @@ func (c *countingGit) Head(ctx context.Context, dir string) (string, error) {
 	c.n.Add(1)
 	return c.Git.Head(ctx, dir)
 }
+func (c *countingGit) Behind(ctx context.Context, b string) (bool, error) {
+	c.n.Add(1)
+	return c.Git.Behind(ctx, b)
+}
 func (c *countingGit) Ahead(ctx context.Context, dir string) (int, error) {
 	c.n.Add(1)
 	return c.Git.Ahead(ctx, dir)
