@@ -152,6 +152,7 @@ func verify(t *testing.T, srv *forgetest.Server, opts provision.Options) *config
 }
 
 func TestFreshForgeThenRerunThenRepair(t *testing.T) {
+	t.Parallel()
 	srv := forgetest.Start(t)
 	dir := t.TempDir()
 	opts := options(srv, dir, "acme/widget")
@@ -393,6 +394,7 @@ func (c *cutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestInterruptedRunsComplete(t *testing.T) {
+	t.Parallel()
 	srv := forgetest.Start(t)
 	dir := t.TempDir()
 	opts := options(srv, dir, "acme/gadget")
@@ -433,6 +435,7 @@ func TestInterruptedRunsComplete(t *testing.T) {
 // local-model agent gets its bot (FORGE_TOKEN_<NAME>) with merge rights;
 // an admin token alone suffices, also to push the source.
 func TestLocalModelBotAdminTokenAndSource(t *testing.T) {
+	t.Parallel()
 	srv := forgetest.Start(t)
 	dir := t.TempDir()
 	opts := options(srv, dir, "acme/gizmo")
@@ -490,6 +493,7 @@ func sourceRepo(t *testing.T) string {
 // TestOwnerIsTheAdmin: repositories in the admin's own namespace, no
 // webhook URL.
 func TestOwnerIsTheAdmin(t *testing.T) {
+	t.Parallel()
 	srv := forgetest.Start(t)
 	dir := t.TempDir()
 	opts := options(srv, dir, srv.AdminLogin+"/solo")
