@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ type initFlags struct {
 	forgeURL, adminUser, adminPass, adminToken string
 	repo, source, branch, webhookURL           string
 	yes, rotate                                bool
+	waitForge                                  time.Duration
 }
 
 // prompter asks the operator for a missing value. Nil means
@@ -67,6 +69,7 @@ func (a *app) initCmd() *cobra.Command {
 	fl.StringVar(&f.branch, "branch", "", "primary branch (default: the repository's, else the source's HEAD, else main)")
 	fl.StringVar(&f.webhookURL, "webhook-url", "", "daemon webhook URL to register, e.g. http://agents:8080/hooks/forgejo")
 	fl.BoolVar(&f.yes, "yes", false, "never prompt; missing values are errors")
+	fl.DurationVar(&f.waitForge, "wait-forge", time.Minute, "how long to wait for a forge that does not answer yet")
 	fl.BoolVar(&f.rotate, "rotate-tokens", false, "replace every bot password and token and the webhook secret")
 	return cmd
 }
@@ -121,7 +124,7 @@ func (a *app) runInit(cmd *cobra.Command, f *initFlags, ask prompter) error {
 	rep, err := provision.Run(cmd.Context(), provision.Options{
 		ForgeURL: strings.TrimSuffix(f.forgeURL, "/"), AdminUser: f.adminUser, AdminPassword: f.adminPass, AdminToken: f.adminToken,
 		Repo: slug, Source: f.source, Branch: f.branch, ProjectsDir: a.projectsDir, EnvFile: a.envFile,
-		WebhookURL: f.webhookURL, RotateTokens: f.rotate, Logger: log,
+		WebhookURL: f.webhookURL, RotateTokens: f.rotate, WaitForge: f.waitForge, Logger: log,
 		OnSecret: func(s string) { red.Add(s) },
 	})
 	if len(rep.Items) > 0 {

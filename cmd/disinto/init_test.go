@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,5 +240,21 @@ func TestInitPromptsForMissingValues(t *testing.T) {
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--repo") {
 		t.Errorf("err = %v, want a usage error naming --repo", err)
+	}
+}
+
+func TestInitUnreachableForgeGivesUp(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	_ = l.Close()
+	dir := t.TempDir()
+	env := []string{"FORGE_URL=" + url, "FORGE_ADMIN_USER=root", "FORGE_ADMIN_PASS=secret-pass-1"}
+	code, _, errOut := runCLI(t, env, "init", "--yes", "--repo", "acme/demo", "--wait-forge", "300ms",
+		"--projects-dir", dir, "--env-file", filepath.Join(dir, ".env"))
+	if code != exitFailure || !strings.Contains(errOut, "did not answer within 300ms") {
+		t.Errorf("code %d, stderr %q", code, errOut)
 	}
 }

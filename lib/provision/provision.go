@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -46,6 +47,9 @@ type Options struct {
 	WebhookURL string
 	// RotateTokens replaces every bot password and token.
 	RotateTokens bool
+	// WaitForge is how long to wait for an unreachable forge to answer
+	// (a forge starting next to the caller); 0 fails at once.
+	WaitForge time.Duration
 
 	// HTTPClient is passed to the forge clients; nil means the default.
 	HTTPClient *http.Client
@@ -173,6 +177,9 @@ func (p *run) all(ctx context.Context) error {
 // connect checks the admin credentials and that they belong to a site
 // admin.
 func (p *run) connect(ctx context.Context) error {
+	if err := p.waitForge(ctx); err != nil {
+		return err
+	}
 	c, err := p.client(p.opts.AdminUser, p.opts.AdminPassword, p.opts.AdminToken)
 	if err != nil {
 		return err
@@ -188,6 +195,31 @@ func (p *run) connect(ctx context.Context) error {
 		return fmt.Errorf("admin login: the admin token belongs to %s, not %s", me.Login, p.opts.AdminUser)
 	}
 	p.admin, p.login = c, me.Login
+	return nil
+}
+
+// waitForge polls the forge anonymously until it answers with any HTTP
+// status, for at most WaitForge.
+func (p *run) waitForge(ctx context.Context) error {
+	probe, err := forge.New(forge.Options{URL: p.opts.ForgeURL, HTTPClient: p.opts.HTTPClient, Logger: p.log, MaxRetries: -1})
+	if err != nil {
+		return err
+	}
+	answers := func(ctx context.Context) (bool, error) {
+		_, err := probe.Me(ctx)
+		var se *forge.StatusError
+		if err == nil || (errors.As(err, &se) && se.Status < 500) {
+			return true, nil
+		}
+		return false, nil
+	}
+	if ok, _ := answers(ctx); ok || p.opts.WaitForge <= 0 {
+		return nil
+	}
+	p.log.Info().Str("forge", p.opts.ForgeURL).Msg("waiting for the forge")
+	if err := waitFor(ctx, p.opts.WaitForge, answers); err != nil {
+		return fmt.Errorf("forge %s did not answer within %s: %w", p.opts.ForgeURL, p.opts.WaitForge, err)
+	}
 	return nil
 }
 

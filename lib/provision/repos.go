@@ -82,7 +82,7 @@ func (p *run) ensureProjectRepo(ctx context.Context) error {
 			return err
 		}
 		// The forge indexes pushed branches asynchronously.
-		if err := waitFor(ctx, func(ctx context.Context) (bool, error) {
+		if err := waitFor(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
 			_, err := rc.GetBranch(ctx, p.branch)
 			if isNotFound(err) {
 				return false, nil
@@ -105,9 +105,9 @@ func (p *run) ensureProjectRepo(ctx context.Context) error {
 }
 
 // waitFor polls done with a growing delay until it reports true, fails,
-// or 30 seconds pass.
-func waitFor(ctx context.Context, done func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// or limit passes.
+func waitFor(ctx context.Context, limit time.Duration, done func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	delay := 50 * time.Millisecond
 	for {
