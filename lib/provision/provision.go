@@ -223,7 +223,8 @@ func (p *run) waitForge(ctx context.Context) error {
 	return nil
 }
 
-// openEnv reads the env file and records the forge and admin settings.
+// openEnv reads the env file and records the forge URL and the admin's
+// login.
 func (p *run) openEnv(_ context.Context) error {
 	env, err := OpenEnvFile(p.opts.EnvFile)
 	if err != nil {
@@ -233,11 +234,11 @@ func (p *run) openEnv(_ context.Context) error {
 	for _, v := range []string{"DISINTO_WEBHOOK_SECRET", "FORGE_ADMIN_PASS"} {
 		p.secret(env.Get(v))
 	}
+	// The admin's password or token is deliberately not stored: the env
+	// file is the agents' credential store, and an agent holding the site
+	// admin's credentials could approve and merge its own vault requests.
 	changed := env.Set("FORGE_URL", p.opts.ForgeURL)
 	changed = env.Set("FORGE_ADMIN_USER", p.login) || changed
-	if p.opts.AdminPassword != "" {
-		changed = env.Set("FORGE_ADMIN_PASS", p.opts.AdminPassword) || changed
-	}
 	return p.saveEnv(changed)
 }
 

@@ -83,6 +83,9 @@ func verify(t *testing.T, srv *forgetest.Server, opts provision.Options) *config
 	if cfg.WebhookSecret == "" {
 		t.Error("no DISINTO_WEBHOOK_SECRET")
 	}
+	if v := readEnv(t, opts.EnvFile)["FORGE_ADMIN_PASS"]; v != "" {
+		t.Error("the admin password was stored in the agents' env file")
+	}
 	for _, role := range config.AllRoles {
 		bot, err := cfg.Bot(role)
 		if err != nil || bot.Fallback {
