@@ -25,6 +25,7 @@ type initFlags struct {
 	repo, source, branch, webhookURL           string
 	yes, rotate                                bool
 	waitForge                                  time.Duration
+	localBots                                  []string
 }
 
 // prompter asks the operator for a missing value. Nil means
@@ -69,6 +70,7 @@ func (a *app) initCmd() *cobra.Command {
 	fl.StringVar(&f.branch, "branch", "", "primary branch (default: the repository's, else the source's HEAD, else main)")
 	fl.StringVar(&f.webhookURL, "webhook-url", "", "daemon webhook URL to register, e.g. http://agents:8080/hooks/forgejo")
 	fl.BoolVar(&f.yes, "yes", false, "never prompt; missing values are errors")
+	fl.StringArrayVar(&f.localBots, "local-bot", nil, "NAME=LOGIN of a local-model dev agent to provision (FORGE_TOKEN_<NAME>); repeatable")
 	fl.DurationVar(&f.waitForge, "wait-forge", time.Minute, "how long to wait for a forge that does not answer yet")
 	fl.BoolVar(&f.rotate, "rotate-tokens", false, "replace every bot password and token and the webhook secret")
 	return cmd
@@ -108,6 +110,15 @@ func (a *app) runInit(cmd *cobra.Command, f *initFlags, ask prompter) error {
 		return usageError{err}
 	}
 
+	var locals []provision.LocalBot
+	for _, lb := range f.localBots {
+		name, login, ok := strings.Cut(lb, "=")
+		if !ok || !localRE.MatchString(name) || !localRE.MatchString(login) {
+			return usageError{fmt.Errorf("init: --local-bot %q: want NAME=LOGIN", lb)}
+		}
+		locals = append(locals, provision.LocalBot{Name: name, Login: login})
+	}
+
 	red := redact.New(f.adminPass, f.adminToken)
 	for k, v := range fileEnv {
 		if config.IsSecretName(k) {
@@ -124,7 +135,7 @@ func (a *app) runInit(cmd *cobra.Command, f *initFlags, ask prompter) error {
 	rep, err := provision.Run(cmd.Context(), provision.Options{
 		ForgeURL: strings.TrimSuffix(f.forgeURL, "/"), AdminUser: f.adminUser, AdminPassword: f.adminPass, AdminToken: f.adminToken,
 		Repo: slug, Source: f.source, Branch: f.branch, ProjectsDir: a.projectsDir, EnvFile: a.envFile,
-		WebhookURL: f.webhookURL, RotateTokens: f.rotate, WaitForge: f.waitForge, Logger: log,
+		WebhookURL: f.webhookURL, LocalBots: locals, RotateTokens: f.rotate, WaitForge: f.waitForge, Logger: log,
 		OnSecret: func(s string) { red.Add(s) },
 	})
 	if len(rep.Items) > 0 {
@@ -184,6 +195,7 @@ func (f *initFlags) complete(ask prompter) error {
 var (
 	slugRE   = regexp.MustCompile(`^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$`)
 	schemeRE = regexp.MustCompile(`^[a-z]+://`)
+	localRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
 
 // parseSlug accepts owner/name or an http(s) URL of the repository.

@@ -51,6 +51,7 @@ func TestInitMissingFlagsIsUsageError(t *testing.T) {
 		{"no password", []string{"FORGE_URL=http://127.0.0.1:1", "FORGE_ADMIN_USER=root"}, nil, "--admin-password"},
 		{"no repo", []string{"FORGE_URL=http://127.0.0.1:1", "FORGE_ADMIN_USER=root", "FORGE_ADMIN_PASS=secret-pass"}, nil, "--repo"},
 		{"bad repo", []string{"FORGE_URL=http://127.0.0.1:1", "FORGE_ADMIN_TOKEN=tok"}, []string{"git@x:a/b"}, "SSH URLs"},
+		{"bad local bot", []string{"FORGE_URL=http://127.0.0.1:1", "FORGE_ADMIN_TOKEN=tok"}, []string{"a/b", "--local-bot", "llama"}, "want NAME=LOGIN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +86,7 @@ func TestInitAgainstRealForge(t *testing.T) {
 	dir := t.TempDir()
 	envFile, projects := filepath.Join(dir, "config", ".env"), filepath.Join(dir, "config", "projects")
 	env := []string{"FORGE_URL=" + srv.URL, "FORGE_ADMIN_USER=" + srv.AdminLogin, "FORGE_ADMIN_PASS=" + srv.AdminPassword}
-	args := []string{"init", "--yes", "--repo", "acme/demo", "--source", gitRepo(t),
+	args := []string{"init", "--yes", "--repo", "acme/demo", "--source", gitRepo(t), "--local-bot", "llama=dev-qwen",
 		"--projects-dir", projects, "--env-file", envFile, "--webhook-url", "http://127.0.0.1:9/hooks/forgejo"}
 
 	code, out, errOut := runCLI(t, env, args...)
@@ -93,7 +94,7 @@ func TestInitAgainstRealForge(t *testing.T) {
 		t.Fatalf("init: code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	t.Logf("first run:\n%s%s", out, errOut)
-	for _, want := range []string{"dev-bot", "created", "acme/demo-ops", "protection", "webhook"} {
+	for _, want := range []string{"dev-bot", "dev-qwen", "FORGE_TOKEN_LLAMA", "created", "acme/demo-ops", "protection", "merge: dev-bot,dev-qwen", "webhook"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -191,8 +192,8 @@ func noSecrets(t *testing.T, envFile, adminPass string, outputs ...string) {
 			n++
 		}
 	}
-	if n < 19 {
-		t.Errorf("env file holds %d secrets, want at least 19 (9 tokens, 9 passwords, webhook secret)", n)
+	if n < 21 {
+		t.Errorf("env file holds %d secrets, want at least 21 (10 tokens, 10 passwords, webhook secret)", n)
 	}
 	for _, o := range outputs {
 		for _, s := range secrets {

@@ -102,14 +102,19 @@ func (p *run) localBots() ([]botSpec, error) {
 			if a.ForgeUser == "" {
 				continue
 			}
-			up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(n))
-			out = append(out, botSpec{
-				Login: a.ForgeUser, Key: n, TokenVar: "FORGE_TOKEN_" + up, PassVar: "FORGE_PASS_" + up,
-				Scopes: writerScopes, Project: forge.PermWrite,
-			})
+			out = append(out, localSpec(n, a.ForgeUser))
 		}
 	}
 	return out, nil
+}
+
+// localSpec is the identity of local-model dev agent name.
+func localSpec(name, login string) botSpec {
+	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+	return botSpec{
+		Login: login, Key: name, TokenVar: "FORGE_TOKEN_" + up, PassVar: "FORGE_PASS_" + up,
+		Scopes: writerScopes, Project: forge.PermWrite,
+	}
 }
 
 func envBytes(e *EnvFile) []byte {
@@ -121,6 +126,15 @@ func (p *run) ensureBots(ctx context.Context) error {
 	locals, err := p.localBots()
 	if err != nil {
 		return err
+	}
+	for _, lb := range p.opts.LocalBots {
+		dup := false
+		for _, b := range locals {
+			dup = dup || b.Login == lb.Login
+		}
+		if !dup {
+			locals = append(locals, localSpec(lb.Name, lb.Login))
+		}
 	}
 	p.bots = append(coreBots(), locals...)
 	for _, b := range locals {

@@ -45,6 +45,9 @@ type Options struct {
 	EnvFile     string
 	// WebhookURL, if set, is registered on the project repository.
 	WebhookURL string
+	// LocalBots are extra local-model dev identities, besides those the
+	// existing project file declares in [agents.<name>] sections.
+	LocalBots []LocalBot
 	// RotateTokens replaces every bot password and token.
 	RotateTokens bool
 	// WaitForge is how long to wait for an unreachable forge to answer
@@ -62,6 +65,14 @@ type Options struct {
 	OnSecret func(string)
 	// Git is the git binary used to push Source; empty means "git".
 	Git string
+}
+
+// LocalBot is a local-model dev agent's identity: Name is the agent name
+// (its variables are FORGE_TOKEN_<NAME> and FORGE_PASS_<NAME>), Login its
+// forge user.
+type LocalBot struct {
+	Name  string
+	Login string
 }
 
 var slugRE = regexp.MustCompile(`^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$`)
