@@ -251,6 +251,14 @@ func confClaim(t *testing.T, e confEnv) {
 		t.Fatalf("released issue = %+v", got)
 	}
 	val(e.other.Claim(ctx, iss.Number)).must(t)
+
+	closed := val(e.owner.CreateIssue(ctx, forge.NewIssue{Title: "closed", Labels: []forge.LabelName{forge.LabelBacklog}})).must(t)
+	ok(t, e.owner.CloseIssue(ctx, closed.Number))
+	_, err = e.owner.Claim(ctx, closed.Number)
+	wantErr(t, err, forge.ErrClaimed)
+	if got := val(e.owner.GetIssue(ctx, closed.Number)).must(t); len(got.Assignees) != 0 || got.HasLabel(forge.LabelInProgress) {
+		t.Fatalf("claim of a closed issue left %+v", got)
+	}
 }
 
 // commitOn creates or updates file on branch, returning the new head.
