@@ -95,10 +95,7 @@ func TestDevCrashWhileWaitingForCI(t *testing.T) {
 	// Restarted over the same data dir, the daemon finishes the issue.
 	b2 := startBot(t, b.p)
 	pr := e.onlyPull(branch(n))
-	e.ci(pr, forge.CISuccess, "green")
-	b2.tickUntil("awaiting review", 3, func() bool { return b2.stage(n) == dev.StageAwaitingReview })
-	e.review(pr, forge.ReviewApprove, "ok")
-	b2.tickUntil("merged", 3, func() bool { return e.pull(pr.Number).Merged })
+	b2.greenToMerge(e, n, pr)
 	if ps := e.allPulls(); len(ps) != 1 {
 		t.Fatalf("%d pull requests, want 1", len(ps))
 	}

@@ -32,10 +32,7 @@ func TestDevHappyPath(t *testing.T) {
 		t.Fatalf("issue while in progress: %+v", i)
 	}
 
-	e.ci(pr, forge.CISuccess, "all green")
-	b.tickUntil("awaiting review", 3, func() bool { return b.stage(n) == dev.StageAwaitingReview })
-	e.review(pr, forge.ReviewApprove, "Looks good.")
-	b.tickUntil("merge", 3, func() bool { return e.pull(pr.Number).Merged })
+	b.greenToMerge(e, n, pr)
 
 	i := e.getIssue(n)
 	if i.State != forge.StateClosed || i.HasLabel(forge.LabelInProgress) || i.HasLabel(forge.LabelBacklog) || len(i.Assignees) != 0 {

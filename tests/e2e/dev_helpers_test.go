@@ -123,6 +123,23 @@ func (b *devBot) tickUntil(what string, max int, cond func() bool) {
 	repeatUntil(b.t, what, max, b.tick, cond)
 }
 
+// greenToReview passes CI on pr's head and ticks until issue n waits for
+// a review.
+func (b *devBot) greenToReview(e *devEnv, n int64, pr forge.PullRequest) {
+	b.t.Helper()
+	e.ci(pr, forge.CISuccess, "green")
+	b.tickUntil("awaiting review", 3, func() bool { return b.stage(n) == dev.StageAwaitingReview })
+}
+
+// greenToMerge passes CI on pr's head, approves it once issue n waits for
+// the review and ticks until the pull request is merged.
+func (b *devBot) greenToMerge(e *devEnv, n int64, pr forge.PullRequest) {
+	b.t.Helper()
+	b.greenToReview(e, n, pr)
+	e.review(pr, forge.ReviewApprove, "ok")
+	b.tickUntil("merged", 3, func() bool { return e.pull(pr.Number).Merged })
+}
+
 func (b *devBot) records() []ledger.Record {
 	b.t.Helper()
 	return ledgerRecords(b.t, b.data)

@@ -58,10 +58,7 @@ func TestDevCILoop(t *testing.T) {
 		b.tickUntil("fix pushed", 3, func() bool { return e.pull(pr.Number).HeadSHA != pr.HeadSHA })
 	}
 	pr := e.onlyPull(branch(n))
-	e.ci(pr, forge.CISuccess, "green")
-	b.tickUntil("awaiting review", 3, func() bool { return b.stage(n) == dev.StageAwaitingReview })
-	e.review(pr, forge.ReviewApprove, "ok")
-	b.tickUntil("merged", 3, func() bool { return e.pull(pr.Number).Merged })
+	b.greenToMerge(e, n, pr)
 	recs := b.records()
 	if len(recs) != 2 || recs[0].Code != ledger.CodeCIExhausted || recs[1].Reason != ledger.ReasonMerged {
 		t.Fatalf("ledger: %+v", recs)
@@ -86,8 +83,7 @@ func TestDevReviewLoop(t *testing.T) {
 	n := e.issue("Review me", "scenario: dev-review", forge.LabelBacklog)
 	b.tick()
 	pr := e.onlyPull("fix/issue-1")
-	e.ci(pr, forge.CISuccess, "green")
-	b.tickUntil("awaiting review", 3, func() bool { return b.stage(n) == dev.StageAwaitingReview })
+	b.greenToReview(e, n, pr)
 	e.review(pr, forge.ReviewRequestChanges, "Please rename foo to bar in work.txt.")
 	b.tickUntil("changes pushed", 3, func() bool { return e.pull(pr.Number).HeadSHA != pr.HeadSHA })
 	if !anyText(e.model.MessageRequests("dev-review"), "rename foo to bar") {
@@ -97,10 +93,7 @@ func TestDevReviewLoop(t *testing.T) {
 		t.Fatal("the review prompt does not count rounds")
 	}
 	pr = e.pull(pr.Number)
-	e.ci(pr, forge.CISuccess, "green")
-	b.tickUntil("awaiting review again", 3, func() bool { return b.stage(n) == dev.StageAwaitingReview })
-	e.review(pr, forge.ReviewApprove, "ok")
-	b.tickUntil("merged", 3, func() bool { return e.pull(pr.Number).Merged })
+	b.greenToMerge(e, n, pr)
 	if ps := e.allPulls(); len(ps) != 1 {
 		t.Fatalf("more than one pull request: %+v", ps)
 	}
@@ -113,8 +106,7 @@ func TestDevHeadMovedAfterApproval(t *testing.T) {
 	n := e.issue("Move me", "scenario: dev-moved", forge.LabelBacklog)
 	b.tick()
 	pr := e.onlyPull("fix/issue-1")
-	e.ci(pr, forge.CISuccess, "green")
-	b.tickUntil("awaiting review", 3, func() bool { return b.stage(n) == dev.StageAwaitingReview })
+	b.greenToReview(e, n, pr)
 	e.review(pr, forge.ReviewApprove, "ok")
 
 	// A human pushes to the branch after the approval.
