@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/config"
 )
 
@@ -127,22 +127,7 @@ func (e *Enablement) write(ps []Pause) error {
 	if err != nil {
 		return fmt.Errorf("encode agent enablement: %w", err)
 	}
-	dir := filepath.Dir(e.path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, ".agents.json.*")
-	if err != nil {
-		return fmt.Errorf("write agent enablement: %w", err)
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("write agent enablement: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), e.path); err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := atomicfile.Write(e.path, append(data, '\n'), 0o640); err != nil {
 		return fmt.Errorf("write agent enablement: %w", err)
 	}
 	return nil

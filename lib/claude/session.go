@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/disinto/disinto/lib/atomicfile"
 )
 
 // Session is what the store keeps about one conversation.
@@ -94,7 +96,7 @@ func (s *SessionStore) Save(k SessionKey, id, dir string) error {
 	if err != nil {
 		return fmt.Errorf("encode session: %w", err)
 	}
-	return writeFileAtomic(p, b)
+	return writeSession(p, b)
 }
 
 // Delete forgets the session of k.
@@ -105,32 +107,6 @@ func (s *SessionStore) Delete(k SessionKey) error {
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
-}
-
-func writeFileAtomic(p string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return fmt.Errorf("session dir: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("session temp file: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write session %s: %w", p, err)
 	}
 	return nil
 }
@@ -172,4 +148,11 @@ func Continue(ctx context.Context, r Runner, store *SessionStore, k SessionKey, 
 		}
 	}
 	return res, err
+}
+
+func writeSession(p string, b []byte) error {
+	if err := atomicfile.Write(p, b, 0o600); err != nil {
+		return fmt.Errorf("write session: %w", err)
+	}
+	return nil
 }

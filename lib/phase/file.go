@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/disinto/disinto/lib/atomicfile"
 )
 
 // maxFileSize bounds what Read and ReadResult load: these files are written
@@ -170,50 +171,10 @@ func Clear(path string) error {
 	return nil
 }
 
-// writeAtomic writes data to a temporary file in path's directory, flushes it
-// to disk, renames it over path and flushes the directory, so that neither a
-// reader nor a crash can observe a partial file.
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("chmod %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp.Name(), err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename to %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir flushes a directory so a rename inside it survives a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
+// writeAtomic replaces path so that neither a reader nor a crash can
+// observe a partial phase.
+func writeAtomic(path string, data []byte) error {
+	return atomicfile.Write(path, data, 0o644)
 }
 
 // Changed reports whether s differs from known: another phase, another

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/disinto/disinto/lib/atomicfile"
 )
 
 // JobState is what survives a restart for one job.
@@ -68,33 +69,7 @@ func (s *Store) Put(key string, st JobState) error {
 	if err != nil {
 		return fmt.Errorf("encode schedule: %w", err)
 	}
-	return writeAtomic(s.path, data)
-}
-
-// writeAtomic writes data to a temp file in path's directory, syncs it and
-// renames it over path, so readers never see half a file.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(s.path, data, 0o640)
 }
 
 // All returns a copy of every job's state, keyed by "project/role".

@@ -24,8 +24,9 @@ type Violation struct {
 
 func (v Violation) String() string { return fmt.Sprintf("%s imports %s: %s", v.File, v.Import, v.Rule) }
 
-// leafLibs import no other lib package.
-var leafLibs = map[string]bool{"lib/config": true, "lib/phase": true, "lib/redact": true}
+// leafLibs are the bottom of the lib graph: they import no lib package
+// but the leaves themselves.
+var leafLibs = map[string]bool{"lib/config": true, "lib/phase": true, "lib/redact": true, "lib/atomicfile": true}
 
 // harnesses stand in for real parts in tests; production code never
 // imports them.
@@ -104,7 +105,7 @@ func broken(from, to string, isTest bool) string {
 			return "lib imports only lib"
 		}
 		for leaf := range leafLibs {
-			if under(from, leaf) && !under(to, leaf) {
+			if under(from, leaf) && !under(to, leaf) && !leafLibs[to] {
 				return leaf + " imports no other lib package"
 			}
 		}
