@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/disinto/disinto/lib/claude/claudetest"
 )
 
 // productConfig runs `docker compose config` on the product file alone with
@@ -139,10 +141,11 @@ func TestProductConfigValidatesWithEnvExample(t *testing.T) {
 // inputs (project, credentials) and the test image names.
 func stackVars(t *testing.T) map[string]string {
 	return map[string]string{
-		"PROJECT_REPO":         "disinto-admin/demo",
-		"FORGE_ADMIN_PASS":     "stack-test-admin-1",
-		"CLAUDE_CONFIG_DIR":    sharedClaudeDir(t),
-		"DISINTO_AGENTS_IMAGE": testAgentImage,
+		"PROJECT_REPO":                 "disinto-admin/demo",
+		"FORGE_ADMIN_PASS":             "stack-test-admin-1",
+		"CLAUDE_CONFIG_DIR":            sharedClaudeDir(t),
+		"DISINTO_AGENTS_IMAGE":         testAgentImage,
+		"DISINTO_TEST_MODELSERVER_DIR": t.TempDir(),
 	}
 }
 
@@ -198,9 +201,11 @@ func TestStackForgeProvisionsAndKeepsState(t *testing.T) {
 	}
 }
 
-// TestStackAgentsWorkBacklogIssue is the whole product path: provisioning
-// with `disinto init`, the agents container running `disinto daemon`, and a
-// backlog issue turned into a PR by the dev agent against the scripted model.
+// TestStackAgentsWorkBacklogIssue is the whole product path as a user runs
+// it: `up` provisions with `disinto init` and starts `disinto daemon`; a
+// backlog issue becomes a PR opened by the dev agent in the agents
+// container against the scripted model; `down` and `up` again keep every
+// credential and the PR and open no second one.
 func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compose stack test: skipped under -short")
@@ -209,15 +214,96 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 
-	s := newStack(t, stackVars(t))
+	vars := stackVars(t)
+	s := newStack(t, vars)
+	buildModelServer(ctx, t, vars["DISINTO_TEST_MODELSERVER_DIR"], claudetest.Scenario{
+		Name: "stack-dev",
+		Turns: []claudetest.Turn{
+			claudetest.Tools(claudetest.Bash(`printf 'built in a container\n' >> STACK.md && git add STACK.md && ` +
+				`git commit -q -m "fix: add STACK.md (#$DISINTO_ISSUE)" && git push -q origin HEAD && ` +
+				`printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo pushed`)),
+			claudetest.Text("Added STACK.md."),
+		},
+	})
 	s.must(ctx, "build", "provision")
-	for _, cmd := range [][]string{{"init", "--help"}, {"daemon", "--help"}} {
-		if !imageRuns(ctx, testAgentImage, cmd...) {
-			t.Skip(fmt.Sprintf("PENDING: the agents image has no `disinto %s` yet; this test runs once it lands", cmd[0]))
+	s.must(ctx, "up", "--detach")
+	s.waitExited(ctx, "provision")
+	s.waitHealthy(ctx, "agents")
+	creds := s.readDataFile(ctx, "disinto.env")
+
+	api := &forgeAPI{base: s.forgeURL(ctx), user: "disinto-admin", pass: vars["FORGE_ADMIN_PASS"]}
+	const repo = "/api/v1/repos/disinto-admin/demo"
+	var labels []struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	api.do(ctx, t, http.MethodGet, repo+"/labels?limit=50", nil, &labels)
+	var backlog int64
+	for _, l := range labels {
+		if l.Name == "backlog" {
+			backlog = l.ID
 		}
 	}
-	if _, err := os.Stat(filepath.Join(s.root, "tests", "modelserver")); err != nil {
-		t.Skip("PENDING: tests/modelserver (the scripted model server as a program) does not exist yet; the dev-agent step needs it as the modelserver service")
+	if backlog == 0 {
+		t.Fatalf("provisioning created no backlog label: %+v", labels)
 	}
-	t.Fatal("PENDING: wire the modelserver image and the dev scenario, then: up -d --profile model; wait agents healthy; label a backlog issue; wait for the PR")
+	var issue struct {
+		Number int `json:"number"`
+	}
+	api.do(ctx, t, http.MethodPost, repo+"/issues", map[string]any{
+		"title":  "Add STACK.md",
+		"body":   "scenario: stack-dev\n\nAdd a STACK.md file.",
+		"labels": []int64{backlog},
+	}, &issue)
+
+	start := time.Now()
+	branch := fmt.Sprintf("fix/issue-%d", issue.Number)
+	pulls := func() []pull {
+		var ps []pull
+		api.do(ctx, t, http.MethodGet, repo+"/pulls?state=all&limit=50", nil, &ps)
+		return ps
+	}
+	err := waitFor(ctx, 2*time.Second, "the dev agent's PR", func() (bool, error) {
+		for _, p := range pulls() {
+			if p.Head.Ref == branch {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("no PR from %s yet", branch)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PR for issue #%d opened %s after labelling", issue.Number, time.Since(start).Round(100*time.Millisecond))
+	logs := s.must(ctx, "logs", "--no-color", "agents")
+	if !strings.Contains(logs, "daemon started") || !strings.Contains(logs, "dev") {
+		t.Errorf("agents logs do not show the loop:\n%s", tail(logs, 30))
+	}
+
+	// Restart keeping the volumes: provisioning runs again and must change
+	// nothing, the daemon comes back, and the issue gets no second PR.
+	s.must(ctx, "down", "--timeout", "20")
+	s.must(ctx, "up", "--detach")
+	s.waitExited(ctx, "provision")
+	s.waitHealthy(ctx, "agents")
+	if again := s.readDataFile(ctx, "disinto.env"); again != creds {
+		t.Error("restart changed the provisioned credentials")
+	}
+	api.base = s.forgeURL(ctx)
+	n := 0
+	for _, p := range pulls() {
+		if p.Head.Ref == branch {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("after restart: %d PRs from %s, want 1", n, branch)
+	}
+}
+
+type pull struct {
+	Number int `json:"number"`
+	Head   struct {
+		Ref string `json:"ref"`
+	} `json:"head"`
 }

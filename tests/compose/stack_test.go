@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/disinto/disinto/lib/claude/claudetest"
 )
 
 // Names the stack test relies on; tests/setup/docker.sh provides the images.
@@ -42,7 +45,6 @@ func baseEnv() []string {
 		// local images; Debian's engine has no newer builder to offer.
 		"DOCKER_BUILDKIT=0",
 		"COMPOSE_BAKE=false",
-		"COMPOSE_STATUS_STDOUT=1",
 	}
 	for _, k := range []string{"PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "XDG_RUNTIME_DIR"} {
 		if v, ok := os.LookupEnv(k); ok {
@@ -332,4 +334,77 @@ func imageRuns(ctx context.Context, image string, args ...string) bool {
 	full := append([]string{"run", "--rm", "--entrypoint", "disinto", image}, args...)
 	_, err := run(ctx, "", baseEnv(), "docker", full...)
 	return err == nil
+}
+
+// buildModelServer puts a static tests/modelserver binary and the scenarios
+// into dir, which the override mounts into the modelserver service.
+func buildModelServer(ctx context.Context, t *testing.T, dir string, scenarios ...claudetest.Scenario) {
+	t.Helper()
+	root := repoRoot(t)
+	env := append(os.Environ(), "CGO_ENABLED=0")
+	if _, err := run(ctx, root, env, "go", "build", "-o", filepath.Join(dir, "modelserver"), "./tests/modelserver"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(scenarios)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "scenarios"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scenarios", "stack.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readDataFile returns a file of the stack's agent-data volume.
+func (s *stack) readDataFile(ctx context.Context, name string) string {
+	s.t.Helper()
+	cmd := exec.CommandContext(ctx, "docker", "run", "--rm",
+		"-v", s.project+"_agent-data:/data:ro", "debian:bookworm-slim", "cat", "/data/"+name)
+	cmd.Env = baseEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		s.t.Fatalf("read %s from the agent-data volume: %v\n%s", name, err, stderr.String())
+	}
+	return string(out)
+}
+
+// forgeAPI is a minimal JSON client of the forge with basic auth.
+type forgeAPI struct {
+	base, user, pass string
+}
+
+func (f *forgeAPI) do(ctx context.Context, t testing.TB, method, path string, in, out any) {
+	t.Helper()
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, f.base+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(f.user, f.pass)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("%s %s: status %d: %s", method, path, resp.StatusCode, data)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: decode: %v", method, path, err)
+		}
+	}
 }
