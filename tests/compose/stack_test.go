@@ -328,14 +328,6 @@ func sharedClaudeDir(t *testing.T) string {
 	return dir
 }
 
-// imageRuns reports whether `disinto <args>` exits 0 in the image, i.e.
-// whether the built binary has that command.
-func imageRuns(ctx context.Context, image string, args ...string) bool {
-	full := append([]string{"run", "--rm", "--entrypoint", "disinto", image}, args...)
-	_, err := run(ctx, "", baseEnv(), "docker", full...)
-	return err == nil
-}
-
 // buildModelServer puts a static tests/modelserver binary and the scenarios
 // into dir, which the override mounts into the modelserver service.
 func buildModelServer(ctx context.Context, t *testing.T, dir string, scenarios ...claudetest.Scenario) {
