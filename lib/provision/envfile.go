@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/config"
 )
 
@@ -99,40 +99,12 @@ func quoteEnv(v string) string {
 // Save writes the file atomically (temporary file in the same directory,
 // fsync, rename) with mode 0600, creating the directory if needed.
 func (e *EnvFile) Save() error {
-	dir := filepath.Dir(e.path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("env file dir: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(e.path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write env file: %w", err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		_ = tmp.Close()
-		_ = os.Remove(name)
-		return fmt.Errorf("write env file %s: %w", e.path, err)
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		return fail(err)
-	}
 	content := strings.Join(e.lines, "\n")
 	if content != "" {
 		content += "\n"
 	}
-	if _, err := tmp.WriteString(content); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("write env file %s: %w", e.path, err)
-	}
-	if err := os.Rename(name, e.path); err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("write env file %s: %w", e.path, err)
+	if err := atomicfile.Write(e.path, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("write env file: %w", err)
 	}
 	return nil
 }

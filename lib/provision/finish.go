@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 )
@@ -100,7 +100,7 @@ func (p *run) ensureProjectFile(_ context.Context) error {
 	if _, err := config.Parse(map[string][]byte{path: content}, config.NewEnv(nil)); err != nil {
 		return fmt.Errorf("generated project file does not validate: %w", err)
 	}
-	if err := writeAtomic(path, content, 0o644); err != nil {
+	if err := atomicfile.Write(path, content, 0o644); err != nil {
 		return err
 	}
 	p.rep.add("project file", path, StatusCreated, "")
@@ -134,35 +134,4 @@ func (p *run) projectTOML() []byte {
 	fmt.Fprintf(&b, "primary_branch = %s\n", q(p.branch))
 	fmt.Fprintf(&b, "\n[ci]\n# none: pull requests go straight to review; statuses or woodpecker once CI posts statuses.\nsystem = \"none\"\n")
 	return b.Bytes()
-}
-
-// writeAtomic writes data to path through a temporary file and a rename.
-func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	_, werr := tmp.Write(data)
-	if werr == nil {
-		werr = tmp.Chmod(mode)
-	}
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(name, path)
-	}
-	if werr != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, werr)
-	}
-	return nil
 }
