@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/ledger"
 )
 
@@ -175,24 +176,5 @@ func (s store) list() ([]int64, error) {
 }
 
 func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
-	}
-	return nil
+	return atomicfile.Write(path, data, 0o600)
 }
