@@ -30,7 +30,7 @@ func TestReviewWithRealCLI(t *testing.T) {
 			claudetest.Text("Re-review written."),
 		},
 	})
-	dir := e.authorClone()
+	dir := e.ownerClone("")
 	h1 := e.commitPush(dir, "quote", map[string]string{"lib/run.sh": "echo $1\n"})
 	pr, err := e.repo.CreatePull(testCtx(t), forge.NewPull{Title: "Run script", Body: "scenario: review-e2e\n\nAdds lib/run.sh.", Head: "quote", Base: "main"})
 	if err != nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,8 +11,6 @@ import (
 	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/agent"
-	"github.com/disinto/disinto/lib/claude"
-	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
@@ -38,29 +35,13 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
 	t := e.t
 	t.Helper()
 	r := &reviewBot{t: t, data: t.TempDir(), rt: rt}
-	led, err := ledger.Open(filepath.Join(r.data, "ledger"), ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = led.Close() })
-	r.led = led
+	r.led = openLedger(t, r.data)
 	if r.rt == nil {
-		r.rt = agent.New(agent.Options{Ledger: led, Log: zerolog.Nop()})
+		r.rt = agent.New(agent.Options{Ledger: r.led, Log: zerolog.Nop()})
 	}
 	r.proj = &config.Project{Name: "proj", Repo: e.repo.Slug(), ForgeURL: e.srv.URL, PrimaryBranch: "main",
 		CI: config.CI{System: config.CIStatuses}}
-	runner, err := claude.New(claude.Options{
-		Bin:           claudetest.RequireCLI(t),
-		Backends:      []claude.Backend{{Name: "scripted", BaseURL: e.modelURL, APIKey: "sk-test-not-a-real-key", MaxSessions: 2}},
-		BaseEnv:       claudetest.Env(t),
-		IdleGrace:     30 * time.Second,
-		Timeout:       4 * time.Minute,
-		TranscriptDir: filepath.Join(r.data, "transcripts"),
-		Logger:        zerolog.Nop(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runner := scriptedRunner(t, e.modelURL, r.data)
 	f, err := formula.Load(formulas.FS, "review-pr")
 	if err != nil {
 		t.Fatal(err)
@@ -88,43 +69,9 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
 }
 
 // tick runs one review pass and waits for its sessions.
-func (r *reviewBot) tick() {
-	t := r.t
-	t.Helper()
-	ctx := testCtx(t)
-	if err := r.rt.Tick(ctx, r.a, r.proj, config.RoleReview, agent.CauseManual); err != nil {
-		t.Fatalf("review tick: %v", err)
-	}
-	if err := r.rt.Wait(ctx); err != nil {
-		t.Fatalf("wait: %v", err)
-	}
-}
+func (r *reviewBot) tick() { tickAndWait(r.t, r.rt, r.a, r.proj, config.RoleReview) }
 
-func (r *reviewBot) records() []ledger.Record {
-	r.t.Helper()
-	recs, _, err := ledger.Read(filepath.Join(r.data, "ledger"), ledger.Filter{})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return recs
-}
-
-// authorClone is a clone of e's repository that pushes as the owner (a
-// human author).
-func (e *devEnv) authorClone() string {
-	e.t.Helper()
-	u, err := url.Parse(e.srv.URL)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	u.User = url.UserPassword(e.owner.Login, e.owner.Password)
-	u.Path = "/" + e.repo.Slug() + ".git"
-	dir := filepath.Join(e.t.TempDir(), "author")
-	runGit(e.t, "", "clone", "-q", u.String(), dir)
-	runGit(e.t, dir, "config", "user.name", "author")
-	runGit(e.t, dir, "config", "user.email", "author@example.invalid")
-	return dir
-}
+func (r *reviewBot) records() []ledger.Record { return ledgerRecords(r.t, r.data) }
 
 // commitPush writes files in the clone, commits them on branch and pushes.
 func (e *devEnv) commitPush(dir, branch string, files map[string]string) string {
