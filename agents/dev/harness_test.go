@@ -18,31 +18,11 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/ledger/ledgertest"
 	"github.com/disinto/disinto/lib/phase"
 )
 
 const bot = "dev-bot"
-
-type memLedger struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (m *memLedger) Append(r ledger.Record) error {
-	if err := r.Validate(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs = append(m.recs, r)
-	return nil
-}
-
-func (m *memLedger) records() []ledger.Record {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]ledger.Record(nil), m.recs...)
-}
 
 // model is what a scripted session does.
 type model func(h *harness, n int, inv claude.Invocation) (claude.Result, error)
@@ -52,7 +32,7 @@ type harness struct {
 	f    *world
 	g    *fakeGit
 	r    *claudetest.Runner
-	led  *memLedger
+	led  *ledgertest.Memory
 	rt   *agent.Runtime
 	a    *Agent
 	data string
@@ -63,7 +43,7 @@ type harness struct {
 
 func newHarness(t *testing.T, m model, opts ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, led: &memLedger{}, data: t.TempDir(), now: time.Unix(1_700_000_000, 0)}
+	h := &harness{t: t, led: &ledgertest.Memory{}, data: t.TempDir(), now: time.Unix(1_700_000_000, 0)}
 	h.f = newWorld(t, h.clock)
 	h.g = newFakeGit(h.f.bot)
 	h.r = &claudetest.Runner{Script: func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error) {
@@ -147,7 +127,7 @@ func (h *harness) wantStage(n int64, want Stage) State {
 
 func (h *harness) wantLedger(reason ledger.Reason, code ledger.Code) ledger.Record {
 	h.t.Helper()
-	recs := h.led.records()
+	recs := h.led.Records()
 	if len(recs) != 1 {
 		h.t.Fatalf("ledger has %d records, want 1: %+v", len(recs), recs)
 	}

@@ -24,33 +24,12 @@ import (
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/git"
-	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/ledger/ledgertest"
 )
 
 var gitea forgetest.Shared
 
 func TestMain(m *testing.M) { os.Exit(forgetest.Main(m, &gitea)) }
-
-type memLedger struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (m *memLedger) Append(r ledger.Record) error {
-	if err := r.Validate(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs = append(m.recs, r)
-	return nil
-}
-
-func (m *memLedger) records() []ledger.Record {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]ledger.Record(nil), m.recs...)
-}
 
 // model is what a scripted review session does; n counts sessions.
 type model func(n int, inv claude.Invocation) (claude.Result, error)
@@ -67,7 +46,7 @@ type harness struct {
 	seed   string            // the author's clone
 	proj   *config.Project
 	runner *claudetest.Runner
-	led    *memLedger
+	led    *ledgertest.Memory
 	rt     *agent.Runtime
 	a      *review.Agent
 	data   string
@@ -86,7 +65,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 		t.Skip("real Gitea suite; the full test command runs it")
 	}
 	srv := gitea.Get(t)
-	h := &harness{t: t, srv: srv, led: &memLedger{}, data: t.TempDir(), forgeURL: srv.URL}
+	h := &harness{t: t, srv: srv, led: &ledgertest.Memory{}, data: t.TempDir(), forgeURL: srv.URL}
 	h.author = srv.NewUser(t, "author")
 	h.bot = srv.NewUser(t, "reviewbot")
 	h.repo = srv.NewRepo(t, h.author, "proj")

@@ -4,37 +4,15 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/ledger/ledgertest"
 	"github.com/disinto/disinto/lib/logx"
 )
-
-// memLedger is an in-memory Recorder.
-type memLedger struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (m *memLedger) Append(r ledger.Record) error {
-	if err := r.Validate(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs = append(m.recs, r)
-	return nil
-}
-
-func (m *memLedger) all() []ledger.Record {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]ledger.Record(nil), m.recs...)
-}
 
 // tickFunc adapts a function to agent.Agent.
 type tickFunc func(ctx context.Context, run *agent.Run) error
@@ -48,9 +26,9 @@ func (codedErr) OutcomeCode() ledger.Code { return ledger.CodeForgeUnavailable }
 
 var proj = &config.Project{Name: "alpha"}
 
-func newRuntime(t *testing.T) (*agent.Runtime, *memLedger, *agent.Enablement) {
+func newRuntime(t *testing.T) (*agent.Runtime, *ledgertest.Memory, *agent.Enablement) {
 	t.Helper()
-	led := &memLedger{}
+	led := &ledgertest.Memory{}
 	en := agent.NewEnablement(filepath.Join(t.TempDir(), "agents.json"), nil)
 	return agent.New(agent.Options{Ledger: led, Enablement: en, Log: logx.Nop()}), led, en
 }
@@ -72,7 +50,7 @@ func TestTickFailuresAreRecorded(t *testing.T) {
 			if err := rt.Tick(context.Background(), tc.tick, proj, config.RoleDev, agent.CauseSchedule); err == nil {
 				t.Fatal("Tick returned nil for a failed tick")
 			}
-			recs := led.all()
+			recs := led.Records()
 			if len(recs) != 1 || recs[0].Reason != tc.reason || recs[0].Code != tc.code ||
 				recs[0].Project != "alpha" || recs[0].Role != "dev" || recs[0].Run == "" {
 				t.Fatalf("records = %+v", recs)
@@ -84,8 +62,8 @@ func TestTickFailuresAreRecorded(t *testing.T) {
 func TestIdleTickRecordsNothing(t *testing.T) {
 	rt, led, _ := newRuntime(t)
 	err := rt.Tick(context.Background(), tickFunc(func(context.Context, *agent.Run) error { return nil }), proj, config.RoleDev, agent.CauseSchedule)
-	if err != nil || len(led.all()) != 0 {
-		t.Fatalf("idle tick: err=%v records=%d", err, len(led.all()))
+	if err != nil || len(led.Records()) != 0 {
+		t.Fatalf("idle tick: err=%v records=%d", err, len(led.Records()))
 	}
 }
 
@@ -97,7 +75,7 @@ func TestRecordDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := led.all()[0]
+	r := led.Records()[0]
 	if r.Project != "alpha" || r.Role != "dev" || r.Start.IsZero() || r.End.Before(r.Start) || r.Issue != 7 {
 		t.Fatalf("record = %+v", r)
 	}
@@ -141,8 +119,8 @@ func TestBackgroundWorkNoOverlapAndWait(t *testing.T) {
 	if err := rt.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(rt.Running()) != 0 || len(led.all()) != 1 {
-		t.Fatalf("after wait: running=%d records=%d", len(rt.Running()), len(led.all()))
+	if len(rt.Running()) != 0 || len(led.Records()) != 1 {
+		t.Fatalf("after wait: running=%d records=%d", len(rt.Running()), len(led.Records()))
 	}
 }
 
@@ -155,7 +133,7 @@ func TestBackgroundPanicRecorded(t *testing.T) {
 	if err := rt.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if recs := led.all(); len(recs) != 1 || recs[0].Code != ledger.CodeEnginePanic {
+	if recs := led.Records(); len(recs) != 1 || recs[0].Code != ledger.CodeEnginePanic {
 		t.Fatalf("records = %+v", recs)
 	}
 }
