@@ -66,7 +66,7 @@ func newServices(cfg *config.Config, dataDir string, reg *metrics.Registry, envi
 
 // forgeAs returns a client of project p's repository acting as bot b.
 func (s *services) forgeAs(p *config.Project, b config.Bot, log zerolog.Logger) (*forge.RepoClient, error) {
-	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, HTTPClient: s.http, Logger: log})
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, HTTPClient: s.http, Logger: log, Redactor: s.redactor})
 	if err != nil {
 		return nil, err
 	}

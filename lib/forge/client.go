@@ -15,6 +15,8 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/redact"
 )
 
 // Paging limits. Gitea and Forgejo cap page sizes at 50 by default
@@ -45,6 +47,11 @@ type Options struct {
 	// MaxRetries bounds retries of one request; 0 means the default (5),
 	// negative disables retries.
 	MaxRetries int
+	// Redactor masks secrets in every text the client writes to the forge
+	// (comment, issue, pull request and review bodies and titles, merge
+	// messages). The client's own token and password are always masked,
+	// as are the redact package's patterns, also when it is nil.
+	Redactor *redact.Redactor
 	// OnRequest, if set, is called after every HTTP attempt (status 0 on
 	// network errors), e.g. to count forge requests for metrics.
 	OnRequest func(method, path string, status int, d time.Duration)
@@ -57,6 +64,9 @@ type Client struct {
 	user     string
 	password string
 	http     *http.Client
+
+	// red is the caller's redactor, own masks this client's credentials.
+	red, own *redact.Redactor
 
 	// wait blocks for d or until ctx ends (injectable in tests).
 	wait func(ctx context.Context, d time.Duration) error
@@ -105,8 +115,17 @@ func New(opts Options) (*Client, error) {
 		user:     opts.User,
 		password: opts.Password,
 		http:     &hc,
+		red:      opts.Redactor,
+		own:      redact.New(opts.Token, opts.Password),
 		wait:     sleepCtx,
 	}, nil
+}
+
+// text masks secrets in s before it is written to the forge. Every
+// method that posts free text (which may quote model output, command
+// output or errors) passes it through here, so no caller can forget to.
+func (c *Client) text(s string) string {
+	return c.own.String(c.red.String(s))
 }
 
 // URL returns the forge base URL.

@@ -76,7 +76,7 @@ func (r *RepoClient) CreateIssue(ctx context.Context, in NewIssue) (Issue, error
 		return Issue{}, err
 	}
 	i, resp, err := r.c.api(ctx).CreateIssue(r.owner, r.name, gitea.CreateIssueOption{
-		Title: in.Title, Body: in.Body, Labels: ids, Assignees: in.Assignees,
+		Title: r.c.text(in.Title), Body: r.c.text(in.Body), Labels: ids, Assignees: in.Assignees,
 	})
 	if err := r.c.check("create issue in "+r.slug, resp, err); err != nil {
 		return Issue{}, err
@@ -93,9 +93,13 @@ type IssueEdit struct {
 
 // EditIssue applies e to issue n and returns the result.
 func (r *RepoClient) EditIssue(ctx context.Context, n int64, e IssueEdit) (Issue, error) {
-	opt := gitea.EditIssueOption{Title: "", Body: e.Body}
+	opt := gitea.EditIssueOption{}
+	if e.Body != nil {
+		body := r.c.text(*e.Body)
+		opt.Body = &body
+	}
 	if e.Title != nil {
-		opt.Title = *e.Title
+		opt.Title = r.c.text(*e.Title)
 	}
 	if e.State != nil {
 		st := gitea.StateType(*e.State)
@@ -146,7 +150,7 @@ func (r *RepoClient) ListComments(ctx context.Context, n int64) ([]Comment, erro
 
 // CreateComment posts body on issue or pull request n.
 func (r *RepoClient) CreateComment(ctx context.Context, n int64, body string) (Comment, error) {
-	c, resp, err := r.c.api(ctx).CreateIssueComment(r.owner, r.name, n, gitea.CreateIssueCommentOption{Body: body})
+	c, resp, err := r.c.api(ctx).CreateIssueComment(r.owner, r.name, n, gitea.CreateIssueCommentOption{Body: r.c.text(body)})
 	if err := r.c.check(fmt.Sprintf("comment on %s#%d", r.slug, n), resp, err); err != nil {
 		return Comment{}, err
 	}
@@ -155,7 +159,7 @@ func (r *RepoClient) CreateComment(ctx context.Context, n int64, body string) (C
 
 // EditComment replaces the body of comment id.
 func (r *RepoClient) EditComment(ctx context.Context, id int64, body string) (Comment, error) {
-	c, resp, err := r.c.api(ctx).EditIssueComment(r.owner, r.name, id, gitea.EditIssueCommentOption{Body: body})
+	c, resp, err := r.c.api(ctx).EditIssueComment(r.owner, r.name, id, gitea.EditIssueCommentOption{Body: r.c.text(body)})
 	if err := r.c.check(fmt.Sprintf("edit comment %d in %s", id, r.slug), resp, err); err != nil {
 		return Comment{}, err
 	}

@@ -21,7 +21,7 @@ type NewPull struct {
 // CreatePull opens a pull request.
 func (r *RepoClient) CreatePull(ctx context.Context, in NewPull) (PullRequest, error) {
 	p, resp, err := r.c.api(ctx).CreatePullRequest(r.owner, r.name, gitea.CreatePullRequestOption{
-		Head: in.Head, Base: in.Base, Title: in.Title, Body: in.Body,
+		Head: in.Head, Base: in.Base, Title: r.c.text(in.Title), Body: r.c.text(in.Body),
 	})
 	if err := r.c.check(fmt.Sprintf("create pull %s->%s in %s", in.Head, in.Base, r.slug), resp, err); err != nil {
 		return PullRequest{}, err
@@ -128,7 +128,7 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 		"delete_branch_after_merge": opts.DeleteBranch,
 	}
 	if opts.Message != "" {
-		body["MergeMessageField"] = opts.Message
+		body["MergeMessageField"] = r.c.text(opts.Message)
 	}
 	// Pinned to a head SHA, a repeated merge cannot merge anything twice.
 	var err error

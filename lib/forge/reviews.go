@@ -18,7 +18,7 @@ type NewReview struct {
 // CreateReview submits a formal review on pull request n.
 func (r *RepoClient) CreateReview(ctx context.Context, n int64, in NewReview) (Review, error) {
 	rv, resp, err := r.c.api(ctx).CreatePullReview(r.owner, r.name, n, gitea.CreatePullReviewOptions{
-		State: gitea.ReviewStateType(in.Event), Body: in.Body, CommitID: in.CommitID,
+		State: gitea.ReviewStateType(in.Event), Body: r.c.text(in.Body), CommitID: in.CommitID,
 	})
 	if err := r.c.check(fmt.Sprintf("review %s#%d", r.slug, n), resp, err); err != nil {
 		return Review{}, err
@@ -46,7 +46,7 @@ func (r *RepoClient) ListReviews(ctx context.Context, n int64) ([]Review, error)
 
 // DismissReview dismisses review id on pull request n with a message.
 func (r *RepoClient) DismissReview(ctx context.Context, n, id int64, message string) error {
-	resp, err := r.c.api(withRetryablePost(ctx)).DismissPullReview(r.owner, r.name, n, id, gitea.DismissPullReviewOptions{Message: message})
+	resp, err := r.c.api(withRetryablePost(ctx)).DismissPullReview(r.owner, r.name, n, id, gitea.DismissPullReviewOptions{Message: r.c.text(message)})
 	return r.c.check(fmt.Sprintf("dismiss review %d on %s#%d", id, r.slug, n), resp, err)
 }
 
@@ -73,7 +73,7 @@ func (r *RepoClient) CombinedStatus(ctx context.Context, sha string) (CombinedSt
 func (r *RepoClient) CreateStatus(ctx context.Context, sha string, s CommitStatus) error {
 	// Statuses are keyed by context; posting one twice is harmless.
 	_, resp, err := r.c.api(withRetryablePost(ctx)).CreateStatus(r.owner, r.name, sha, gitea.CreateStatusOption{
-		State: gitea.StatusState(s.State), TargetURL: s.TargetURL, Description: s.Description, Context: s.Context,
+		State: gitea.StatusState(s.State), TargetURL: s.TargetURL, Description: r.c.text(s.Description), Context: s.Context,
 	})
 	return r.c.check(fmt.Sprintf("post status %s on %s in %s", s.Context, short(sha), r.slug), resp, err)
 }
