@@ -60,9 +60,7 @@ func formatComment(in commentInput) string {
 // neutralise makes hidden comments in model-written text visible, so that
 // text quoted from a pull request (which its author controls) can never
 // add a reviewed or verdict marker to the review bot's comment.
-func neutralise(s string) string {
-	return strings.ReplaceAll(s, "<!--", "&lt;!--")
-}
+func neutralise(s string) string { return forge.Neutralise(s) }
 
 // formalBody is the body of the formal review.
 func formalBody(in commentInput) string {
@@ -78,7 +76,9 @@ func formatError(head, reason string) string {
 	var b strings.Builder
 	b.WriteString("## AI Review — Error\n")
 	b.WriteString(forge.RefMarker(forge.RefReviewError, head) + "\n\n")
-	b.WriteString("Review failed: " + reason + "\n\n---\n")
+	// The reason may quote the model's invalid output: a verdict marker in
+	// it would read as the review bot's verdict on head.
+	b.WriteString("Review failed: " + neutralise(reason) + "\n\n---\n")
 	fmt.Fprintf(&b, "*Attempted at `%s`*\n", short(head))
 	return b.String()
 }

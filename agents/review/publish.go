@@ -118,12 +118,16 @@ func (a *Agent) fileTechDebt(ctx context.Context, pr forge.PullRequest, out verd
 		if f.Line > 0 {
 			loc = fmt.Sprintf("%s:%d", f.File, f.Line)
 		}
-		title := firstLine(f.Text, 80)
+		// The finding is model-written from untrusted code: a forged
+		// tech-debt marker in it would suppress the filing of other
+		// findings.
+		text := neutralise(f.Text)
+		title := firstLine(text, 80)
 		if f.File != "" {
 			title += " (" + f.File + ")"
 		}
 		body := fmt.Sprintf("%s\nFlagged as pre-existing by the review of #%d.\n\n## Problem\n\n**%s** `%s`: %s\n\n*Filed by the review agent.*\n",
-			marker, pr.Number, f.Severity, loc, f.Text)
+			marker, pr.Number, f.Severity, neutralise(loc), text)
 		if _, err := a.opts.Forge.CreateIssue(ctx, forge.NewIssue{Title: title, Body: body, Labels: []forge.LabelName{forge.LabelTechDebt}}); err != nil {
 			log.Warn().Err(err).Msg("file tech-debt issue")
 			continue

@@ -117,6 +117,14 @@ func unescapeMarkerValue(s string) (string, bool) {
 	return b.String(), true
 }
 
+// Neutralise makes every HTML comment opener in s visible text ("&lt;!--",
+// which a forge renders as "<!--"), so that untrusted text quoted into a
+// comment the bots post (issue text, model output, CI logs, errors) can
+// never carry a hidden marker of ours or of the reference protocol into it.
+func Neutralise(s string) string {
+	return strings.ReplaceAll(s, "<!--", "&lt;!--")
+}
+
 // RefKind is a marker kind of the reference protocol, written as
 // <!-- KIND: value -->.
 type RefKind string
