@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/disinto/disinto/lib/tomlpos"
 )
 
 // rawFormula mirrors the file. Every key the schema knows is here; anything
@@ -109,7 +110,7 @@ func parse(file string, data []byte, wantName string) (*Formula, error) {
 	if err != nil {
 		return nil, ErrorList{syntaxError(file, err)}
 	}
-	v := &validator{file: file, loc: newLocator(string(data))}
+	v := &validator{file: file, loc: tomlpos.New(string(data))}
 	v.unknownKeys(md.Undecoded())
 	f := v.convert(&raw, wantName)
 	if err := v.errs.orNil(); err != nil {
@@ -118,32 +119,18 @@ func parse(file string, data []byte, wantName string) (*Formula, error) {
 	return f, nil
 }
 
+// syntaxError locates a decode error (bad syntax or a type mismatch).
 func syntaxError(file string, err error) *Error {
-	var pe toml.ParseError
-	var ppe *toml.ParseError
-	if errors.As(err, &ppe) && ppe != nil {
-		pe = *ppe
+	line, key, msg := tomlpos.DecodeError(err)
+	if key != "" {
+		msg = fmt.Sprintf("%s (after key %q)", msg, key)
 	}
-	if pe.Message != "" || errors.As(err, &pe) {
-		msg := pe.Message
-		if pe.LastKey != "" {
-			msg = fmt.Sprintf("%s (after key %q)", msg, pe.LastKey)
-		}
-		return &Error{File: file, Line: pe.Position.Line, Msg: msg, Err: ErrSyntax}
-	}
-	// Type mismatches come as plain errors carrying the line in their text.
-	if m := typeErrRe.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{File: file, Line: line, Msg: fmt.Sprintf("%s (after key %q)", m[3], m[2]), Err: ErrSyntax}
-	}
-	return &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "toml: "), Err: ErrSyntax}
+	return &Error{File: file, Line: line, Msg: msg, Err: ErrSyntax}
 }
-
-var typeErrRe = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
 type validator struct {
 	file string
-	loc  *locator
+	loc  *tomlpos.Locator
 	errs ErrorList
 }
 
@@ -167,13 +154,13 @@ func (v *validator) unknownKeys(keys []toml.Key) {
 		return false
 	}
 	seen := map[string]bool{}
-	for _, at := range v.loc.order {
-		p := unnumbered(at.path)
+	for _, at := range v.loc.Keys() {
+		p := tomlpos.Unnumbered(at.Path)
 		if !unknown[p] || covered(p) {
 			continue
 		}
 		seen[p] = true
-		v.add(at.line, indexed(at.path), ErrUnknownKey, "unknown key %q", lastPart(p))
+		v.add(at.Line, tomlpos.Indexed(at.Path), ErrUnknownKey, "unknown key %q", lastPart(p))
 	}
 	// Keys the scanner could not place are still reported, without a line.
 	for _, k := range keys {
@@ -182,30 +169,6 @@ func (v *validator) unknownKeys(keys []toml.Key) {
 			v.add(0, p, ErrUnknownKey, "unknown key %q", lastPart(p))
 		}
 	}
-}
-
-// indexed turns a locator path into a field name: "steps#1.neds" ->
-// "steps[1].neds".
-func indexed(p string) string {
-	var b strings.Builder
-	in := false
-	for _, c := range p {
-		switch {
-		case c == '#':
-			b.WriteByte('[')
-			in = true
-		case in && (c < '0' || c > '9'):
-			b.WriteByte(']')
-			b.WriteRune(c)
-			in = false
-		default:
-			b.WriteRune(c)
-		}
-	}
-	if in {
-		b.WriteByte(']')
-	}
-	return b.String()
 }
 
 func lastPart(p string) string {
@@ -227,20 +190,20 @@ func (v *validator) convert(raw *rawFormula, wantName string) *Formula {
 	}
 	switch {
 	case raw.Name == "":
-		v.add(l.line("name"), "name", ErrInvalid, "is required")
+		v.add(l.Line("name"), "name", ErrInvalid, "is required")
 	case !identRe.MatchString(raw.Name):
-		v.add(l.line("name"), "name", ErrInvalid, "%q is not a lowercase kebab-case name", raw.Name)
+		v.add(l.Line("name"), "name", ErrInvalid, "%q is not a lowercase kebab-case name", raw.Name)
 	case wantName != "" && raw.Name != wantName:
-		v.add(l.line("name"), "name", ErrInvalid, "%q does not match the file name %q", raw.Name, wantName)
+		v.add(l.Line("name"), "name", ErrInvalid, "%q does not match the file name %q", raw.Name, wantName)
 	}
 	if f.Description == "" {
-		v.add(l.line("description"), "description", ErrInvalid, "is required")
+		v.add(l.Line("description"), "description", ErrInvalid, "is required")
 	}
 	if raw.Version < 1 {
-		v.add(l.line("version"), "version", ErrInvalid, "must be a positive integer")
+		v.add(l.Line("version"), "version", ErrInvalid, "must be a positive integer")
 	}
 	if raw.TimeoutMinutes < 0 {
-		v.add(l.line("timeout_minutes"), "timeout_minutes", ErrInvalid, "must not be negative")
+		v.add(l.Line("timeout_minutes"), "timeout_minutes", ErrInvalid, "must not be negative")
 	}
 	for _, c := range raw.Context.Files {
 		cf := ContextFile{Path: c}
@@ -248,7 +211,7 @@ func (v *validator) convert(raw *rawFormula, wantName string) *Formula {
 			cf = ContextFile{Ops: true, Path: rest}
 		}
 		if cf.Path == "" || path.IsAbs(cf.Path) || !fs.ValidPath(cf.Path) {
-			v.add(l.line("context.files"), "context.files", ErrInvalid, "%q is not a relative path inside the repository", c)
+			v.add(l.Line("context.files"), "context.files", ErrInvalid, "%q is not a relative path inside the repository", c)
 			continue
 		}
 		f.ContextFiles = append(f.ContextFiles, cf)
@@ -260,7 +223,7 @@ func (v *validator) convert(raw *rawFormula, wantName string) *Formula {
 
 func (v *validator) convertVars(raw *rawFormula, f *Formula) {
 	for name, rv := range raw.Vars {
-		line := v.loc.line("vars." + name)
+		line := v.loc.Line("vars." + name)
 		f.varLines[name] = line
 		if !identRe.MatchString(name) {
 			v.add(line, "vars."+name, ErrInvalid, "variable name must be lowercase letters, digits, '_' or '-'")
@@ -288,28 +251,28 @@ func (v *validator) convertSteps(raw *rawFormula, f *Formula) {
 		field := fmt.Sprintf("steps[%d]", i)
 		switch {
 		case s.ID == "":
-			v.add(l.stepLine(i, ""), field+".id", ErrInvalid, "is required")
+			v.add(l.ElementLine("steps", i, ""), field+".id", ErrInvalid, "is required")
 		case !identRe.MatchString(s.ID):
-			v.add(l.stepLine(i, "id"), field+".id", ErrInvalid, "%q is not a lowercase kebab-case id", s.ID)
+			v.add(l.ElementLine("steps", i, "id"), field+".id", ErrInvalid, "%q is not a lowercase kebab-case id", s.ID)
 		}
 		if _, dup := index[s.ID]; dup && s.ID != "" {
-			v.add(l.stepLine(i, "id"), field+".id", ErrDuplicateStep, "%q is already the id of step %d", s.ID, index[s.ID])
+			v.add(l.ElementLine("steps", i, "id"), field+".id", ErrDuplicateStep, "%q is already the id of step %d", s.ID, index[s.ID])
 		} else {
 			index[s.ID] = i
 		}
 		if strings.TrimSpace(s.Title) == "" {
-			v.add(l.stepLine(i, ""), field+".title", ErrInvalid, "is required")
+			v.add(l.ElementLine("steps", i, ""), field+".title", ErrInvalid, "is required")
 		}
 		if strings.TrimSpace(s.Description) == "" {
-			v.add(l.stepLine(i, ""), field+".description", ErrInvalid, "is required")
+			v.add(l.ElementLine("steps", i, ""), field+".description", ErrInvalid, "is required")
 		}
 	}
 	for i, s := range raw.Steps {
 		for _, n := range s.Needs {
 			if _, ok := index[n]; !ok {
-				v.add(l.stepLine(i, "needs"), fmt.Sprintf("steps[%d].needs", i), ErrUnknownNeed, "step %q needs %q, which is not a step of this formula", s.ID, n)
+				v.add(l.ElementLine("steps", i, "needs"), fmt.Sprintf("steps[%d].needs", i), ErrUnknownNeed, "step %q needs %q, which is not a step of this formula", s.ID, n)
 			} else if n == s.ID {
-				v.add(l.stepLine(i, "needs"), fmt.Sprintf("steps[%d].needs", i), ErrCycle, "step %q needs itself", s.ID)
+				v.add(l.ElementLine("steps", i, "needs"), fmt.Sprintf("steps[%d].needs", i), ErrCycle, "step %q needs itself", s.ID)
 			}
 		}
 	}
@@ -319,7 +282,7 @@ func (v *validator) convertSteps(raw *rawFormula, f *Formula) {
 	}
 	order, cyc := topoOrder(raw.Steps, index)
 	if cyc >= 0 {
-		v.add(l.stepLine(cyc, "needs"), fmt.Sprintf("steps[%d].needs", cyc), ErrCycle, "step %q is part of a needs cycle", raw.Steps[cyc].ID)
+		v.add(l.ElementLine("steps", cyc, "needs"), fmt.Sprintf("steps[%d].needs", cyc), ErrCycle, "step %q is part of a needs cycle", raw.Steps[cyc].ID)
 		return
 	}
 	for _, i := range order {
@@ -337,18 +300,18 @@ func (v *validator) checkPlaceholders(raw *rawFormula, f *Formula) {
 			}
 		}
 	}
-	check(raw.Description, v.loc.line("description"), "description")
+	check(raw.Description, v.loc.Line("description"), "description")
 	for i, s := range raw.Steps {
-		check(s.Title, v.loc.stepLine(i, "title"), fmt.Sprintf("steps[%d].title", i))
+		check(s.Title, v.loc.ElementLine("steps", i, "title"), fmt.Sprintf("steps[%d].title", i))
 		// Point at the placeholder's own line inside the description.
 		for _, m := range placeholderRe.FindAllStringSubmatchIndex(s.Description, -1) {
 			name := s.Description[m[2]:m[3]]
 			if _, ok := raw.Vars[name]; ok {
 				continue
 			}
-			line := v.loc.stepLine(i, "description")
+			line := v.loc.ElementLine("steps", i, "description")
 			if line > 0 {
-				opens := v.loc.opensMultiline(line)
+				opens := v.loc.OpensMultiline(line)
 				line += strings.Count(s.Description[:m[0]], "\n")
 				if opens {
 					// The decoder drops the newline right after the opener.
