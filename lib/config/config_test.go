@@ -241,3 +241,39 @@ func TestLoad(t *testing.T) {
 		t.Errorf("bad env file: %v", err)
 	}
 }
+
+// TestProblemLinesAfterMultilineValues checks that text inside a multi-line
+// string or array is not taken for keys or table headers, so the problems
+// after it point at the right line.
+func TestProblemLinesAfterMultilineValues(t *testing.T) {
+	ok := "name = \"a\"\nrepo = \"o/a\"\n"
+	tests := []struct {
+		name string
+		file string
+		want []string // one per expected problem, in order
+	}{
+		{"key after a multi-line string",
+			ok + "repo_root = '''\n/srv/a\nbogus = \"in the string\"\n'''\nbogus = 1\n",
+			[]string{"a.toml:7: bogus: unknown key"}},
+		{"table header inside a multi-line string",
+			ok + "repo_root = \"\"\"\n/srv/a\n[ci]\n\"\"\"\nbogus = 1\n[ci]\nstale_minutes = 0\n",
+			[]string{"a.toml:7: bogus: unknown key", "a.toml:9: ci.stale_minutes: must be a positive number of minutes"}},
+		{"key after a multi-line array",
+			ok + "[services]\nports = [\n  [80, 8080],\n  [443, 8443],\n]\nbogus = 1\n",
+			[]string{"a.toml:4: services.ports: unknown key", "a.toml:8: services.bogus: unknown key"}},
+		{"string in a multi-line array",
+			ok + "[services]\ncontainers = [\n  \"web\",\n  \"bogus = 1\",\n]\nbogus = 1\n",
+			[]string{"a.toml:8: services.bogus: unknown key"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse(t, nil, map[string]string{"a.toml": tt.file})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := strings.Split(err.Error(), "\n"); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("problems:\n%s\nwant:\n%s", err, strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}

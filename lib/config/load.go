@@ -10,13 +10,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/disinto/disinto/lib/tomlpos"
 )
 
 // Default model-runner limits of the reference.
@@ -138,7 +139,7 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 		}
 		if p.Name != "" {
 			if other, dup := byName[p.Name]; dup {
-				ps = append(ps, &Problem{File: file, Line: keyLinesOf(files[file]).of("name"), Key: "name",
+				ps = append(ps, &Problem{File: file, Line: tomlpos.New(string(files[file])).Line("name"), Key: "name",
 					Msg: fmt.Sprintf("project %q is already defined in %s", p.Name, other)})
 				continue
 			}
@@ -195,25 +196,16 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	return c, nil
 }
 
-var typeErrLine = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
-
 // parseProject decodes one file strictly. Syntax and type errors stop the
 // file; unknown keys and validation problems are all reported.
 func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.Duration, backends *backendSet) (*Project, Problems) {
 	var raw rawProject
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, Problems{{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}}
-		}
-		if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			return nil, Problems{{File: file, Line: line, Key: m[2], Msg: m[3]}}
-		}
-		return nil, Problems{{File: file, Msg: err.Error()}}
+		line, key, msg := tomlpos.DecodeError(err)
+		return nil, Problems{{File: file, Line: line, Key: key, Msg: msg}}
 	}
-	lines := keyLinesOf(data)
+	lines := tomlpos.New(string(data))
 	var ps Problems
 	unknown := map[string]bool{}
 	for _, k := range md.Undecoded() {
@@ -223,7 +215,7 @@ func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.
 			continue
 		}
 		unknown[k.String()] = true
-		ps = append(ps, &Problem{File: file, Line: lines.of(k.String()), Key: k.String(), Msg: "unknown key"})
+		ps = append(ps, &Problem{File: file, Line: lines.Line(k.String()), Key: k.String(), Msg: "unknown key"})
 	}
 	p, vps := raw.validate(file, lines, env, envIntervals, backends)
 	return p, append(ps, vps...)

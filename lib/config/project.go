@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/disinto/disinto/lib/tomlpos"
 )
 
 // Reference defaults.
@@ -181,10 +183,10 @@ var (
 // validate turns a raw project into a Project, reporting every problem.
 // env supplies interval overrides; backends collects [backends.*] and
 // [agents.*] definitions for the daemon-wide backend table.
-func (r *rawProject) validate(file string, lines keyLines, env Env, envIntervals map[Role]time.Duration, backends *backendSet) (*Project, Problems) {
+func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envIntervals map[Role]time.Duration, backends *backendSet) (*Project, Problems) {
 	var ps Problems
 	bad := func(key, format string, args ...any) {
-		ps = append(ps, &Problem{File: file, Line: lines.of(key), Key: key, Msg: fmt.Sprintf(format, args...)})
+		ps = append(ps, &Problem{File: file, Line: lines.Line(key), Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 
 	p := &Project{
@@ -384,7 +386,7 @@ func (r *rawProject) validate(file string, lines keyLines, env Env, envIntervals
 			s.Model = rr.Model
 			if rr.Backend != "" {
 				s.Backend = rr.Backend
-				backends.want(rr.Backend, file, lines.of(key+".backend"), key+".backend")
+				backends.want(rr.Backend, file, lines.Line(key+".backend"), key+".backend")
 			}
 		}
 		p.Roles[role] = s
