@@ -18,6 +18,9 @@ type EnvFile struct {
 	path  string
 	lines []string
 	vals  map[string]string
+	// exposed is set when the file exists with permissions for group or
+	// others; the next Save replaces it with a 0600 file.
+	exposed bool
 }
 
 // OpenEnvFile reads path; a missing file is an empty EnvFile.
@@ -29,6 +32,9 @@ func OpenEnvFile(path string) (*EnvFile, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read env file: %w", err)
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		e.exposed = true
 	}
 	vals, err := config.ParseEnv(path, bytes.NewReader(data))
 	if err != nil {
@@ -44,6 +50,10 @@ func OpenEnvFile(path string) (*EnvFile, error) {
 
 // Path returns the file's path.
 func (e *EnvFile) Path() string { return e.path }
+
+// Exposed reports whether the file on disk is readable or writable by
+// group or others (it holds tokens and passwords); Save fixes that.
+func (e *EnvFile) Exposed() bool { return e.exposed }
 
 // Get returns the value of key, or "".
 func (e *EnvFile) Get(key string) string { return e.vals[key] }
@@ -106,5 +116,6 @@ func (e *EnvFile) Save() error {
 	if err := atomicfile.Write(e.path, []byte(content), 0o600); err != nil {
 		return fmt.Errorf("write env file: %w", err)
 	}
+	e.exposed = false
 	return nil
 }

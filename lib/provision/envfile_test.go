@@ -135,3 +135,31 @@ func TestCoreBotsMatchConfigVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTightensAnExposedEnvFile: an env file that already holds every
+// value but is readable by others is rewritten 0600 even though nothing
+// changed.
+func TestRunTightensAnExposedEnvFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".env")
+	content := "FORGE_URL=http://forge:3000\nFORGE_ADMIN_USER=admin\nFORGE_TOKEN=tok-0123456789\n"
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	p := &run{opts: Options{EnvFile: path, ForgeURL: "http://forge:3000"}, rep: &Report{}, login: "admin"}
+	if err := p.openEnv(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	if data, _ := os.ReadFile(path); string(data) != content {
+		t.Errorf("content changed:\n%s", data)
+	}
+}

@@ -253,8 +253,12 @@ func (p *run) openEnv(_ context.Context) error {
 	return p.saveEnv(changed)
 }
 
+// saveEnv writes the env file when it changed, or when it holds its
+// secrets with permissions wider than 0600 (an operator's copy, or one
+// written by an older version): a run that changes nothing still tightens
+// them.
 func (p *run) saveEnv(changed bool) error {
-	if !changed {
+	if !changed && !p.env.Exposed() {
 		return nil
 	}
 	return p.env.Save()
