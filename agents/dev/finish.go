@@ -30,6 +30,11 @@ func outcomeMarker(code ledger.Code) string {
 	return m
 }
 
+// quote prepares untrusted text (model output, issue text, CI logs, git and
+// forge errors) for a comment the bot posts: secrets masked, and hidden
+// comment openers made visible so that it cannot carry a marker.
+func (a *Agent) quote(s string) string { return forge.Neutralise(a.red.String(s)) }
+
 func (a *Agent) stamp() string { return a.o.Now().UTC().Format("2006-01-02T15:04:05Z") }
 
 // terminate stores the outcome (so a restart finishes the bookkeeping) and
@@ -82,8 +87,8 @@ func (a *Agent) block(ctx context.Context, st *State, code ledger.Code, why, dia
 	if st.PR > 0 {
 		fmt.Fprintf(&b, "| Pull request | #%d |\n", st.PR)
 	}
-	fmt.Fprintf(&b, "\n%s\n", a.red.String(why))
-	if diag = strings.TrimSpace(a.red.String(diag)); diag != "" {
+	fmt.Fprintf(&b, "\n%s\n", a.quote(why))
+	if diag = strings.TrimSpace(a.quote(diag)); diag != "" {
 		fmt.Fprintf(&b, "\n<details><summary>Diagnostic output</summary>\n\n```\n%s\n```\n</details>\n", clip(diag, 8000))
 	}
 	b.WriteString("\nTo retry, remove `blocked` and add `backlog`: the work resumes from the existing branch.\n")
@@ -115,7 +120,7 @@ func (a *Agent) escalate(ctx context.Context, st *State, code ledger.Code, reaso
 	body := fmt.Sprintf("### Escalated — issue #%d\n\n| | |\n|---|---|\n| Exit reason | `%s` |\n| Timestamp | %s |\n\n"+
 		"%s The dev agent needs a human decision:\n\n> %s\n\n"+
 		"Answer in a comment, then remove `blocked` and add `backlog` to resume from the existing branch.\n%s",
-		st.Issue, code, a.stamp(), strings.Join(mentions, " "), a.red.String(reason), outcomeMarker(code))
+		st.Issue, code, a.stamp(), strings.Join(mentions, " "), a.quote(reason), outcomeMarker(code))
 	if _, err := a.o.Forge.CreateComment(cctx, st.Issue, body); err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (a *Agent) ensurePR(ctx context.Context, st *State, summary string) error {
 		return err
 	}
 	body := fmt.Sprintf("Fixes #%d\n\n## Changes\n\n%s\n\n%s", st.Issue,
-		clip(strings.TrimSpace(a.red.String(summary)), 4000), forge.RefMarker(forge.RefDisintoIssue, fmt.Sprint(st.Issue)))
+		clip(strings.TrimSpace(a.quote(summary)), 4000), forge.RefMarker(forge.RefDisintoIssue, fmt.Sprint(st.Issue)))
 	pr, err := a.o.Forge.CreatePull(ctx, forge.NewPull{
 		Title: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue), Body: body, Head: st.Branch, Base: a.o.PrimaryBranch,
 	})
@@ -70,10 +70,10 @@ func (a *Agent) refuse(ctx context.Context, st *State, r phase.Result) error {
 	var ev strings.Builder
 	for _, e := range r.Evidence {
 		if e.Line > 0 { // only file:line pointers count as evidence
-			fmt.Fprintf(&ev, "- `%s:%d` %s\n", e.File, e.Line, a.red.String(e.Note))
+			fmt.Fprintf(&ev, "- `%s:%d` %s\n", a.quote(e.File), e.Line, a.quote(e.Note))
 		}
 	}
-	reason := a.red.String(strings.TrimSpace(r.Reason))
+	reason := a.quote(strings.TrimSpace(r.Reason))
 	removeWorktree := func() {
 		if err := a.o.Git.RemoveWorktree(cctx, st.Worktree); err != nil {
 			a.issueLog(*st).Warn().Err(err).Msg("remove worktree")
