@@ -11,6 +11,7 @@ import (
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	verdictpkg "github.com/disinto/disinto/lib/verdict"
 )
@@ -144,10 +145,10 @@ func ciReport(cs forge.CombinedStatus) string {
 }
 
 func ciNews(st *State, limit int, report string) string {
-	return fmt.Sprintf("CI failed on pull request #%d at %s (attempt %d/%d).\n\nWhat CI reported:\n%s\n"+
+	return fmt.Sprintf("CI failed on pull request #%d at %s (attempt %d/%d).\n\nWhat CI reported:\n%s\n\n"+
 		"Find the cause, fix it without weakening any test, run the checks, commit, rebase onto the primary "+
 		"branch and push (use --force-with-lease after a rebase). Then write PHASE:awaiting_ci to the phase file.",
-		st.PR, shortSHA(st.HeadSHA), st.CIFixes, limit, report)
+		st.PR, shortSHA(st.HeadSHA), st.CIFixes, limit, formula.Untrusted(report))
 }
 
 func shortSHA(s string) string {
@@ -247,7 +248,7 @@ func (a *Agent) checkReview(ctx context.Context, st *State) error {
 		"Address every point (or explain in the commit message why a point should not be followed), run the "+
 		"checks, commit, rebase onto the primary branch and push (use --force-with-lease after a rebase). "+
 		"Then write PHASE:awaiting_ci to the phase file.",
-		st.PR, shortSHA(st.HeadSHA), st.ReviewRounds, a.lim.ReviewRounds, a.red.String(v.Text))
+		st.PR, shortSHA(st.HeadSHA), st.ReviewRounds, a.lim.ReviewRounds, formula.Untrusted(a.red.String(v.Text)))
 	st.Stage = StageFixing
 	if err := a.st.save(*st); err != nil {
 		return err
@@ -313,7 +314,7 @@ func (a *Agent) rebase(ctx context.Context, st *State, code ledger.Code, why, de
 	}
 	a.issueLog(*st).Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable; resuming the session to rebase")
 	if detail != "" {
-		detail = "\n\nThe forge said: " + detail
+		detail = "\n\nThe forge said:\n\n" + formula.Untrusted(detail)
 	}
 	st.News = fmt.Sprintf("Pull request #%d is approved but cannot be merged: %s (rebase %d/%d).%s\n\n"+
 		"Fetch and rebase the branch onto origin/%s, resolve any conflicts keeping the intent of both sides, run the "+

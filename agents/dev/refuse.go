@@ -172,6 +172,20 @@ func (a *Agent) postOnce(ctx context.Context, n int64, title, body string) error
 	return err
 }
 
+// promptTitle is an issue title made safe for the formula's instructions,
+// which quote it and use it in a suggested commit command: quotes,
+// backticks, dollar signs, backslashes and control characters, which could
+// end the quoting or run commands in the model's shell, are dropped.
+func promptTitle(title string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f || strings.ContainsRune("\"'`$\\", r) {
+			return -1
+		}
+		return r
+	}, title)
+	return strings.Join(strings.Fields(clean), " ")
+}
+
 // prompt renders the first prompt of an issue from the dev formula.
 func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
 	issue, err := a.o.Forge.GetIssue(ctx, st.Issue)
@@ -199,7 +213,7 @@ func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
 	if len(human) > 0 {
 		fmt.Fprintf(&b, "\n## Issue comments\n\n%s\n", strings.Join(human, "\n\n"))
 	}
-	blocks := []formula.Block{{Title: "Issue", Body: a.red.String(b.String())}}
+	blocks := []formula.Block{{Title: "Issue", Body: a.red.String(b.String()), Untrusted: true}}
 	if st.PR > 0 {
 		blocks = append(blocks, formula.Block{Title: "Existing work", Body: fmt.Sprintf(
 			"Pull request #%d already exists for branch %s; keep working on that branch and never open another pull request.", st.PR, st.Branch)})
@@ -209,7 +223,7 @@ func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
 	}
 	return formula.Render(a.o.Formula, formula.RenderInput{
 		Role: "dev", Project: a.o.Project, Repo: a.o.Repo,
-		Vars:   map[string]string{"issue": fmt.Sprint(st.Issue), "issue_title": issue.Title},
+		Vars:   map[string]string{"issue": fmt.Sprint(st.Issue), "issue_title": promptTitle(issue.Title)},
 		RepoFS: os.DirFS(st.Worktree), Blocks: blocks,
 		Protocols: []formula.Protocol{formula.ProtocolPhase, formula.ProtocolResult},
 		PhaseFile: a.st.phaseFile(st.Issue), ResultFile: a.st.resultFile(st.Issue),
