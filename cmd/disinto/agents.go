@@ -72,7 +72,7 @@ func newDevAgent(d agentDeps) (agent.Agent, error) {
 		}),
 		Formula: f, DataDir: d.DataDir, Model: settings.Model, Backend: settings.Backend,
 		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot,
-		Maintainers: splitList(cfg.Env.Get("FORGE_ADMIN_USERS")), Secrets: cfg.Secrets(),
+		Maintainers: maintainers(cfg.Env), Secrets: cfg.Secrets(),
 		Limits: dev.Limits{SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200}, Log: d.Log,
 	})
 }
@@ -112,6 +112,16 @@ func newReviewAgent(d agentDeps) (agent.Agent, error) {
 		Backend:  settings.Backend,
 		Model:    settings.Model,
 	})
+}
+
+// maintainers are the humans an escalation @-mentions: FORGE_ADMIN_USERS,
+// else the admin `disinto init` provisioned with (FORGE_ADMIN_USER, which
+// is all init writes), so an escalation always reaches someone.
+func maintainers(env config.Env) []string {
+	if v := splitList(env.Get("FORGE_ADMIN_USERS")); len(v) > 0 {
+		return v
+	}
+	return splitList(env.Get("FORGE_ADMIN_USER"))
 }
 
 func splitList(s string) []string {
