@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,6 +41,12 @@ func TestSystem(t *testing.T) {
 	_, modelURL := claudetest.Start(t,
 		// First: the review prompt mentions the issue, whose text selects
 		// the dev scenario.
+		claudetest.Scenario{Name: "sys-review-loop", Marker: fmt.Sprintf("Review pull request #%d of", loopReviewPR), Turns: []claudetest.Turn{
+			writeReview(`{"verdict":"REQUEST_CHANGES","verdict_reason":"the gadget needs a name","review_markdown":"- **medium** gadget.txt: name the gadget"}`),
+			claudetest.Text("Review written."),
+			writeReview(`{"verdict":"APPROVE","verdict_reason":"named now","review_markdown":"### Previous Findings\n- name the gadget: FIXED"}`),
+			claudetest.Text("Re-review written."),
+		}},
 		claudetest.Scenario{Name: "sys-review", Marker: "Review pull request #", Turns: []claudetest.Turn{
 			writeReview(`{"verdict":"APPROVE","verdict_reason":"adds the widget as asked","review_markdown":"Looks right: widget.txt is added."}`),
 			claudetest.Text("Review written."),
@@ -46,6 +54,16 @@ func TestSystem(t *testing.T) {
 		claudetest.Scenario{Name: "sys-dev", Turns: []claudetest.Turn{
 			implement("widget.txt", "a widget"),
 			claudetest.Text("Added widget.txt."),
+		}},
+		claudetest.Scenario{Name: "sys-escalate", Turns: []claudetest.Turn{
+			claudetest.Tools(claudetest.Bash(`printf 'PHASE:escalate\nReason: which colour?\n' > "$DISINTO_PHASE_FILE" && echo asked`)),
+			claudetest.Text("Asked for a colour."),
+		}},
+		claudetest.Scenario{Name: "sys-loop", Turns: []claudetest.Turn{
+			implement("gadget.txt", "a gadget"),
+			claudetest.Text("Added gadget.txt."),
+			implement("gadget.txt", "name: sprocket"),
+			claudetest.Text("Named the gadget."),
 		}},
 	)
 
@@ -91,61 +109,43 @@ func TestSystem(t *testing.T) {
 	})
 	httpGet(t, base+"/healthz")
 
-	// A human files an issue and puts it on the backlog.
-	admin := srv.Admin(t).Repo("acme", "widgets")
-	ctx := testCtx(t)
-	iss, err := admin.CreateIssue(ctx, forge.NewIssue{Title: "Add a widget", Body: "scenario: sys-dev\n\nAdd widget.txt."})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.AddLabels(ctx, iss.Number, forge.LabelBacklog); err != nil {
-		t.Fatal(err)
+	// A human files an issue and puts it on the backlog; the dev agent
+	// implements it, the review agent approves, the dev agent merges.
+	w := &sysWatch{t: t, ctx: testCtx(t), admin: srv.Admin(t).Repo("acme", "widgets"), died: died}
+	admin, ctx := w.admin, w.ctx
+	iss := w.backlogIssue("Add a widget", "scenario: sys-dev\n\nAdd widget.txt.")
+	pr := w.mergedPull(iss)
+	t.Logf("issue #%d became merged pull request #%d after %s", iss, pr.Number, time.Since(start).Round(time.Second))
+	if rs := w.botReviews(pr.Number); len(rs) != 1 || rs[0].State != forge.ReviewApprove || rs[0].CommitID != pr.HeadSHA {
+		t.Errorf("review-bot's reviews of the merged head %s: %+v", pr.HeadSHA, rs)
 	}
 
-	var pr forge.PullRequest
-	pollUntil(t, "a pull request for the issue", 3*time.Minute, died, func() bool {
-		ps, err := admin.ListPulls(ctx, forge.StateAll)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range ps {
-			if strings.Contains(p.Body, "Fixes #"+strconv.FormatInt(iss.Number, 10)) {
-				pr = p
-				return true
-			}
-		}
-		return false
-	})
-	pollUntil(t, "the pull request merged and the issue closed", 4*time.Minute, died, func() bool {
-		p, err := admin.GetPull(ctx, pr.Number)
-		if err != nil {
-			t.Fatal(err)
-		}
-		i, err := admin.GetIssue(ctx, iss.Number)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr = p
-		// The dev agent releases the issue after the merge closed it.
-		return p.Merged && i.State == forge.StateClosed && len(i.Assignees) == 0 && !i.HasLabel(forge.LabelInProgress)
-	})
-	t.Logf("issue #%d became merged pull request #%d after %s", iss.Number, pr.Number, time.Since(start).Round(time.Second))
+	// The review loop, by webhooks alone: changes requested, the dev agent
+	// resumes its session and pushes a fix, the re-review approves it.
+	loop := w.backlogIssue("Add a gadget", "scenario: sys-loop\n\nAdd gadget.txt.")
+	loopPR := w.mergedPull(loop)
+	if loopPR.Number != loopReviewPR {
+		t.Fatalf("the second pull request is #%d; the review scenario expects #%d", loopPR.Number, loopReviewPR)
+	}
+	rs := w.botReviews(loopPR.Number)
+	if len(rs) != 2 || rs[0].State != forge.ReviewRequestChanges || rs[1].State != forge.ReviewApprove ||
+		rs[1].CommitID != loopPR.HeadSHA || rs[0].CommitID == loopPR.HeadSHA {
+		t.Errorf("review-bot's reviews of #%d (head %s): %+v", loopPR.Number, loopPR.HeadSHA, rs)
+	}
+	t.Logf("the review loop merged pull request #%d after %s", loopPR.Number, time.Since(start).Round(time.Second))
 
-	reviews, err := admin.ListReviews(ctx, pr.Number)
-	if err != nil {
-		t.Fatal(err)
-	}
-	approved := false
-	for _, r := range reviews {
-		if r.Author == config.DefaultBotUser(config.RoleReview) && r.State == forge.ReviewApprove && r.CommitID == pr.HeadSHA {
-			approved = true
+	// The model asks for a human: the escalation mentions the admin that
+	// init provisioned with, and the issue is blocked.
+	esc := w.backlogIssue("Paint the widget", "scenario: sys-escalate\n\nPaint it.")
+	pollUntil(t, "the escalation", 3*time.Minute, died, func() bool {
+		i, err := admin.GetIssue(ctx, esc)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !approved {
-		t.Errorf("no approval by review-bot on the merged head %s: %+v", pr.HeadSHA, reviews)
-	}
-	if i, err := admin.GetIssue(ctx, iss.Number); err != nil || i.HasLabel(forge.LabelInProgress) || i.HasLabel(forge.LabelBacklog) {
-		t.Errorf("issue after merge: %+v %v", i, err)
+		return i.HasLabel(forge.LabelBlocked) && !i.HasLabel(forge.LabelInProgress)
+	})
+	if !hasComment(t, admin, esc, "@"+srv.AdminLogin+" The dev agent needs a human decision") {
+		t.Errorf("the escalation of #%d does not mention the admin %s", esc, srv.AdminLogin)
 	}
 
 	// What the operator sees while the daemon runs.
@@ -155,27 +155,43 @@ func TestSystem(t *testing.T) {
 		} `json:"daemon"`
 		Recent []ledger.Record `json:"recent"`
 	}
-	pollUntil(t, "both runs in disinto status", time.Minute, died, func() bool {
+	// Two merges, one escalation and three reviews (PR 2, and PR 4 twice); the status is
+	// read once the ledger has them all, as the agents record a run after
+	// its last forge call.
+	pollUntil(t, "every run in disinto status", time.Minute, died, func() bool {
 		out := s.mustRun(nil, "status", "--json")
 		if err := json.Unmarshal([]byte(out), &st); err != nil {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
-		return hasRun(st.Recent, "dev", ledger.ReasonMerged) && hasRun(st.Recent, "review", ledger.ReasonReviewed)
+		return countRuns(st.Recent, "dev", ledger.ReasonMerged) == 2 && countRuns(st.Recent, "review", "") == 3 &&
+			countRuns(st.Recent, "dev", ledger.ReasonEscalated) == 1
 	})
 	if st.Daemon == nil || st.Daemon.PID != d.cmd.Process.Pid {
 		t.Errorf("status does not show the live daemon: %+v", st.Daemon)
 	}
-	logs := s.mustRun(nil, "logs", "--agent", "dev")
-	if !strings.Contains(logs, "claimed") || !strings.Contains(logs, "merged") || strings.Contains(logs, "reviewed") {
-		t.Errorf("disinto logs --agent dev:\n%s", logs)
+	if n := len(st.Recent); n != 6 {
+		t.Errorf("%d runs in the ledger, want 6: %+v", n, st.Recent)
 	}
-	t.Logf("disinto logs --agent dev:\n%s", logs)
+	logs := s.mustRun(nil, "logs", "--agent", "dev")
+	for _, want := range []string{"[dev] claimed issue=1 ", "[dev] merged issue=1 ", "[dev] changes requested", "[dev] merged issue=3 "} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("disinto logs --agent dev lacks %q:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "[review]") {
+		t.Errorf("disinto logs --agent dev shows the review agent:\n%s", logs)
+	}
+	// A one-shot run next to the daemon must not start: one writer of the
+	// per-issue state.
+	if _, errOut, err := s.run(daemonEnv, "run", "dev", "--project", "widgets", "--once"); err == nil {
+		t.Errorf("disinto run next to a running daemon succeeded: %s", errOut)
+	}
 	m := httpGet(t, base+"/metrics")
 	if n := metricSum(m, "disinto_forge_requests_total", ""); n <= 0 {
 		t.Errorf("forge requests in /metrics: %v", n)
 	}
 	for _, want := range []struct{ role, reason string }{{"dev", "merged"}, {"review", "reviewed"}} {
-		if n := metricSum(m, "disinto_runs_total", `role="`+want.role+`",.*reason="`+want.reason+`"|reason="`+want.reason+`",.*role="`+want.role+`"`); n < 1 {
+		if n := metricSum(m, "disinto_runs_total", `role="`+want.role+`",.*reason="`+want.reason+`"|reason="`+want.reason+`",.*role="`+want.role+`"`); n < 2 {
 			t.Errorf("runs of %s with outcome %s in /metrics: %v\n%s", want.role, want.reason, n, grepLines(m, "disinto_runs_total"))
 		}
 	}
@@ -190,8 +206,19 @@ func TestSystem(t *testing.T) {
 		t.Error("daemon.json left behind after a clean exit")
 	}
 
+	// One-shot runs after the daemon: nothing is left to do.
+	for _, role := range []string{"dev", "review"} {
+		s.mustRun(daemonEnv, "run", role, "--project", "widgets", "--once")
+	}
+	if recs := ledgerRecords(t, s.data); len(recs) != 6 {
+		t.Errorf("one-shot runs after the daemon recorded runs: %+v", recs)
+	}
+
 	// Redaction: no credential anywhere the daemon wrote or posted.
 	out := d.output(t)
+	if strings.Contains(out, "\x1b[") {
+		t.Error("the daemon colours its output although stderr is not a terminal")
+	}
 	for name, v := range secrets {
 		if strings.Contains(out, v) {
 			t.Errorf("the daemon's output holds %s", name)
@@ -200,7 +227,7 @@ func TestSystem(t *testing.T) {
 	for _, hit := range filesContaining(t, s.data, secrets) {
 		t.Error(hit)
 	}
-	for _, n := range []int64{iss.Number, pr.Number} {
+	for _, n := range []int64{iss, pr.Number, loop, loopPR.Number, esc} {
 		cs, err := admin.ListComments(ctx, n)
 		if err != nil {
 			t.Fatal(err)
@@ -218,13 +245,91 @@ func TestSystem(t *testing.T) {
 	}
 }
 
-func hasRun(recs []ledger.Record, role string, reason ledger.Reason) bool {
-	for _, r := range recs {
-		if r.Role == role && r.Reason == reason {
-			return true
+// loopReviewPR is the number of the second pull request: issues and pull
+// requests share one sequence (issue 1, PR 2, issue 3, PR 4).
+const loopReviewPR = 4
+
+// sysWatch follows the project on the forge as its human owner does.
+type sysWatch struct {
+	t     testing.TB
+	ctx   context.Context
+	admin *forge.RepoClient
+	// died reports why the daemon is gone, or "".
+	died func() string
+}
+
+// backlogIssue files an issue, then labels it backlog, as a human does.
+func (w *sysWatch) backlogIssue(title, body string) int64 {
+	w.t.Helper()
+	iss, err := w.admin.CreateIssue(w.ctx, forge.NewIssue{Title: title, Body: body})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.admin.AddLabels(w.ctx, iss.Number, forge.LabelBacklog); err != nil {
+		w.t.Fatal(err)
+	}
+	return iss.Number
+}
+
+// mergedPull waits for the pull request that fixes issue n to be merged
+// and for the dev agent to release the closed issue.
+func (w *sysWatch) mergedPull(n int64) forge.PullRequest {
+	w.t.Helper()
+	var pr forge.PullRequest
+	pollUntil(w.t, fmt.Sprintf("a pull request for issue #%d", n), 3*time.Minute, w.died, func() bool {
+		ps, err := w.admin.ListPulls(w.ctx, forge.StateAll)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		for _, p := range ps {
+			if strings.HasPrefix(p.Body, fmt.Sprintf("Fixes #%d\n", n)) || p.Body == fmt.Sprintf("Fixes #%d", n) {
+				pr = p
+				return true
+			}
+		}
+		return false
+	})
+	pollUntil(w.t, fmt.Sprintf("pull request #%d merged and issue #%d closed", pr.Number, n), 4*time.Minute, w.died, func() bool {
+		p, err := w.admin.GetPull(w.ctx, pr.Number)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		i, err := w.admin.GetIssue(w.ctx, n)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		pr = p
+		return p.Merged && i.State == forge.StateClosed && len(i.Assignees) == 0 &&
+			!i.HasLabel(forge.LabelInProgress) && !i.HasLabel(forge.LabelBacklog)
+	})
+	return pr
+}
+
+// botReviews returns review-bot's formal reviews of pull request n.
+func (w *sysWatch) botReviews(n int64) []forge.Review {
+	w.t.Helper()
+	rs, err := w.admin.ListReviews(w.ctx, n)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var out []forge.Review
+	for _, r := range rs {
+		if r.Author == config.DefaultBotUser(config.RoleReview) {
+			out = append(out, r)
 		}
 	}
-	return false
+	return out
+}
+
+// countRuns counts the runs of role with reason ("" for any).
+func countRuns(recs []ledger.Record, role string, reason ledger.Reason) int {
+	n := 0
+	for _, r := range recs {
+		if r.Role == role && (reason == "" || r.Reason == reason) {
+			n++
+		}
+	}
+	return n
 }
 
 // metricSum adds the samples of metric whose labels match the regular
