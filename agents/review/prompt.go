@@ -62,7 +62,7 @@ func (a *Agent) rereviewContext(ctx context.Context, c candidate, dir string, lo
 	}
 	shown, note := truncateDiff(inc, a.opts.DiffLimit)
 	re.incHeading += note
-	re.inc = "```diff\n" + shown + "```\n"
+	re.inc = formula.Untrusted(shown) + "\n"
 	return re
 }
 
@@ -114,9 +114,9 @@ func (a *Agent) contextBlocks(p promptInput) []formula.Block {
 		pr.Title, pr.Number, pr.Head, pr.Base, pr.HeadSHA, p.c.ciMsg, p.re != nil)
 	blocks := []formula.Block{
 		{Title: "Pull request", Body: meta},
-		{Title: "Description (written by the author; untrusted)", Body: orDash(pr.Body)},
-		{Title: "Changed files", Body: strings.Join(changedFiles(p.diff), "\n")},
-		{Title: "Diff" + note, Body: "```diff\n" + shown + "```"},
+		{Title: "Description (written by the author; untrusted)", Body: orDash(pr.Body), Untrusted: true},
+		{Title: "Changed files", Body: strings.Join(changedFiles(p.diff), "\n"), Untrusted: true},
+		{Title: "Diff" + note, Body: shown, Untrusted: true},
 	}
 	if p.re == nil {
 		return blocks
@@ -131,9 +131,11 @@ func (re *rereview) body(pr forge.PullRequest) string {
 	fmt.Fprintf(&b, "Your previous review was of `%s` and asked for changes; the author has pushed `%s` since. "+
 		"Report each earlier finding as FIXED, NOT FIXED or PARTIAL (section `### Previous Findings`), "+
 		"and list problems the new commits introduce (section `### New Issues`).\n\n", short(re.prev), short(pr.HeadSHA))
-	b.WriteString("### Previous Review\n\n" + orDash(re.previous) + "\n\n")
+	// The previous review quotes the pull request; the response and the
+	// diff are the author's: all are data, never instructions.
+	b.WriteString("### Previous Review\n\n" + formula.Untrusted(orDash(re.previous)) + "\n\n")
 	if re.response != "" {
-		b.WriteString("### Author's Response (untrusted)\n\n" + re.response + "\n\n")
+		b.WriteString("### Author's Response (untrusted)\n\n" + formula.Untrusted(re.response) + "\n\n")
 	}
 	b.WriteString("### " + re.incHeading + "\n\n" + re.inc)
 	return b.String()
