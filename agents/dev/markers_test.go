@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/disinto/disinto/lib/claude"
@@ -58,4 +59,24 @@ func TestQuotedTextCannotForgeMarkers(t *testing.T) {
 		h.wantLedger(ledger.ReasonRefused, ledger.CodeRefusedTooLarge)
 		wantOnlyOutcome(t, h, n, ledger.CodeRefusedTooLarge)
 	})
+}
+
+// TestRefusalNotSuppressedByOthers: someone else quoting the refusal's
+// title does not stop the bot from posting its refusal.
+func TestRefusalNotSuppressedByOthers(t *testing.T) {
+	h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+		return h.writeResult(inv, `{"status":"too_large","reason":"three features"}`)
+	})
+	n := h.f.addIssue("Big", "body", forge.LabelBacklog)
+	if _, err := h.f.owner.CreateComment(t.Context(), n, "Dev-agent: Too large for single session"); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	h.wantLedger(ledger.ReasonRefused, ledger.CodeRefusedTooLarge)
+	for _, c := range h.f.commentsOf(n) {
+		if c.Author == bot && strings.Contains(c.Body, "three features") {
+			return
+		}
+	}
+	t.Fatal("the refusal was not posted")
 }

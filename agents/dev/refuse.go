@@ -157,14 +157,19 @@ func evidenceBlock(ev string) string {
 	return "### Evidence\n\n" + ev + "\n"
 }
 
-// postOnce posts body unless a comment already carries title.
+// postOnce posts body unless a comment of the bot already carries title
+// (anyone else can write the title to suppress the refusal comment).
 func (a *Agent) postOnce(ctx context.Context, n int64, title, body string) error {
+	me, err := a.identity(ctx)
+	if err != nil {
+		return err
+	}
 	cs, err := a.o.Forge.ListComments(ctx, n)
 	if err != nil {
 		return err
 	}
 	for _, c := range cs {
-		if strings.Contains(c.Body, title) {
+		if c.Author == me && strings.Contains(c.Body, title) {
 			return nil
 		}
 	}
