@@ -84,6 +84,8 @@ type Options struct {
 	Model   string
 	// TokenEnv names the variable holding the review bot's token in the
 	// session's environment, for the prompt's footer (never the value).
+	// Empty: the session has no forge token (the orchestrator does every
+	// forge write) and the prompt names none.
 	TokenEnv   string
 	Timeout    time.Duration
 	MaxPerTick int
@@ -119,9 +121,6 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Model == "" {
 		opts.Model = opts.Formula.Model
-	}
-	if opts.TokenEnv == "" {
-		opts.TokenEnv = "FORGE_TOKEN"
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
