@@ -38,7 +38,7 @@ func TestSystem(t *testing.T) {
 	cli := claudetest.RequireCLI(t)
 	srv := forgetest.Start(t)
 	s := newSysEnv(t)
-	_, modelURL := claudetest.Start(t,
+	model, modelURL := claudetest.Start(t,
 		// First: the review prompt mentions the issue, whose text selects
 		// the dev scenario.
 		claudetest.Scenario{Name: "sys-review-loop", Marker: fmt.Sprintf("Review pull request #%d of", loopReviewPR), Turns: []claudetest.Turn{
@@ -48,11 +48,11 @@ func TestSystem(t *testing.T) {
 			claudetest.Text("Re-review written."),
 		}},
 		claudetest.Scenario{Name: "sys-review", Marker: "Review pull request #", Turns: []claudetest.Turn{
-			writeReview(`{"verdict":"APPROVE","verdict_reason":"adds the widget as asked","review_markdown":"Looks right: widget.txt is added."}`),
+			withEnvList(writeReview(`{"verdict":"APPROVE","verdict_reason":"adds the widget as asked","review_markdown":"Looks right: widget.txt is added."}`)),
 			claudetest.Text("Review written."),
 		}},
 		claudetest.Scenario{Name: "sys-dev", Turns: []claudetest.Turn{
-			implement("widget.txt", "a widget"),
+			withEnvList(implement("widget.txt", "a widget")),
 			claudetest.Text("Added widget.txt."),
 		}},
 		claudetest.Scenario{Name: "sys-escalate", Turns: []claudetest.Turn{
@@ -118,6 +118,12 @@ func TestSystem(t *testing.T) {
 	t.Logf("issue #%d became merged pull request #%d after %s", iss, pr.Number, time.Since(start).Round(time.Second))
 	if rs := w.botReviews(pr.Number); len(rs) != 1 || rs[0].State != forge.ReviewApprove || rs[0].CommitID != pr.HeadSHA {
 		t.Errorf("review-bot's reviews of the merged head %s: %+v", pr.HeadSHA, rs)
+	}
+
+	// Each prompt's environment section names only variables the session
+	// really has.
+	for _, sc := range []string{"sys-dev", "sys-review"} {
+		checkPromptEnv(t, model.MessageRequests(sc))
 	}
 
 	// The review loop, by webhooks alone: changes requested, the dev agent
@@ -319,6 +325,53 @@ func (w *sysWatch) botReviews(n int64) []forge.Review {
 		}
 	}
 	return out
+}
+
+// envListMarker starts the tool output of withEnvList.
+const envListMarker = "SESSION-ENV:"
+
+// withEnvList adds a tool call to turn that lists the names of the
+// session's environment variables.
+func withEnvList(turn claudetest.Turn) claudetest.Turn {
+	turn.Blocks = append(turn.Blocks, claudetest.Bash(`printf '`+envListMarker+` %s\n' "$(env | cut -d= -f1 | sort | tr '\n' ' ')"`))
+	return turn
+}
+
+// checkPromptEnv checks that every variable the first prompt of a session
+// says is set for the model is in the session's environment, as listed by
+// withEnvList's tool call.
+func checkPromptEnv(t testing.TB, reqs []claudetest.Request) {
+	t.Helper()
+	if len(reqs) < 2 {
+		t.Fatalf("%d model requests, want the prompt and the tool results", len(reqs))
+	}
+	have := map[string]bool{}
+	for _, r := range reqs[1].ToolResults {
+		if _, list, ok := strings.Cut(r, envListMarker); ok {
+			for _, n := range strings.Fields(list) {
+				have[n] = true
+			}
+		}
+	}
+	if len(have) == 0 {
+		t.Fatalf("no environment listing in the tool results: %q", reqs[1].ToolResults)
+	}
+	prompt := strings.Join(reqs[0].Texts, "\n")
+	_, section, ok := strings.Cut(prompt, "Environment variables set for you:\n")
+	if !ok {
+		t.Fatalf("the prompt has no environment section:\n%s", prompt)
+	}
+	for _, line := range strings.Split(section, "\n") {
+		name, ok := strings.CutPrefix(line, "- ")
+		if !ok {
+			break
+		}
+		name, _, _ = strings.Cut(name, "=")
+		name, _, _ = strings.Cut(name, " ")
+		if !have[name] {
+			t.Errorf("the %s prompt names %s, which the session does not have", reqs[0].Scenario, name)
+		}
+	}
 }
 
 // countRuns counts the runs of role with reason ("" for any).
