@@ -69,9 +69,10 @@ func TestSystem(t *testing.T) {
 
 	// disinto init, as the operator runs it against a fresh forge.
 	listen := freeAddr(t)
-	s.mustRun(nil, "init", "--yes", "--forge-url", srv.URL, "--admin-user", srv.AdminLogin,
+	initArgs := []string{"init", "--yes", "--forge-url", srv.URL, "--admin-user", srv.AdminLogin,
 		"--admin-password", srv.AdminPassword, "--repo", "acme/widgets", "--source", sourceRepo(t),
-		"--webhook-url", "http://"+listen+"/hooks/forgejo", "--wait-forge", "0s")
+		"--webhook-url", "http://" + listen + "/hooks/forgejo", "--wait-forge", "0s"}
+	s.mustRun(nil, initArgs...)
 	if out := s.mustRun(nil, "config", "check"); !strings.Contains(out, "ok: 1 project(s)") {
 		t.Fatalf("config check: %s", out)
 	}
@@ -124,6 +125,28 @@ func TestSystem(t *testing.T) {
 	// really has.
 	for _, sc := range []string{"sys-dev", "sys-review"} {
 		checkPromptEnv(t, model.MessageRequests(sc))
+	}
+
+	// The model's commit carries the dev bot's identity although the
+	// daemon's HOME has no git configuration.
+	check := filepath.Join(t.TempDir(), "check")
+	runGit(t, "", "clone", "-q", strings.Replace(srv.URL, "://", "://"+srv.AdminLogin+":"+srv.AdminPassword+"@", 1)+"/acme/widgets.git", check)
+	runGit(t, check, "fetch", "-q", "origin", fmt.Sprintf("refs/pull/%d/head", pr.Number))
+	if got := runGit(t, check, "log", "-1", "--format=%an <%ae>", pr.HeadSHA); got != "dev-bot <dev-bot@disinto.local>" {
+		t.Errorf("the pull request's commit is by %s, want dev-bot", got)
+	}
+
+	// The operator runs init again while the daemon works: nothing changes,
+	// and the daemon keeps its credentials and webhook secret.
+	envBefore, err := os.ReadFile(s.envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := s.mustRun(nil, initArgs...); !strings.Contains(out, "nothing changed") {
+		t.Errorf("init run again changed something:\n%s", out)
+	}
+	if envAfter, err := os.ReadFile(s.envFile); err != nil || string(envAfter) != string(envBefore) {
+		t.Errorf("init run again rewrote the env file (%v)", err)
 	}
 
 	// The review loop, by webhooks alone: changes requested, the dev agent
