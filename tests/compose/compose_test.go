@@ -164,8 +164,6 @@ func TestStackForgeProvisionsAndKeepsState(t *testing.T) {
 
 	vars := stackVars(t)
 	s := newStack(t, vars)
-	s.must(ctx, "build", "provision")
-
 	s.must(ctx, "up", "--detach", "forgejo-admin")
 	s.waitHealthy(ctx, "forgejo")
 	s.waitExited(ctx, "forgejo-admin")
@@ -225,8 +223,8 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 			claudetest.Text("Added STACK.md."),
 		},
 	})
-	s.must(ctx, "build", "provision")
-	s.must(ctx, "up", "--detach")
+	// What the README's quick start runs.
+	s.must(ctx, "up", "--detach", "--build")
 	s.waitExited(ctx, "provision")
 	s.waitHealthy(ctx, "agents")
 	creds := s.readDataFile(ctx, "disinto.env")
