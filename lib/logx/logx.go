@@ -71,7 +71,8 @@ func New(opts Options) (*Set, error) {
 	}
 	var console io.Writer = opts.Console
 	if !opts.JSONConsole {
-		console = zerolog.ConsoleWriter{Out: opts.Console, NoColor: opts.NoColor, TimeFormat: time.RFC3339}
+		noColor := opts.NoColor || !isTerminal(opts.Console)
+		console = zerolog.ConsoleWriter{Out: opts.Console, NoColor: noColor, TimeFormat: time.RFC3339}
 	}
 	return &Set{
 		opts:    opts,
@@ -132,6 +133,17 @@ func (s *Set) Close() error {
 		}
 	}
 	return first
+}
+
+// isTerminal reports whether w is a character device (a terminal), where
+// colours help; `docker compose logs` and files get plain text.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // Nop returns a logger that discards everything, for tests and callers that

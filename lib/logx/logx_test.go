@@ -79,3 +79,18 @@ func TestPerAgentFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestNoColorOffTerminal: output captured by `docker compose logs` or a
+// file carries no ANSI escapes.
+func TestNoColorOffTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	set, err := logx.New(logx.Options{Console: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := set.For("dev")
+	l.Info().Str("k", "v").Msg("hello")
+	if strings.Contains(buf.String(), "\x1b[") {
+		t.Errorf("colour codes in non-terminal output: %q", buf.String())
+	}
+}
