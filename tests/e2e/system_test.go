@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -395,59 +393,4 @@ func checkPromptEnv(t testing.TB, reqs []claudetest.Request) {
 			t.Errorf("the %s prompt names %s, which the session does not have", reqs[0].Scenario, name)
 		}
 	}
-}
-
-// countRuns counts the runs of role with reason ("" for any).
-func countRuns(recs []ledger.Record, role string, reason ledger.Reason) int {
-	n := 0
-	for _, r := range recs {
-		if r.Role == role && (reason == "" || r.Reason == reason) {
-			n++
-		}
-	}
-	return n
-}
-
-// metricSum adds the samples of metric whose labels match the regular
-// expression labels ("" matches all).
-func metricSum(text, metric, labels string) float64 {
-	re := regexp.MustCompile(labels)
-	sum := 0.0
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, metric+"{") && !strings.HasPrefix(line, metric+" ") {
-			continue
-		}
-		if labels != "" && !re.MatchString(line) {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err == nil {
-			sum += v
-		}
-	}
-	return sum
-}
-
-func grepLines(text, sub string) string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
-}
-
-func keys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
