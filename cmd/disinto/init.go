@@ -110,8 +110,13 @@ func (a *app) runInit(cmd *cobra.Command, f *initFlags, ask prompter) error {
 		return usageError{err}
 	}
 
+	// DISINTO_LOCAL_BOTS ("llama=dev-qwen,...") adds local-model bots
+	// without flags, for the compose provisioning service.
+	var fromList string
+	fromEnv(&fromList, "DISINTO_LOCAL_BOTS")
+	localBots := append(append([]string(nil), f.localBots...), strings.FieldsFunc(fromList, func(r rune) bool { return r == ',' || r == ' ' })...)
 	var locals []provision.LocalBot
-	for _, lb := range f.localBots {
+	for _, lb := range localBots {
 		name, login, ok := strings.Cut(lb, "=")
 		if !ok || !localRE.MatchString(name) || !localRE.MatchString(login) {
 			return usageError{fmt.Errorf("init: --local-bot %q: want NAME=LOGIN", lb)}

@@ -54,6 +54,9 @@ func botFromEnv(env Env, role Role) (Bot, error) {
 	if err := role.Validate(); err != nil {
 		return Bot{}, err
 	}
+	if name := strings.TrimSpace(env.Get("DISINTO_DEV_BOT")); name != "" && role == RoleDev {
+		return localBotFromEnv(env, name)
+	}
 	b := Bot{Role: role, User: env.Get("FORGE_BOT_USER_" + strings.ToUpper(string(role)))}
 	if b.User == "" {
 		b.User = DefaultBotUser(role)
@@ -78,12 +81,28 @@ func botFromEnv(env Env, role Role) (Bot, error) {
 // LocalBot resolves the identity of a local-model agent section
 // [agents.<name>]: FORGE_TOKEN_<NAME> / FORGE_<NAME>_TOKEN, no fallback.
 func (c *Config) LocalBot(a LocalAgent) (Bot, error) {
-	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(a.Name))
-	b := Bot{Role: RoleDev, User: a.ForgeUser}
-	b.Token, b.TokenVar = first(c.Env, []string{"FORGE_TOKEN_" + up, "FORGE_" + up + "_TOKEN"})
-	b.Password, _ = first(c.Env, []string{"FORGE_PASS_" + up, "FORGE_" + up + "_PASS"})
+	b, err := localBotFromEnv(c.Env, a.Name)
+	if err == nil && a.ForgeUser != "" {
+		b.User = a.ForgeUser
+	}
+	return b, err
+}
+
+// localBotFromEnv resolves local-model identity name. DISINTO_DEV_BOT=name
+// makes a daemon's dev agent act as it (the compose llama service), so two
+// dev agents on one forge never share an identity and adopt each other's
+// issues. Its login comes from FORGE_BOT_USER_<NAME>, which disinto init
+// records, else "<name>-bot".
+func localBotFromEnv(env Env, name string) (Bot, error) {
+	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+	b := Bot{Role: RoleDev, User: env.Get("FORGE_BOT_USER_" + up)}
+	if b.User == "" {
+		b.User = name + "-bot"
+	}
+	b.Token, b.TokenVar = first(env, []string{"FORGE_TOKEN_" + up, "FORGE_" + up + "_TOKEN"})
+	b.Password, _ = first(env, []string{"FORGE_PASS_" + up, "FORGE_" + up + "_PASS"})
 	if b.Token == "" {
-		return Bot{}, fmt.Errorf("no token for local agent %q: set FORGE_TOKEN_%s", a.Name, up)
+		return Bot{}, fmt.Errorf("no token for local agent %q: set FORGE_TOKEN_%s (disinto init --local-bot %s=LOGIN writes it)", name, up, name)
 	}
 	return b, nil
 }

@@ -277,3 +277,28 @@ func TestProblemLinesAfterMultilineValues(t *testing.T) {
 		})
 	}
 }
+
+// TestDevBotOverride: a daemon told DISINTO_DEV_BOT=llama runs its dev
+// agent as the local bot, never as dev-bot, and fails without its token.
+func TestDevBotOverride(t *testing.T) {
+	files := map[string]string{"a.toml": "name = \"a\"\nrepo = \"o/a\"\n"}
+	c, err := parse(t, map[string]string{
+		"FORGE_TOKEN": "dev-token-123", "FORGE_PASS": "dev-pass-123",
+		"DISINTO_DEV_BOT": "llama", "FORGE_TOKEN_LLAMA": "llama-token-1", "FORGE_PASS_LLAMA": "llama-pass-1",
+		"FORGE_BOT_USER_LLAMA": "dev-qwen",
+	}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Bot(config.RoleDev)
+	if err != nil || b.Token != "llama-token-1" || b.Password != "llama-pass-1" || b.User != "dev-qwen" {
+		t.Fatalf("Bot(dev) = %+v, %v", b, err)
+	}
+	c, err = parse(t, map[string]string{"FORGE_TOKEN": "dev-token-123", "DISINTO_DEV_BOT": "llama"}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Bot(config.RoleDev); err == nil || !strings.Contains(err.Error(), "FORGE_TOKEN_LLAMA") {
+		t.Fatalf("missing local token: %v", err)
+	}
+}

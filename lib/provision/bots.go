@@ -19,7 +19,10 @@ type botSpec struct {
 	Key      string // token name suffix: disinto-<Key>
 	TokenVar string
 	PassVar  string
-	Scopes   []string
+	// UserVar, when set, records Login in the env file: a local-model
+	// agent's daemon (DISINTO_DEV_BOT) reads its login from it.
+	UserVar string
+	Scopes  []string
 	// Project and Ops are the collaborator permissions; "" means none.
 	Project forge.Permission
 	Ops     forge.Permission
@@ -113,7 +116,7 @@ func localSpec(name, login string) botSpec {
 	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
 	return botSpec{
 		Login: login, Key: name, TokenVar: "FORGE_TOKEN_" + up, PassVar: "FORGE_PASS_" + up,
-		Scopes: writerScopes, Project: forge.PermWrite,
+		UserVar: "FORGE_BOT_USER_" + up, Scopes: writerScopes, Project: forge.PermWrite,
 	}
 }
 
@@ -215,6 +218,11 @@ func (p *run) ensureBot(ctx context.Context, b botSpec) error {
 			status = StatusUpdated
 		}
 		notes = append(notes, "new token")
+	}
+	if b.UserVar != "" {
+		if err := p.saveEnv(p.env.Set(b.UserVar, b.Login)); err != nil {
+			return err
+		}
 	}
 	detail := fmt.Sprintf("%s, %s [%s]", b.TokenVar, b.PassVar, strings.Join(b.Scopes, " "))
 	if len(notes) > 0 && status != StatusCreated {
