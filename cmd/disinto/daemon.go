@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -170,7 +169,7 @@ func waitDrained(ctx context.Context, schedDone <-chan struct{}, rt *agent.Runti
 // newDaemon wires the ledger, logs, metrics, runtime and scheduler, and
 // builds one job per enabled (project, role) that has an implementation.
 func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactory) (*daemon, error) {
-	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr, NoColor: !colorTerminal(a.stderr),
+	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr,
 		Redactor: redact.New(cfg.Secrets()...)})
 	if err != nil {
 		return nil, err
@@ -201,14 +200,6 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 		return nil, err
 	}
 	return d, nil
-}
-
-// colorTerminal reports whether w is a terminal that may get ANSI colours:
-// a daemon's stderr usually goes to a file or a container log, where colour
-// codes are noise.
-func colorTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
 }
 
 func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {

@@ -54,7 +54,7 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 			}
 			defer lock.release()
 			logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug,
-				Console: a.stderr, NoColor: !colorTerminal(a.stderr), Redactor: redact.New(cfg.Secrets()...)})
+				Console: a.stderr, Redactor: redact.New(cfg.Secrets()...)})
 			if err != nil {
 				return err
 			}
