@@ -13,7 +13,6 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/ledger"
 )
 
@@ -33,10 +32,7 @@ func TestSystem(t *testing.T) {
 	start := time.Now()
 	t.Cleanup(func() { t.Logf("TestSystem took %s", time.Since(start).Round(time.Second)) })
 
-	cli := claudetest.RequireCLI(t)
-	srv := forgetest.Start(t)
-	s := newSysEnv(t)
-	model, modelURL := claudetest.Start(t,
+	y := bootSystem(t, 30*time.Second,
 		// First: the review prompt mentions the issue, whose text selects
 		// the dev scenario.
 		claudetest.Scenario{Name: "sys-review-loop", Marker: fmt.Sprintf("Review pull request #%d of", loopReviewPR), Turns: []claudetest.Turn{
@@ -64,49 +60,8 @@ func TestSystem(t *testing.T) {
 			claudetest.Text("Named the gadget."),
 		}},
 	)
-
-	// disinto init, as the operator runs it against a fresh forge.
-	listen := freeAddr(t)
-	initArgs := []string{"init", "--yes", "--forge-url", srv.URL, "--admin-user", srv.AdminLogin,
-		"--admin-password", srv.AdminPassword, "--repo", "acme/widgets", "--source", sourceRepo(t),
-		"--webhook-url", "http://" + listen + "/hooks/forgejo", "--wait-forge", "0s"}
-	s.mustRun(nil, initArgs...)
-	if out := s.mustRun(nil, "config", "check"); !strings.Contains(out, "ok: 1 project(s)") {
-		t.Fatalf("config check: %s", out)
-	}
-	envVals, err := config.ReadEnvFile(s.envFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets := map[string]string{}
-	for k, v := range envVals {
-		if config.IsSecretName(k) && v != "" {
-			secrets[k] = v
-		}
-	}
-	secrets["admin password"] = srv.AdminPassword
-	if envVals["FORGE_TOKEN"] == "" || envVals["FORGE_REVIEW_TOKEN"] == "" || envVals["DISINTO_WEBHOOK_SECRET"] == "" {
-		t.Fatalf("env file lacks the dev or review token or the webhook secret: %v", keys(envVals))
-	}
-
-	claudeHome := filepath.Join(s.dir, "claude-home")
-	daemonEnv := []string{
-		"ANTHROPIC_BASE_URL=" + modelURL, "ANTHROPIC_API_KEY=test", "CLAUDE_BIN=" + cli, "IS_SANDBOX=1",
-		"HOME=" + claudeHome, "CLAUDE_CONFIG_DIR=" + filepath.Join(claudeHome, ".claude"),
-		"POLL_INTERVAL=3600", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=240",
-	}
-	d := s.startDaemon(daemonEnv, listen)
-	base := "http://" + listen
-	died := func() string {
-		if d.exited() {
-			return "the daemon exited: " + d.output(t)
-		}
-		return ""
-	}
-	pollUntil(t, "the daemon's /healthz", time.Minute, died, func() bool {
-		return isFile(filepath.Join(s.data, "daemon.json"))
-	})
-	httpGet(t, base+"/healthz")
+	s, srv, model, d, secrets := y.sysEnv, y.srv, y.model, y.d, y.secrets
+	daemonEnv, initArgs, base, died := y.daemonEnv, y.initArgs, "http://"+y.listen, y.died
 
 	// A human files an issue and puts it on the backlog; the dev agent
 	// implements it, the review agent approves, the dev agent merges.
