@@ -195,6 +195,19 @@ func TestSystem(t *testing.T) {
 	if recs := ledgerRecords(t, s.data); len(recs) != 6 {
 		t.Errorf("one-shot runs after the daemon recorded runs: %+v", recs)
 	}
+	// With no daemon, status reads the data dir.
+	var offline struct {
+		Daemon   *json.RawMessage        `json:"daemon"`
+		Projects []struct{ Name string } `json:"projects"`
+		Jobs     []struct{ Role string } `json:"jobs"`
+		Recent   []ledger.Record         `json:"recent"`
+	}
+	if err := json.Unmarshal([]byte(s.mustRun(nil, "status", "--json")), &offline); err != nil {
+		t.Fatal(err)
+	}
+	if offline.Daemon != nil || len(offline.Projects) != 1 || len(offline.Jobs) != 2 || len(offline.Recent) != 6 {
+		t.Errorf("offline status: %+v", offline)
+	}
 
 	// Redaction: no credential anywhere the daemon wrote or posted.
 	out := d.output(t)
