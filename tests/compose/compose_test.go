@@ -223,8 +223,10 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 			claudetest.Text("Added STACK.md."),
 		},
 	})
-	// What the README's quick start runs.
-	s.must(ctx, "up", "--detach", "--build")
+	// Images from this checkout (a warm machine may hold older ones), then
+	// exactly what the README's quick start runs.
+	s.must(ctx, "build")
+	s.must(ctx, "up", "--detach")
 	s.waitExited(ctx, "provision")
 	s.waitHealthy(ctx, "agents")
 	creds := s.readDataFile(ctx, "disinto.env")
@@ -277,6 +279,10 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	if !strings.Contains(logs, "daemon started") || !strings.Contains(logs, "dev") {
 		t.Errorf("agents logs do not show the loop:\n%s", tail(logs, 30))
 	}
+
+	// Restarting the agents keeps their state.
+	s.must(ctx, "restart", "agents")
+	s.waitHealthy(ctx, "agents")
 
 	// Restart keeping the volumes: provisioning runs again and must change
 	// nothing, the daemon comes back, and the issue gets no second PR.
