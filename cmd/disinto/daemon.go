@@ -248,6 +248,8 @@ func jobFor(rt *agent.Runtime, ag agent.Agent, p *config.Project, role config.Ro
 	}
 	switch role {
 	case config.RoleReview, config.RoleDev:
+		// Cheap when idle; after a restart, in-flight work resumes at once.
+		j.FirstRun = scheduler.FirstRunEveryStart
 	case config.RoleSupervisor:
 		// The reference supervisor runs at start, then 20 min after each run.
 		j.AfterFinish = true

@@ -41,6 +41,11 @@ const (
 	// FirstRunAfterInterval waits a full interval plus Offset (the reference
 	// behaviour of the slow agents, which never run at start-up).
 	FirstRunAfterInterval
+	// FirstRunEveryStart runs the job Offset after every start, whatever
+	// its last run: a restarted daemon resumes the dev and review work that
+	// was in flight at once, not an interval later. Later runs keep the
+	// interval.
+	FirstRunEveryStart
 )
 
 // Tick describes one run handed to a Job's Run function.
@@ -209,6 +214,8 @@ func (s *Scheduler) plan(j *job, now time.Time) {
 		last = j.state.LastEnd
 	}
 	switch {
+	case j.FirstRun == FirstRunEveryStart:
+		j.next = now.Add(j.Offset)
 	case last.IsZero() && j.FirstRun == FirstRunAfterInterval:
 		j.next = now.Add(j.Interval + j.Offset)
 	case last.IsZero():

@@ -291,6 +291,41 @@ func TestRestartKeepsLastRun(t *testing.T) {
 	}
 }
 
+// TestEveryStart: a fast job restarted a minute after its last run runs at
+// its offset (resuming in-flight work), then keeps its interval.
+func TestEveryStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "schedule.json")
+	st, err := scheduler.OpenStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := scheduler.Job{Project: "p", Role: "dev", Interval: 5 * time.Minute, Offset: 2 * time.Second, FirstRun: scheduler.FirstRunEveryStart}
+	clk := schedtest.NewClock(t0)
+	h := newHarness(t, clk, st, dev)
+	h.start()
+	h.walk(3*time.Second, time.Second, 0)
+	h.shutdown()
+
+	if st, err = scheduler.OpenStore(path); err != nil {
+		t.Fatal(err)
+	}
+	clk = schedtest.NewClock(t0.Add(time.Minute))
+	h = newHarness(t, clk, st, dev)
+	h.start()
+	h.walk(3*time.Second, time.Second, 0)
+	if n := len(h.got("dev")); n != 1 {
+		t.Fatalf("dev ran %d times right after the restart, want 1", n)
+	}
+	h.walk(4*time.Minute, 10*time.Second, 0)
+	if n := len(h.got("dev")); n != 1 {
+		t.Fatalf("dev ran %d times within its interval, want 1", n)
+	}
+	h.walk(2*time.Minute, 10*time.Second, 0)
+	if n := len(h.got("dev")); n != 2 {
+		t.Fatalf("dev ran %d times after its interval, want 2", n)
+	}
+}
+
 func TestTriggerDebounceAndPending(t *testing.T) {
 	clk := schedtest.NewClock(t0)
 	h := newHarness(t, clk, nil, scheduler.Job{Project: "p", Role: "dev", Interval: time.Hour, FirstRun: scheduler.FirstRunAfterInterval})
