@@ -51,7 +51,7 @@ func TestFirstReviewApproveOncePerHead(t *testing.T) {
 	if !ok || r.Verdict != verdict.Approve || !r.Formal {
 		t.Errorf("author side reads %+v %t", r, ok)
 	}
-	recs := h.led.records()
+	recs := h.led.Records()
 	if len(recs) != 1 || recs[0].Reason != ledger.ReasonReviewed || recs[0].Code != "review.approve" ||
 		recs[0].CostUSD != 0.12 || recs[0].InputTokens != 1000 || recs[0].SessionID != "sess-0" || recs[0].PR != pr.Number {
 		t.Errorf("ledger %+v", recs)
@@ -212,7 +212,7 @@ func TestInvalidOutputAndCircuitBreaker(t *testing.T) {
 		t.Error("a failed review published a verdict")
 	}
 	codes := map[ledger.Code]int{}
-	for _, r := range h.led.records() {
+	for _, r := range h.led.Records() {
 		codes[r.Code]++
 	}
 	if codes["review.invalid_output"] != 2 || codes["review.no_output"] != 1 {
