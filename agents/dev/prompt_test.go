@@ -6,27 +6,8 @@ import (
 
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula/formulatest"
 )
-
-// linesOutsideFences returns the lines of markdown s outside backtick code
-// fences (a fence of n >= 3 backticks closes on a line of >= n backticks).
-func linesOutsideFences(s string) []string {
-	var out []string
-	open := 0
-	for _, l := range strings.Split(s, "\n") {
-		t := strings.TrimSpace(l)
-		n := len(t) - len(strings.TrimLeft(t, "`"))
-		switch {
-		case open == 0 && n >= 3:
-			open = n
-		case open > 0 && n >= open && n == len(t):
-			open = 0
-		case open == 0:
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // TestPromptFencesIssueText: the issue's body and comments reach the model
 // fenced as untrusted data, and its title (which the formula quotes in a
@@ -47,7 +28,7 @@ func TestPromptFencesIssueText(t *testing.T) {
 		t.Fatalf("issue body missing:\n%s", prompt)
 	}
 	phase := 0
-	for _, l := range linesOutsideFences(prompt) {
+	for _, l := range formulatest.OutsideFences(prompt) {
 		if strings.Contains(l, "IGNORE-EARLIER") {
 			t.Errorf("issue text outside the fence: %q", l)
 		}

@@ -8,28 +8,9 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/formula/formulatest"
 	"github.com/disinto/disinto/lib/logx"
 )
-
-// linesOutsideFences returns the lines of markdown s outside backtick code
-// fences (a fence of n >= 3 backticks closes on a line of >= n backticks).
-func linesOutsideFences(s string) []string {
-	var out []string
-	open := 0
-	for _, l := range strings.Split(s, "\n") {
-		t := strings.TrimSpace(l)
-		n := len(t) - len(strings.TrimLeft(t, "`"))
-		switch {
-		case open == 0 && n >= 3:
-			open = n
-		case open > 0 && n >= open && n == len(t):
-			open = 0
-		case open == 0:
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // TestPromptFencesAuthorText: the description, the diff, the previous
 // review and the author's replies reach the model as fenced data.
@@ -52,7 +33,7 @@ func TestPromptFencesAuthorText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, prompt := range map[string]string{"full": full, "resume": resumePrompt(p, "/tmp/out.json")} {
-		for _, l := range linesOutsideFences(prompt) {
+		for _, l := range formulatest.OutsideFences(prompt) {
 			if strings.Contains(l, "INJECTED-") {
 				t.Errorf("%s prompt: author text outside a fence: %q", name, l)
 			}
