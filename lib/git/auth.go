@@ -78,7 +78,8 @@ func (c *Credentials) config() (cfg [][2]string, vars []string) {
 // fsmonitor, which the model could otherwise plant in the clone it works in
 // and have the daemon run. (A filter driver or other command-valued setting
 // it writes into .git/config would still run; inheritedEnv keeps the
-// daemon's own secrets out of reach of such commands.)
+// daemon's own secrets out of reach of such commands, and the password is
+// given only to the network commands, see talksToRemote.)
 var hardening = [][2]string{
 	{"core.hooksPath", "/dev/null"},
 	{"core.fsmonitor", "false"},

@@ -197,7 +197,7 @@ func (g *Git) run(ctx context.Context, dir string, args ...string) (string, erro
 
 func (g *Git) exec(ctx context.Context, c call) (string, error) {
 	creds := c.creds
-	if creds == nil && !c.noCfg {
+	if creds == nil && !c.noCfg && talksToRemote(c.args) {
 		creds = g.creds
 	}
 	cmd := exec.CommandContext(ctx, g.binary, c.args...)
@@ -234,6 +234,28 @@ func (g *Git) exec(ctx context.Context, c call) (string, error) {
 		msg = strings.ToValidUTF8(msg[:maxStderr], "") + "…"
 	}
 	return stdout.String(), &Error{Args: args, Stderr: msg, Err: err}
+}
+
+// networkCommands are the git subcommands that reach the forge. Only they
+// get the credential helper and the password: a command-valued setting the
+// model may have planted in a clone's .git/config (a filter driver, an
+// external diff) runs during local commands such as checkout or diff, and
+// must find no password in its environment.
+var networkCommands = map[string]bool{"clone": true, "fetch": true, "push": true, "ls-remote": true, "pull": true}
+
+// talksToRemote reports whether args (git's arguments, after any -c/-C
+// options) run a network subcommand.
+func talksToRemote(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-c" || a == "-C":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return networkCommands[a]
+		}
+	}
+	return false
 }
 
 // exitCode returns the exit status of a failed git command, or -1.
