@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,7 +35,7 @@ func (a *app) logsCmd() *cobra.Command {
 			if _, err := os.Stat(dir); err != nil {
 				return fmt.Errorf("no logs in %s: %w", dir, err)
 			}
-			t := &logTail{dir: dir, f: f, out: a.stdout, offsets: map[string]int64{}}
+			t := &logTail{dir: dir, f: f, out: a.stdout}
 			if f.since > 0 {
 				t.since = time.Now().Add(-f.since)
 			}
@@ -71,12 +72,30 @@ type logLine struct {
 }
 
 // logTail reads new lines of every log file and prints them in time order.
+// Offsets belong to files, not names: a rotated file keeps its offset
+// under its backup name, and a fresh file under the old name starts at 0.
 type logTail struct {
 	dir     string
 	f       logsFlags
 	since   time.Time
 	out     io.Writer
-	offsets map[string]int64
+	offsets []fileOffset
+}
+
+type fileOffset struct {
+	fi  os.FileInfo
+	off int64
+}
+
+// offsetIn returns the offset recorded for the file fi in prev, 0 for a
+// file not seen before.
+func offsetIn(prev []fileOffset, fi os.FileInfo) int64 {
+	for _, o := range prev {
+		if os.SameFile(o.fi, fi) {
+			return o.off
+		}
+	}
+	return 0
 }
 
 func (t *logTail) scan() error {
@@ -85,8 +104,11 @@ func (t *logTail) scan() error {
 		return fmt.Errorf("list logs: %w", err)
 	}
 	var lines []logLine
+	// Files gone since the last scan (pruned backups) drop out.
+	prev := t.offsets
+	t.offsets = nil
 	for _, path := range files {
-		got, err := t.read(path)
+		got, err := t.read(path, prev)
 		if err != nil {
 			return err
 		}
@@ -99,15 +121,24 @@ func (t *logTail) scan() error {
 	return nil
 }
 
-func (t *logTail) read(path string) ([]logLine, error) {
+func (t *logTail) read(path string, prev []fileOffset) ([]logLine, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		// Renamed or pruned by rotation since it was listed; a renamed
+		// file is read under its new name at the next scan.
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
 	defer f.Close()
-	off := t.offsets[path]
-	if st, err := f.Stat(); err == nil && st.Size() < off {
-		off = 0 // rotated
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat log: %w", err)
+	}
+	off := offsetIn(prev, st)
+	if st.Size() < off {
+		off = 0 // truncated
 	}
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("seek log: %w", err)
@@ -133,7 +164,7 @@ func (t *logTail) read(path string) ([]logLine, error) {
 		}
 		out = append(out, logLine{at: at, fields: m})
 	}
-	t.offsets[path] = off
+	t.offsets = append(t.offsets, fileOffset{fi: st, off: off})
 	return out, nil
 }
 
