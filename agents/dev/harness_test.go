@@ -107,6 +107,18 @@ func (h *harness) tick() {
 	}
 }
 
+// tickErr runs one tick like tick but returns its error.
+func (h *harness) tickErr() error {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := h.rt.Tick(ctx, h.a, &config.Project{Name: "proj"}, config.RoleDev, agent.CauseManual)
+	if werr := h.rt.Wait(ctx); werr != nil {
+		h.t.Fatalf("wait: %v", werr)
+	}
+	return err
+}
+
 func (h *harness) state(n int64) (State, bool) {
 	h.t.Helper()
 	st, ok, err := h.a.State(n)

@@ -138,7 +138,9 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 }
 
 // inFlight counts this agent's unfinished issues: live states and open pull
-// requests of own, unblocked issues.
+// requests of own issues that are neither blocked nor queued again (an own
+// issue sent back to the backlog is what pick resumes, so its pull request
+// must not hold it back).
 func (a *Agent) inFlight(snap *snapshot) int {
 	count := 0
 	seen := map[int64]bool{}
@@ -156,7 +158,7 @@ func (a *Agent) inFlight(snap *snapshot) int {
 			continue
 		}
 		i, ok := snap.open[n]
-		if ok && i.AssignedTo(snap.me) && !i.HasLabel(forge.LabelBlocked) && !i.HasLabel(forge.LabelUnderspecified) {
+		if ok && i.AssignedTo(snap.me) && !hasAny(i, []forge.LabelName{forge.LabelBlocked, forge.LabelUnderspecified, forge.LabelBacklog}) {
 			count++
 			seen[n] = true
 		}

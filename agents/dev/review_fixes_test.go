@@ -1,0 +1,48 @@
+package dev
+
+import (
+	"testing"
+	"time"
+
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// relabel moves issue n from blocked back to the backlog, as a maintainer
+// does to resume it.
+func relabel(h *harness, n int64) {
+	h.t.Helper()
+	if err := h.f.owner.RemoveLabels(h.t.Context(), n, forge.LabelBlocked); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.f.owner.AddLabels(h.t.Context(), n, forge.LabelBacklog); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// The documented way back from blocked (remove blocked, add backlog) resumes
+// the issue on its open pull request; the pull request of the issue being
+// resumed must not hold the issue itself back.
+func TestBlockedIssueResumesFromBacklog(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	h.advanceClock(h.a.lim.CITimeout)
+	h.tick()
+	h.wantStage(n, StageEscalated)
+	sessions := len(h.r.Calls())
+
+	relabel(h, n)
+	h.tick()
+	if got := len(h.r.Calls()); got != sessions+1 {
+		t.Fatalf("%d sessions after the way back, want %d", got, sessions+1)
+	}
+	h.wantStage(n, StageAwaitingCI)
+	h.wantLabels(n, forge.LabelInProgress)
+	if ps := h.f.pulls(); len(ps) != 1 || ps[0].Number != st.PR {
+		t.Fatalf("pull requests %+v, want only #%d", ps, st.PR)
+	}
+}
+
+var _ = time.Second
+var _ = ledger.ReasonMerged
