@@ -69,7 +69,9 @@ type NewIssue struct {
 	Assignees []string
 }
 
-// CreateIssue opens an issue; labels must exist (see EnsureLabels).
+// CreateIssue opens an issue; labels must exist (see EnsureLabels). If the
+// issue was created but its labels could not be applied, the issue is
+// returned with the error, so the caller does not create it twice.
 func (r *RepoClient) CreateIssue(ctx context.Context, in NewIssue) (Issue, error) {
 	ids, err := r.labelIDs(ctx, in.Labels)
 	if err != nil {
@@ -80,6 +82,14 @@ func (r *RepoClient) CreateIssue(ctx context.Context, in NewIssue) (Issue, error
 	})
 	if err := r.c.check("create issue in "+r.slug, resp, err); err != nil {
 		return Issue{}, err
+	}
+	// The forge skips label ids it does not know (a label recreated since
+	// its id was cached); add what is missing by looking the ids up again.
+	if missing := missingLabels(in.Labels, i.Labels); len(missing) > 0 {
+		if err := r.AddLabels(ctx, i.Index, missing...); err != nil {
+			return toIssue(i), fmt.Errorf("create issue in %s: labels: %w", r.slug, err)
+		}
+		return r.GetIssue(ctx, i.Index)
 	}
 	return toIssue(i), nil
 }

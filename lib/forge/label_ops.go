@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 
 	"code.gitea.io/sdk/gitea"
 )
@@ -25,7 +27,7 @@ func (r *RepoClient) ListLabels(ctx context.Context) ([]Label, error) {
 		return res, nil
 	})
 	if err == nil {
-		r.c.labels.put(r.slug, ls)
+		r.c.labels.replace(r.slug, ls)
 	}
 	return ls, err
 }
@@ -88,21 +90,51 @@ func (r *RepoClient) labelIDs(ctx context.Context, names []LabelName) ([]int64, 
 }
 
 // AddLabels adds labels to issue or pull request n; present ones stay.
+//
+// The forge silently skips label ids it does not know, so an id cached
+// before the label was deleted and recreated would add nothing: the answer
+// is checked, and on a miss the ids are looked up afresh and sent again.
 func (r *RepoClient) AddLabels(ctx context.Context, n int64, names ...LabelName) error {
 	if len(names) == 0 {
 		return nil
 	}
-	ids, err := r.labelIDs(ctx, names)
-	if err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		ids, err := r.labelIDs(ctx, names)
+		if err != nil {
+			return err
+		}
+		// Adding labels is idempotent, so the POST may be retried.
+		got, resp, err := r.c.api(withRetryablePost(ctx)).AddIssueLabels(r.owner, r.name, n, gitea.IssueLabelsOption{Labels: ids})
+		if err := r.c.check(fmt.Sprintf("add labels %v to %s#%d", names, r.slug, n), resp, err); err != nil {
+			return err
+		}
+		missing := missingLabels(names, got)
+		if len(missing) == 0 {
+			return nil
+		}
+		if attempt > 0 {
+			return fmt.Errorf("add labels %v to %s#%d: not applied: %w", missing, r.slug, n, ErrNotFound)
+		}
+		if _, err := r.ListLabels(ctx); err != nil {
+			return err
+		}
 	}
-	// Adding labels is idempotent, so the POST may be retried.
-	_, resp, err := r.c.api(withRetryablePost(ctx)).AddIssueLabels(r.owner, r.name, n, gitea.IssueLabelsOption{Labels: ids})
-	return r.c.check(fmt.Sprintf("add labels %v to %s#%d", names, r.slug, n), resp, err)
+}
+
+// missingLabels returns the names absent from have.
+func missingLabels(names []LabelName, have []*gitea.Label) []LabelName {
+	var missing []LabelName
+	for _, n := range names {
+		if !slices.ContainsFunc(have, func(l *gitea.Label) bool { return l != nil && l.Name == string(n) }) {
+			missing = append(missing, n)
+		}
+	}
+	return missing
 }
 
 // RemoveLabels removes labels from issue or pull request n; absent ones are
-// ignored.
+// ignored. An id the forge no longer knows (the label was recreated since it
+// was cached) is looked up afresh.
 func (r *RepoClient) RemoveLabels(ctx context.Context, n int64, names ...LabelName) error {
 	if len(names) == 0 {
 		return nil
@@ -111,9 +143,23 @@ func (r *RepoClient) RemoveLabels(ctx context.Context, n int64, names ...LabelNa
 	if err != nil {
 		return err
 	}
-	for i, id := range ids {
-		resp, err := r.c.api(ctx).DeleteIssueLabel(r.owner, r.name, n, id)
-		if err := r.c.check(fmt.Sprintf("remove label %q from %s#%d", names[i], r.slug, n), resp, err); err != nil && !errors.Is(err, ErrNotFound) {
+	refreshed := false
+	for i := 0; i < len(names); i++ {
+		resp, err := r.c.api(ctx).DeleteIssueLabel(r.owner, r.name, n, ids[i])
+		err = r.c.check(fmt.Sprintf("remove label %q from %s#%d", names[i], r.slug, n), resp, err)
+		if isStatus(err, http.StatusUnprocessableEntity) && !refreshed {
+			// The forge answers 422 for an unknown label id.
+			if _, lerr := r.ListLabels(ctx); lerr != nil {
+				return errors.Join(err, lerr)
+			}
+			refreshed = true
+			if ids, err = r.labelIDs(ctx, names); err != nil {
+				return err
+			}
+			i--
+			continue
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 	}

@@ -56,6 +56,19 @@ func (lc *labelCache) get(slug string, name LabelName) (int64, bool) {
 func (lc *labelCache) put(slug string, ls []Label) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
+	lc.putLocked(slug, ls)
+}
+
+// replace makes ls, a full listing, the only labels known for slug, so a
+// label deleted on the forge stops resolving to its old id.
+func (lc *labelCache) replace(slug string, ls []Label) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	delete(lc.repo, slug)
+	lc.putLocked(slug, ls)
+}
+
+func (lc *labelCache) putLocked(slug string, ls []Label) {
 	if lc.repo == nil {
 		lc.repo = map[string]map[LabelName]int64{}
 	}
