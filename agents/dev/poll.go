@@ -96,6 +96,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	}
 	var errs []error
 	have := map[int64]bool{}
+	ended := map[int64]bool{} // states that were terminal before this tick
 	for _, n := range tracked {
 		have[n] = true
 		if a.Busy(n) {
@@ -106,14 +107,29 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 			errs = append(errs, err)
 			continue
 		}
+		ended[n] = st.Stage.Terminal()
 		if err := a.advance(ctx, snap, &st); err != nil {
 			errs = append(errs, fmt.Errorf("issue #%d: %w", n, err))
 		}
 	}
-	// 2. Adopt work a lost state directory left on the forge.
+	// 2. Adopt work a lost state directory left on the forge, and own
+	// in-progress issues whose state ended (a resume from blocked that was
+	// interrupted before its state was saved).
 	for _, i := range snap.order {
-		if have[i.Number] || !i.HasLabel(forge.LabelInProgress) || !i.AssignedTo(me) || hasAny(i, otherWorkflow) {
+		if (have[i.Number] && !ended[i.Number]) || !i.HasLabel(forge.LabelInProgress) || !i.AssignedTo(me) || hasAny(i, otherWorkflow) {
 			continue
+		}
+		if ended[i.Number] {
+			// The listing may predate a block of this tick: confirm.
+			cur, err := a.o.Forge.GetIssue(ctx, i.Number)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("adopt #%d: %w", i.Number, err))
+				continue
+			}
+			if !cur.HasLabel(forge.LabelInProgress) || !cur.AssignedTo(me) || cur.HasLabel(forge.LabelBlocked) || cur.State != forge.StateOpen {
+				continue
+			}
+			i = cur
 		}
 		if err := a.adopt(ctx, snap, i); err != nil {
 			errs = append(errs, fmt.Errorf("adopt #%d: %w", i.Number, err))
@@ -182,18 +198,42 @@ func issueOfBranch(head string) int64 {
 	return n
 }
 
-// adopt rebuilds the state of an own in-progress issue from the forge.
+// adopt rebuilds the state of an own in-progress issue from the forge, or
+// resumes its ended state as pick does.
 func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error {
-	st := a.newState(i)
-	if pr, ok := snap.byHead[st.Branch]; ok {
+	st, resumed, err := a.startState(i)
+	if err != nil {
+		return err
+	}
+	if pr, ok := snap.byHead[st.Branch]; ok && !resumed {
 		st.PR, st.HeadSHA = pr.Number, pr.HeadSHA
 		a.await(&st, StageAwaitingCI)
 	}
-	a.issueLog(st).Info().Msg("adopting in-progress issue without local state")
+	if i.HasLabel(forge.LabelBacklog) {
+		if err := a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
+			return err
+		}
+	}
+	a.issueLog(st).Info().Bool("resumed", resumed).Msg("adopting in-progress issue without live local state")
 	if err := a.st.save(st); err != nil {
 		return err
 	}
 	return a.advance(ctx, snap, &st)
+}
+
+// startState is the state a claimed issue starts from: its ended state,
+// when there is one, with branch, pull request and session kept and the
+// budgets reset (the way back from blocked or escalated); else a new one.
+func (a *Agent) startState(i forge.Issue) (State, bool, error) {
+	st, ok, err := a.st.load(i.Number)
+	if err != nil {
+		return State{}, false, err
+	}
+	if !ok {
+		return a.newState(i), false, nil
+	}
+	return State{Issue: st.Issue, Title: i.Title, Branch: st.Branch, Worktree: st.Worktree,
+		SessionID: st.SessionID, PR: st.PR, Started: a.o.Now(), Stage: StageImplementing}, true, nil
 }
 
 func (a *Agent) newState(i forge.Issue) State {
@@ -304,17 +344,9 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			}
 			return fmt.Errorf("claim #%d: %w", i.Number, err)
 		}
-		st, ok, err := a.st.load(i.Number)
+		st, _, err := a.startState(i)
 		if err != nil {
 			return err
-		}
-		if ok {
-			// The way back from blocked/escalated: keep branch, pull request
-			// and session, reset the budgets.
-			st = State{Issue: st.Issue, Title: i.Title, Branch: st.Branch, Worktree: st.Worktree,
-				SessionID: st.SessionID, PR: st.PR, Started: a.o.Now(), Stage: StageImplementing}
-		} else {
-			st = a.newState(i)
 		}
 		if err := a.st.save(st); err != nil {
 			return err

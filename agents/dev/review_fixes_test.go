@@ -44,5 +44,35 @@ func TestBlockedIssueResumesFromBacklog(t *testing.T) {
 	}
 }
 
+// A daemon killed between relabelling a resumed issue in-progress and
+// saving its state leaves an own in-progress issue with a terminal state:
+// the next tick must resume it, not leave it in-progress forever.
+func TestResumeInterruptedBeforeStateSave(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	driveToPR(t, h, n)
+	h.advanceClock(h.a.lim.CITimeout)
+	h.tick()
+	h.wantStage(n, StageEscalated)
+	sessions := len(h.r.Calls())
+
+	relabel(h, n)
+	h.f.fake.FailNext("RemoveLabels", forge.ErrUnavailable)
+	if err := h.tickErr(); err == nil {
+		t.Fatal("the failed relabel was not reported")
+	}
+	h.wantLabels(n, forge.LabelInProgress, forge.LabelBacklog)
+	h.a = h.newAgent()
+	h.tick()
+	if got := len(h.r.Calls()); got != sessions+1 {
+		t.Fatalf("%d sessions, want %d", got, sessions+1)
+	}
+	h.wantStage(n, StageAwaitingCI)
+	h.wantLabels(n, forge.LabelInProgress)
+	if ps := h.f.pulls(); len(ps) != 1 {
+		t.Fatalf("%d pull requests, want 1", len(ps))
+	}
+}
+
 var _ = time.Second
 var _ = ledger.ReasonMerged
