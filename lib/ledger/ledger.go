@@ -11,7 +11,6 @@ package ledger
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,28 +192,50 @@ func (l *Ledger) Append(r Record) error {
 	return nil
 }
 
-// rotate renames the current file and prunes old ones; l.mu is held.
+// rotate renames the current file, prunes old ones and opens a fresh
+// current file; l.mu is held. Only failing to reopen is fatal: when the
+// rename fails the record goes to the current file and the next append
+// tries again, and a failed prune is retried at the next rotation, so a
+// bad moment on disk never closes the ledger for good.
 func (l *Ledger) rotate() error {
-	if err := l.f.Close(); err != nil {
-		return fmt.Errorf("close ledger: %w", err)
-	}
+	_ = l.f.Close() // the descriptor is released even when Close fails
 	l.f = nil
-	stamp := l.opts.Now().UTC().Format("20060102T150405.000000000")
-	dst := filepath.Join(l.dir, "runs-"+stamp+".jsonl")
-	if err := os.Rename(filepath.Join(l.dir, currentName), dst); err != nil {
-		return fmt.Errorf("rotate ledger: %w", err)
-	}
-	rotated, err := rotatedFiles(l.dir)
-	if err != nil {
-		return err
-	}
-	for len(rotated) > l.opts.MaxFiles {
-		if err := os.Remove(rotated[0]); err != nil {
-			return fmt.Errorf("prune ledger: %w", err)
+	if dst, err := l.rotatedName(); err == nil {
+		if os.Rename(filepath.Join(l.dir, currentName), dst) == nil {
+			l.prune()
 		}
-		rotated = rotated[1:]
 	}
 	return l.openCurrent()
+}
+
+// rotatedName returns a name for the file being rotated that no existing
+// file has and that sorts after the rotated files of the same stamp.
+func (l *Ledger) rotatedName() (string, error) {
+	stamp := "runs-" + l.opts.Now().UTC().Format("20060102T150405.000000000")
+	for i := 0; i < 1000; i++ {
+		name := stamp + ".jsonl"
+		if i > 0 {
+			// "_" sorts after ".", so the names stay in time order.
+			name = fmt.Sprintf("%s_%03d.jsonl", stamp, i)
+		}
+		dst := filepath.Join(l.dir, name)
+		if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
+			return dst, nil
+		}
+	}
+	return "", fmt.Errorf("rotate ledger: no free name for %s", stamp)
+}
+
+// prune removes the oldest rotated files beyond MaxFiles; l.mu is held.
+func (l *Ledger) prune() {
+	rotated, err := rotatedFiles(l.dir)
+	if err != nil {
+		return
+	}
+	for len(rotated) > l.opts.MaxFiles {
+		_ = os.Remove(rotated[0])
+		rotated = rotated[1:]
+	}
 }
 
 // Close closes the current file.
@@ -259,29 +280,62 @@ func (f Filter) match(r Record) bool {
 // Read returns the records of dir matching f, oldest first. Lines that do
 // not parse (a torn write after a crash) are skipped and counted in skipped.
 // A missing directory is an empty ledger.
+//
+// Read may run while a writer rotates: it opens the current file before
+// listing the rotated ones, and reads that file once, at its place in the
+// list if it was rotated in between, so no record appended before Read
+// began is missed or read twice.
 func Read(dir string, f Filter) (recs []Record, skipped int, err error) {
+	cur, err := os.Open(filepath.Join(dir, currentName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, 0, fmt.Errorf("read ledger: %w", err)
+	}
+	var curInfo os.FileInfo
+	if cur != nil {
+		defer cur.Close()
+		if curInfo, err = cur.Stat(); err != nil {
+			return nil, 0, fmt.Errorf("read ledger: %w", err)
+		}
+	}
 	files, err := rotatedFiles(dir)
 	if err != nil {
 		return nil, 0, err
 	}
-	files = append(files, filepath.Join(dir, currentName))
+	keep := func(r Record) {
+		if f.match(r) {
+			recs = append(recs, r)
+		}
+	}
+	readFile := func(file *os.File) error {
+		s, err := decode(file, keep)
+		if err != nil {
+			return fmt.Errorf("read ledger %s: %w", filepath.Base(file.Name()), err)
+		}
+		skipped += s
+		return nil
+	}
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		file, err := os.Open(path)
 		if errors.Is(err, os.ErrNotExist) {
-			continue
+			continue // pruned since it was listed
 		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("read ledger: %w", err)
 		}
-		s, err := decode(bytes.NewReader(data), func(r Record) {
-			if f.match(r) {
-				recs = append(recs, r)
-			}
-		})
-		if err != nil {
-			return nil, 0, fmt.Errorf("read ledger %s: %w", filepath.Base(path), err)
+		if st, serr := file.Stat(); serr == nil && curInfo != nil && os.SameFile(st, curInfo) {
+			_ = file.Close()
+			file, cur = cur, nil
 		}
-		skipped += s
+		err = readFile(file)
+		_ = file.Close()
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if cur != nil {
+		if err := readFile(cur); err != nil {
+			return nil, 0, err
+		}
 	}
 	return recs, skipped, nil
 }
