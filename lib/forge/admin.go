@@ -201,17 +201,17 @@ func (r *RepoClient) CreateWebhook(ctx context.Context, in NewWebhook) (Webhook,
 // ListWebhooks returns the repository's webhooks.
 func (r *RepoClient) ListWebhooks(ctx context.Context) ([]Webhook, error) {
 	api := r.c.api(ctx)
-	return paginate(func(page int) ([]Webhook, error) {
+	return paginate(func(page int) ([]Webhook, *gitea.Response, error) {
 		hs, resp, err := api.ListRepoHooks(r.owner, r.name, gitea.ListHooksOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
 		})
 		if err := r.c.check("list webhooks "+r.slug, resp, err); err != nil {
-			return nil, err
+			return nil, resp, err
 		}
 		res := make([]Webhook, 0, len(hs))
 		for _, h := range hs {
 			res = append(res, toHook(h))
 		}
-		return res, nil
+		return res, resp, nil
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -224,22 +225,43 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
-// paginate fetches pages of pageSize until a short page, stopping at
-// maxPages with ErrPageCap.
-func paginate[T any](fetch func(page int) ([]T, error)) ([]T, error) {
+// paginate fetches pages of pageSize until the forge's total count
+// (X-Total-Count) is reached or a page comes back empty, stopping at
+// maxPages with ErrPageCap. A forge may serve fewer items per page than
+// asked for (its [api] MAX_RESPONSE_ITEMS), so a short page ends the list
+// only when the forge sends no total.
+func paginate[T any](fetch func(page int) ([]T, *gitea.Response, error)) ([]T, error) {
 	var all []T
 	for page := 1; page <= maxPages; page++ {
-		items, err := fetch(page)
+		items, resp, err := fetch(page)
 		if err != nil {
 			return all, err
 		}
 		all = append(all, items...)
+		if len(items) == 0 {
+			return all, nil
+		}
+		if total, ok := totalCount(resp); ok {
+			if len(all) >= total {
+				return all, nil
+			}
+			continue
+		}
 		// A page longer than asked for means the server ignored paging.
 		if len(items) != pageSize {
 			return all, nil
 		}
 	}
 	return all, fmt.Errorf("%d pages of %d: %w", maxPages, pageSize, ErrPageCap)
+}
+
+// totalCount reads the X-Total-Count header of a list response.
+func totalCount(resp *gitea.Response) (int, bool) {
+	if resp == nil || resp.Response == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(resp.Header.Get("X-Total-Count"))
+	return n, err == nil && n >= 0
 }
 
 // Me returns the authenticated user, cached after the first success.

@@ -281,3 +281,47 @@ func TestOnRequestCountsForgeCalls(t *testing.T) {
 		t.Fatalf("requests = %v", paths)
 	}
 }
+
+// TestPaginationUnderASmallerServerPageCap: a forge configured with a page
+// cap below the client's page size answers full pages shorter than asked
+// for; listing must still return every item.
+func TestPaginationUnderASmallerServerPageCap(t *testing.T) {
+	t.Parallel()
+	srv := gitea.Get(t)
+	ctx := ctxFor(t)
+	u := srv.NewUser(t, "capped")
+	repo := srv.NewRepo(t, u, "capped")
+	const n = 45
+	var g errgroup.Group
+	g.SetLimit(6)
+	for i := range n {
+		g.Go(func() error {
+			_, err := repo.CreateIssue(ctx, forge.NewIssue{Title: fmt.Sprintf("issue %d", i)})
+			return err
+		})
+	}
+	ok(t, g.Wait())
+
+	proxy := forgetest.NewProxy(t, srv.URL)
+	proxy.CapPageSize(20)
+	c, err := forge.New(forge.Options{URL: proxy.URL, Token: u.Token, User: u.Login})
+	ok(t, err)
+	viaProxy := c.Repo(repo.Owner(), repo.Name())
+	all := val(viaProxy.ListIssues(ctx, forge.IssueQuery{})).must(t)
+	seen := map[int64]bool{}
+	for _, i := range all {
+		seen[i.Number] = true
+	}
+	if len(all) != n || len(seen) != n {
+		t.Fatalf("listed %d issues (%d distinct), want %d", len(all), len(seen), n)
+	}
+	if got := proxy.Total(); got != 3 {
+		t.Fatalf("%d requests for %d issues, want 3 pages of 20: %v", got, n, proxy.Counts())
+	}
+	proxy.Reset()
+	val(repo.EnsureLabels(ctx)).must(t)
+	ls := val(viaProxy.ListLabels(ctx)).must(t)
+	if len(ls) != len(forge.Registry()) {
+		t.Fatalf("listed %d labels, want %d", len(ls), len(forge.Registry()))
+	}
+}

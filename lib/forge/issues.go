@@ -31,7 +31,7 @@ func (r *RepoClient) ListIssues(ctx context.Context, q IssueQuery) ([]Issue, err
 		labels = append(labels, string(l))
 	}
 	api := r.c.api(ctx)
-	out, err := paginate(func(page int) ([]Issue, error) {
+	out, err := paginate(func(page int) ([]Issue, *gitea.Response, error) {
 		is, resp, err := api.ListRepoIssues(r.owner, r.name, gitea.ListIssueOption{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
 			State:       gitea.StateType(state),
@@ -41,13 +41,13 @@ func (r *RepoClient) ListIssues(ctx context.Context, q IssueQuery) ([]Issue, err
 			Since:       q.Since,
 		})
 		if err := r.c.check("list issues "+r.slug, resp, err); err != nil {
-			return nil, err
+			return nil, resp, err
 		}
 		res := make([]Issue, 0, len(is))
 		for _, i := range is {
 			res = append(res, toIssue(i))
 		}
-		return res, nil
+		return res, resp, nil
 	})
 	return out, err
 }

@@ -13,18 +13,18 @@ import (
 // ListLabels returns the repository's labels and refreshes the id cache.
 func (r *RepoClient) ListLabels(ctx context.Context) ([]Label, error) {
 	api := r.c.api(ctx)
-	ls, err := paginate(func(page int) ([]Label, error) {
+	ls, err := paginate(func(page int) ([]Label, *gitea.Response, error) {
 		ls, resp, err := api.ListRepoLabels(r.owner, r.name, gitea.ListLabelsOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
 		})
 		if err := r.c.check("list labels "+r.slug, resp, err); err != nil {
-			return nil, err
+			return nil, resp, err
 		}
 		res := make([]Label, 0, len(ls))
 		for _, l := range ls {
 			res = append(res, Label{ID: l.ID, Name: LabelName(l.Name), Color: "#" + trimHash(l.Color), Description: l.Description})
 		}
-		return res, nil
+		return res, resp, nil
 	})
 	if err == nil {
 		r.c.labels.replace(r.slug, ls)

@@ -44,19 +44,19 @@ func (r *RepoClient) ListPulls(ctx context.Context, state State) ([]PullRequest,
 		state = StateOpen
 	}
 	api := r.c.api(ctx)
-	return paginate(func(page int) ([]PullRequest, error) {
+	return paginate(func(page int) ([]PullRequest, *gitea.Response, error) {
 		ps, resp, err := api.ListRepoPullRequests(r.owner, r.name, gitea.ListPullRequestsOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
 			State:       gitea.StateType(state),
 		})
 		if err := r.c.check("list pulls "+r.slug, resp, err); err != nil {
-			return nil, err
+			return nil, resp, err
 		}
 		res := make([]PullRequest, 0, len(ps))
 		for _, p := range ps {
 			res = append(res, toPull(p))
 		}
-		return res, nil
+		return res, resp, nil
 	})
 }
 

@@ -29,18 +29,18 @@ func (r *RepoClient) CreateReview(ctx context.Context, n int64, in NewReview) (R
 // ListReviews returns all reviews of pull request n, oldest first.
 func (r *RepoClient) ListReviews(ctx context.Context, n int64) ([]Review, error) {
 	api := r.c.api(ctx)
-	return paginate(func(page int) ([]Review, error) {
+	return paginate(func(page int) ([]Review, *gitea.Response, error) {
 		rs, resp, err := api.ListPullReviews(r.owner, r.name, n, gitea.ListPullReviewsOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
 		})
 		if err := r.c.check(fmt.Sprintf("list reviews %s#%d", r.slug, n), resp, err); err != nil {
-			return nil, err
+			return nil, resp, err
 		}
 		res := make([]Review, 0, len(rs))
 		for _, rv := range rs {
 			res = append(res, toReview(rv))
 		}
-		return res, nil
+		return res, resp, nil
 	})
 }
 

@@ -22,6 +22,9 @@ type Proxy struct {
 	counts map[string]int
 	total  int
 	faults []fault
+	// pageCap, when set, lowers every "limit" above it, as a forge
+	// configured with a smaller [api] MAX_RESPONSE_ITEMS does.
+	pageCap int
 }
 
 type fault struct {
@@ -57,11 +60,35 @@ func NewProxy(t testing.TB, target string) *Proxy {
 				return
 			}
 		}
+		p.capLimit(r)
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	p.URL = srv.URL
 	return p
+}
+
+// CapPageSize makes the proxy lower any requested page size above n to n
+// before forwarding, the way a forge whose [api] MAX_RESPONSE_ITEMS is n
+// clamps it; the forge then computes its paging headers for n.
+func (p *Proxy) CapPageSize(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pageCap = n
+}
+
+func (p *Proxy) capLimit(r *http.Request) {
+	p.mu.Lock()
+	limit := p.pageCap
+	p.mu.Unlock()
+	if limit <= 0 {
+		return
+	}
+	q := r.URL.Query()
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > limit {
+		q.Set("limit", strconv.Itoa(limit))
+		r.URL.RawQuery = q.Encode()
+	}
 }
 
 func (p *Proxy) record(r *http.Request) (fault, bool) {
