@@ -139,7 +139,7 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	if !drained {
 		d.log.Warn().Int("sessions", len(d.rt.Running())).Msg("grace period over; cancelling running sessions")
 		cancelJobs()
-		hardCtx, cancelHard := context.WithTimeout(context.Background(), 10*time.Second)
+		hardCtx, cancelHard := context.WithTimeout(context.Background(), cancelWait)
 		if !waitDrained(hardCtx, schedDone, d.rt) {
 			d.log.Error().Msg("sessions did not stop after cancellation; exiting anyway")
 		}

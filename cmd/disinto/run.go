@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +16,11 @@ import (
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/redact"
 )
+
+// cancelWait bounds how long cancelled work may take to stop its
+// processes and record its outcome (a claude process group gets its kill
+// grace, then SIGKILL).
+const cancelWait = 10 * time.Second
 
 func (a *app) runCmd() *cobra.Command { return a.runCmdWith(agentRegistry) }
 
@@ -78,6 +85,14 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 			tickErr := rt.Tick(cmd.Context(), ag, p, role, agent.CauseManual)
 			// Work started by the tick belongs to this run: wait for it.
 			if err := rt.Wait(cmd.Context()); err != nil {
+				// The work saw the cancellation too; let it stop its
+				// processes and record the interruption before the ledger
+				// closes and the lock is released.
+				hardCtx, cancelHard := context.WithTimeout(context.Background(), cancelWait)
+				defer cancelHard()
+				if rt.Wait(hardCtx) != nil {
+					log.Error().Msg("work did not stop after cancellation; exiting anyway")
+				}
 				return fmt.Errorf("interrupted while work was running: %w", err)
 			}
 			return tickErr

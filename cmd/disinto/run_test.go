@@ -70,3 +70,57 @@ func TestRunOnce(t *testing.T) {
 		t.Fatalf("unknown project: %d", code)
 	}
 }
+
+// interruptAgent starts work that, once cancelled, cleans up (records
+// that it was interrupted) only when the test lets it.
+type interruptAgent struct {
+	started, cancelled, proceed chan struct{}
+}
+
+func (a interruptAgent) Tick(ctx context.Context, run *agent.Run) error {
+	run.Go(ctx, "issue-9", func(ctx context.Context) {
+		close(a.started)
+		<-ctx.Done()
+		close(a.cancelled)
+		<-a.proceed
+		_ = run.Record(ledger.Record{Issue: 9, Reason: ledger.ReasonInterrupted, Code: ledger.CodeEngineShutdown})
+	})
+	return nil
+}
+
+// Interrupting run --once cancels the work, then waits for it to clean up
+// (kill its process group, record the interruption) before closing the
+// ledger and releasing the data dir lock.
+func TestRunOnceInterruptWaitsForCleanup(t *testing.T) {
+	dir := t.TempDir()
+	example, err := os.ReadFile("../../projects/example.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
+	data := filepath.Join(dir, "data")
+	ag := interruptAgent{started: make(chan struct{}), cancelled: make(chan struct{}), proceed: make(chan struct{})}
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb}
+	cmd := a.runCmdWith(func() map[config.Role]agentFactory {
+		return map[config.Role]agentFactory{config.RoleDev: func(agentDeps) (agent.Agent, error) { return ag, nil }}
+	})
+	cmd.SetArgs([]string{"dev", "--project", "example"})
+	a.projectsDir, a.envFile, a.dataDir = filepath.Join(dir, "projects"), filepath.Join(dir, "none"), data
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	<-ag.started
+	cancel()
+	<-ag.cancelled
+	close(ag.proceed)
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("run after interrupt: %v", err)
+	}
+	recs, _, err := ledger.Read(filepath.Join(data, "ledger"), ledger.Filter{})
+	if err != nil || len(recs) != 1 || recs[0].Issue != 9 || recs[0].Reason != ledger.ReasonInterrupted {
+		t.Fatalf("the interrupted work's record is missing: %+v %v\n%s", recs, err, errb.String())
+	}
+}
