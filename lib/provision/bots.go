@@ -164,7 +164,12 @@ func (p *run) ensureBot(ctx context.Context, b botSpec) error {
 	var notes []string
 	status := StatusPresent
 
-	_, err := p.admin.GetUser(ctx, b.Login)
+	u, err := p.admin.GetUser(ctx, b.Login)
+	if err == nil && (u.IsAdmin || strings.EqualFold(u.Login, p.login)) {
+		// Adopting it would reset a site admin's password (locking the
+		// operator out) and give an agent admin rights.
+		return fmt.Errorf("%s is a site administrator: a bot needs a user of its own", b.Login)
+	}
 	switch {
 	case errors.Is(err, forge.ErrNotFound):
 		if pass, err = p.newPassword(); err != nil {
