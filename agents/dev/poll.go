@@ -137,7 +137,13 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 		have[i.Number] = true
 	}
 	// 3. Stale in-progress issues: unassigned, dev-owned, no pull request.
+	// An issue with a live state of this agent is not stale: the listing
+	// predates this tick's work on it (a merge finished after a restart
+	// clears the assignee before it closes the issue).
 	for _, i := range snap.order {
+		if have[i.Number] && !ended[i.Number] {
+			continue
+		}
 		if err := a.repairStale(ctx, snap, i); err != nil {
 			errs = append(errs, fmt.Errorf("stale #%d: %w", i.Number, err))
 		}

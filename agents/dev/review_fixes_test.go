@@ -1,8 +1,8 @@
 package dev
 
 import (
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
@@ -74,5 +74,38 @@ func TestResumeInterruptedBeforeStateSave(t *testing.T) {
 	}
 }
 
-var _ = time.Second
-var _ = ledger.ReasonMerged
+// A daemon killed after a merge cleared the assignee but before it closed
+// the issue leaves an unassigned in-progress issue without an open pull
+// request. The issue's own state finishes the merge; the stale repair must
+// not also block the issue it just closed.
+func TestMergeInterruptedBeforeCloseConverges(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	h.f.fake.FailNext("EditIssue", forge.ErrUnavailable)
+	if err := h.tickErr(); err == nil {
+		t.Fatal("the failed close was not reported")
+	}
+	if !h.f.pull(st.PR).Merged || len(h.f.issue(n).Assignees) != 0 {
+		t.Fatal("setup: want a merged pull request and an unassigned issue")
+	}
+	h.a = h.newAgent()
+	h.advanceClock(2 * h.a.lim.ClaimGrace)
+	h.tick()
+	i := h.f.issue(n)
+	if i.State != forge.StateClosed || len(i.Labels) != 0 {
+		t.Fatalf("issue after the restart: state %s labels %v", i.State, i.Labels)
+	}
+	for _, c := range h.f.commentsOf(n) {
+		if strings.Contains(c.Body, "Stale in-progress") {
+			t.Fatal("the merged issue was reported stale")
+		}
+	}
+	recs := h.led.Records()
+	if last := recs[len(recs)-1]; last.Reason != ledger.ReasonMerged || last.Issue != n {
+		t.Fatalf("last ledger record %+v, want the merge of #%d", last, n)
+	}
+}
