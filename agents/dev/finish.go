@@ -173,6 +173,10 @@ func (a *Agent) closedUnderUs(ctx context.Context, st *State) error {
 			return a.merged(ctx, st, pr.MergedSHA)
 		}
 	}
+	// A reopened issue must not look claimed and in progress.
+	if err := a.o.Forge.RemoveLabels(ctx, st.Issue, forge.LabelInProgress); err != nil {
+		return err
+	}
 	if err := a.o.Git.RemoveWorktree(ctx, st.Worktree); err != nil {
 		a.issueLog(*st).Warn().Err(err).Msg("remove worktree")
 	}

@@ -109,3 +109,20 @@ func TestMergeInterruptedBeforeCloseConverges(t *testing.T) {
 		t.Fatalf("last ledger record %+v, want the merge of #%d", last, n)
 	}
 }
+
+// An issue closed by someone else while its pull request waits ends the
+// run without leaving in-progress on the closed issue.
+func TestClosedExternallyDropsInProgress(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	driveToPR(t, h, n)
+	h.f.close(n)
+	h.tick()
+	if _, ok := h.state(n); ok {
+		t.Fatal("state kept after the issue was closed")
+	}
+	if i := h.f.issue(n); i.HasLabel(forge.LabelInProgress) {
+		t.Fatalf("closed issue keeps %v", i.Labels)
+	}
+	h.wantLedger(ledger.ReasonDone, ledger.Code("issue.closed_externally"))
+}
