@@ -133,6 +133,8 @@ type fakeGit struct {
 	mirrors []string
 	// behind is what Behind reports for every branch.
 	behind bool
+	// worktreeErr is what Worktree fails with, when set.
+	worktreeErr error
 }
 
 var _ gitOps = (*fakeGit)(nil)
@@ -168,6 +170,12 @@ func (g *fakeGit) push(dir, branch string) error {
 }
 
 func (g *fakeGit) Worktree(_ context.Context, dir, _ string) error {
+	g.mu.Lock()
+	err := g.worktreeErr
+	g.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	return os.MkdirAll(dir, 0o750)
 }
 

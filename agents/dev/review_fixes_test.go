@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -125,4 +126,25 @@ func TestClosedExternallyDropsInProgress(t *testing.T) {
 		t.Fatalf("closed issue keeps %v", i.Labels)
 	}
 	h.wantLedger(ledger.ReasonDone, ledger.Code("issue.closed_externally"))
+}
+
+// A session that cannot even start (its worktree cannot be made) is
+// retried a bounded number of times, then the issue is blocked instead of
+// staying in-progress forever.
+func TestSessionStartFailuresAreBounded(t *testing.T) {
+	h := newHarness(t, pushing)
+	h.g.worktreeErr = errors.New("fatal: 'fix/issue-1' is already checked out")
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	for i := 0; i < 2*maxAfterFailures; i++ {
+		h.tick()
+		if st, _ := h.state(n); st.Stage.Terminal() {
+			break
+		}
+	}
+	h.wantStage(n, StageBlocked)
+	h.wantLabels(n, forge.LabelBlocked)
+	h.wantComment(n, "already checked out")
+	if len(h.r.Calls()) != 0 {
+		t.Fatalf("%d sessions ran without a worktree", len(h.r.Calls()))
+	}
 }

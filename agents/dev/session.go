@@ -40,17 +40,21 @@ func (a *Agent) startSession(ctx context.Context, st State) {
 			log.Info().Msg("session interrupted by shutdown; it resumes after the restart")
 			return
 		}
-		if st.Ran {
-			st.AfterFailures++
-			if st.AfterFailures > maxAfterFailures {
-				if berr := a.block(ctx, &st, ledger.Code("engine.after_session"), "Publishing the session's work kept failing.", a.red.Error(err)); berr != nil {
-					log.Error().Str("error", a.red.Error(berr)).Msg("block failed")
-				}
-				return
+		// Both the work after a session and the start of one (worktree,
+		// prompt) are retried next tick, a bounded number of times.
+		code, why, count := ledger.Code("engine.after_session"), "Publishing the session's work kept failing.", &st.AfterFailures
+		if !st.Ran {
+			code, why, count = ledger.Code("engine.session_start"), "Starting the model session kept failing.", &st.StartFailures
+		}
+		*count++
+		if *count > maxAfterFailures {
+			if berr := a.block(ctx, &st, code, why, a.red.Error(err)); berr != nil {
+				log.Error().Str("error", a.red.Error(berr)).Msg("block failed")
 			}
-			if serr := a.st.save(st); serr != nil {
-				log.Error().Str("error", a.red.Error(serr)).Msg("save state")
-			}
+			return
+		}
+		if serr := a.st.save(st); serr != nil {
+			log.Error().Str("error", a.red.Error(serr)).Msg("save state")
 		}
 		log.Error().Str("error", a.red.Error(err)).Msg("session step failed; retried next tick")
 	})
@@ -123,7 +127,7 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 	if res.SessionID != "" {
 		st.SessionID = res.SessionID
 	}
-	st.News = ""
+	st.News, st.StartFailures = "", 0
 	st.Ran = ctx.Err() == nil && (err == nil || errors.Is(err, claude.ErrMaxTurns))
 	if serr := a.st.save(*st); serr != nil {
 		return res, errors.Join(err, serr)

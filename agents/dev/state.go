@@ -78,6 +78,9 @@ type State struct {
 	// pays for the model again. AfterFailures bounds those retries.
 	Ran           bool `json:"ran,omitempty"`
 	AfterFailures int  `json:"after_failures,omitempty"`
+	// StartFailures counts consecutive failures to start a session
+	// (worktree, prompt); it bounds those retries too.
+	StartFailures int `json:"start_failures,omitempty"`
 	// MergeAttempts counts merges refused by the forge; Rebases the
 	// requests to rebase onto the primary branch.
 	MergeAttempts int `json:"merge_attempts,omitempty"`
