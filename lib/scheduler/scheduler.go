@@ -177,6 +177,13 @@ func (s *Scheduler) Run(ctx, jobsCtx context.Context) error {
 	defer s.wg.Wait()
 	for {
 		s.mu.Lock()
+		// Checked before every poll, not only after waking: a stop that
+		// arrived meanwhile (or before Run) must not claim one more run.
+		if ctx.Err() != nil {
+			s.mu.Unlock()
+			s.opts.Log.Info().Msg("scheduler stopped claiming new runs")
+			return nil
+		}
 		now := s.opts.Clock.Now()
 		var wakeAt time.Time
 		for _, j := range s.jobs {
@@ -199,10 +206,6 @@ func (s *Scheduler) Run(ctx, jobsCtx context.Context) error {
 		}
 		if timer != nil {
 			timer.Stop()
-		}
-		if ctx.Err() != nil {
-			s.opts.Log.Info().Msg("scheduler stopped claiming new runs")
-			return nil
 		}
 	}
 }

@@ -417,3 +417,28 @@ func TestAddValidates(t *testing.T) {
 		t.Errorf("duplicate: %v", err)
 	}
 }
+
+// A scheduler whose context has already ended (a SIGTERM during start-up)
+// claims no run, not even one that is due at once.
+func TestRunAfterCancelStartsNothing(t *testing.T) {
+	clk := schedtest.NewClock(t0)
+	ran := make(chan struct{}, 1)
+	s := scheduler.New(scheduler.Options{Clock: clk, Log: logx.Nop()})
+	if err := s.Add(scheduler.Job{Project: "p", Role: "dev", Interval: time.Minute,
+		Run: func(context.Context, scheduler.Tick) error { ran <- struct{}{}; return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Run(ctx, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ran:
+		t.Fatal("a run started after the scheduler was told to stop")
+	default:
+	}
+	if st := s.Snapshot(); st[0].Runs != 0 {
+		t.Fatalf("runs = %d, want 0", st[0].Runs)
+	}
+}
