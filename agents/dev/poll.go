@@ -239,7 +239,7 @@ func (a *Agent) startState(i forge.Issue) (State, bool, error) {
 		return a.newState(i), false, nil
 	}
 	return State{Issue: st.Issue, Title: i.Title, Branch: st.Branch, Worktree: st.Worktree,
-		SessionID: st.SessionID, PR: st.PR, Started: a.o.Now(), Stage: StageImplementing}, true, nil
+		SessionID: st.SessionID, PR: st.PR, Started: a.o.Now(), Stage: StageImplementing, Resumed: true}, true, nil
 }
 
 func (a *Agent) newState(i forge.Issue) State {

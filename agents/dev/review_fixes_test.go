@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/phase"
 )
 
 // relabel moves issue n from blocked back to the backlog, as a maintainer
@@ -147,4 +149,34 @@ func TestSessionStartFailuresAreBounded(t *testing.T) {
 	if len(h.r.Calls()) != 0 {
 		t.Fatalf("%d sessions ran without a worktree", len(h.r.Calls()))
 	}
+}
+
+// The escalation comment asks a maintainer to answer in a comment and send
+// the issue back: the resumed session must be given that answer.
+func TestResumedSessionGetsTheAnswer(t *testing.T) {
+	h := newHarness(t, func(h *harness, n int, inv claude.Invocation) (claude.Result, error) {
+		if n == 0 {
+			return h.writePhase(inv, phase.Escalate, "which API version?")
+		}
+		return h.implement(inv, phase.AwaitingCI)
+	})
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	if _, err := h.f.fake.Repo("owner", "proj", "carol").CreateComment(t.Context(), n, "An early remark."); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	h.wantStage(n, StageEscalated)
+	if _, err := h.f.fake.Repo("owner", "proj", "alice").CreateComment(t.Context(), n, "Use API v2."); err != nil {
+		t.Fatal(err)
+	}
+	relabel(h, n)
+	h.tick()
+	calls := h.r.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d sessions, want 2", len(calls))
+	}
+	if calls[1].ResumeID != "sess-1" || !strings.Contains(calls[1].Prompt, "Use API v2.") || strings.Contains(calls[1].Prompt, "An early remark.") {
+		t.Fatalf("resumed session: resume %q prompt:\n%s", calls[1].ResumeID, calls[1].Prompt)
+	}
+	h.wantStage(n, StageAwaitingCI)
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 
 	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
@@ -68,6 +70,12 @@ func (a *Agent) session(ctx context.Context, st *State) error {
 	prompt, resume := st.News, st.SessionID
 	switch {
 	case st.Stage == StageFixing && st.News != "" && resume != "":
+	case resume != "" && st.Resumed:
+		p, err := a.resumePrompt(ctx, st)
+		if err != nil {
+			return err
+		}
+		prompt = p
 	case resume != "":
 		prompt = restartText
 	default:
@@ -127,7 +135,7 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 	if res.SessionID != "" {
 		st.SessionID = res.SessionID
 	}
-	st.News, st.StartFailures = "", 0
+	st.News, st.StartFailures, st.Resumed = "", 0, false
 	st.Ran = ctx.Err() == nil && (err == nil || errors.Is(err, claude.ErrMaxTurns))
 	if serr := a.st.save(*st); serr != nil {
 		return res, errors.Join(err, serr)
@@ -237,4 +245,43 @@ func (a *Agent) sessionPhase(st *State) (phase.State, error) {
 		return phase.State{}, nil
 	}
 	return phase.State{}, err
+}
+
+// resumePrompt resumes a run a maintainer sent back: it carries what
+// others wrote on the issue since the bot's last outcome comment (the
+// blocked or escalated one), so an answer reaches the session.
+func (a *Agent) resumePrompt(ctx context.Context, st *State) (string, error) {
+	comments, err := a.o.Forge.ListComments(ctx, st.Issue)
+	if err != nil {
+		return "", err
+	}
+	me, err := a.identity(ctx)
+	if err != nil {
+		return "", err
+	}
+	bots := map[string]bool{me: true}
+	for _, b := range a.o.BotUsernames {
+		bots[b] = true
+	}
+	var since []string
+	for _, c := range comments {
+		if c.Author == me {
+			if _, ok := forge.FindMarker(c.Body, "dev-outcome"); ok {
+				since = since[:0]
+			}
+			continue
+		}
+		if bots[c.Author] {
+			continue
+		}
+		since = append(since, fmt.Sprintf("### @%s (%s):\n\n%s", c.Author, c.Created.UTC().Format("2006-01-02"), strings.TrimSpace(c.Body)))
+	}
+	answer := "(no new comments)"
+	if len(since) > 0 {
+		answer = formula.Untrusted(a.red.String(strings.Join(since, "\n\n")))
+	}
+	return fmt.Sprintf("Work on issue #%d was stopped (blocked or escalated) and a maintainer has sent it back to you. "+
+		"Comments on the issue since then:\n\n%s\n\nTake them into account and continue from the existing branch %s "+
+		"(and pull request, if there is one; never open another): check the worktree (git status, git log), finish the "+
+		"task, commit, push the branch and write the phase file as instructed before.", st.Issue, answer, st.Branch), nil
 }

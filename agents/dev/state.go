@@ -62,6 +62,9 @@ type State struct {
 
 	// News is the prompt the session is resumed with (StageFixing).
 	News string `json:"news,omitempty"`
+	// Resumed marks a run a maintainer sent back from blocked or
+	// escalated: its session is resumed with what they wrote since.
+	Resumed bool `json:"resumed,omitempty"`
 	// CIFixes counts code failures of CI; InfraRetries automatic retries.
 	CIFixes      int `json:"ci_fixes,omitempty"`
 	InfraRetries int `json:"infra_retries,omitempty"`
