@@ -306,11 +306,22 @@ func (a *Agent) candidates(snap *snapshot) []forge.Issue {
 	return out
 }
 
-// blockedByDeps reports whether a dependency of i is still open. Issues
-// missing from the open list count as closed here; pick confirms them.
+// blockedByDeps reports whether a dependency of i is still open: an open
+// issue or an open pull request (issues and pull requests share numbers).
+// Others count as closed here; pick confirms them.
 func (a *Agent) blockedByDeps(snap *snapshot, i forge.Issue) bool {
 	for _, d := range deps.ParseFor(i.Number, i.Body) {
-		if _, open := snap.open[d]; open {
+		if _, open := snap.open[d]; open || snap.openPull(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// openPull reports whether n is the number of an open pull request.
+func (s *snapshot) openPull(n int64) bool {
+	for _, p := range s.pulls {
+		if p.Number == n {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package dev
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -179,4 +180,27 @@ func TestResumedSessionGetsTheAnswer(t *testing.T) {
 		t.Fatalf("resumed session: resume %q prompt:\n%s", calls[1].ResumeID, calls[1].Prompt)
 	}
 	h.wantStage(n, StageAwaitingCI)
+}
+
+// A backlog issue that depends on an open pull request waits without
+// costing a request per tick: open pull requests are in the tick's listing.
+func TestIdleTickWithPullDependency(t *testing.T) {
+	h := newHarness(t, nil)
+	if _, err := h.f.owner.CreateBranch(t.Context(), "feature", ""); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := h.f.owner.CreatePull(t.Context(), forge.NewPull{Title: "feature", Head: "feature", Base: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.f.addIssue("waits", fmt.Sprintf("Depends on #%d", pr.Number), forge.LabelBacklog)
+	h.tick()
+	before := h.f.fake.Calls()
+	h.tick()
+	if calls, got := h.f.callsSince(before); got != 2 {
+		t.Fatalf("idle tick made %d forge calls, want 2: %v", got, calls)
+	}
+	if len(h.r.Calls()) != 0 {
+		t.Fatal("worked an issue whose dependency is open")
+	}
 }
