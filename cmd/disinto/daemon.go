@@ -118,6 +118,10 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	// cancelled only after the grace period, and kills running sessions.
 	jobsCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
+	// A server that dies takes health checks and webhooks with it: shut
+	// down like on SIGTERM and exit non-zero, so the container restarts.
+	ctx, stopDaemon := context.WithCancel(ctx)
+	defer stopDaemon()
 	var g errgroup.Group
 	schedDone := make(chan struct{})
 	g.Go(func() error {
@@ -126,6 +130,8 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	})
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error().Err(err).Msg("HTTP server failed; shutting down")
+			stopDaemon()
 			return fmt.Errorf("serve: %w", err)
 		}
 		return nil
