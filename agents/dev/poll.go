@@ -16,6 +16,7 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/deps"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
 )
 
@@ -108,7 +109,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 			continue
 		}
 		ended[n] = st.Stage.Terminal()
-		if err := a.advance(ctx, snap, &st); err != nil {
+		if err := a.advanceBounded(ctx, snap, &st); err != nil {
 			errs = append(errs, fmt.Errorf("issue #%d: %w", n, err))
 		}
 	}
@@ -410,4 +411,40 @@ func (a *Agent) saveRefusal(n int64, r refusalRecord) error {
 		return fmt.Errorf("state dir: %w", err)
 	}
 	return writeAtomic(a.refusalsPath(), data)
+}
+
+// advanceBounded advances st one step. A step that keeps failing for a
+// reason other than an unavailable forge or shutdown blocks the issue after
+// maxAfterFailures ticks, with the error in the diagnostic, instead of
+// failing every tick forever.
+func (a *Agent) advanceBounded(ctx context.Context, snap *snapshot, st *State) error {
+	before := st.AdvanceFailures
+	err := a.advance(ctx, snap, st)
+	switch {
+	case err == nil:
+		if before > 0 {
+			if cur, ok, lerr := a.st.load(st.Issue); lerr == nil && ok && cur.AdvanceFailures > 0 {
+				cur.AdvanceFailures = 0
+				return a.st.save(cur)
+			}
+		}
+		return nil
+	case ctx.Err() != nil, errors.Is(err, forge.ErrUnavailable):
+		return err
+	}
+	cur, ok, lerr := a.st.load(st.Issue)
+	if lerr != nil || !ok || cur.Stage.Terminal() {
+		return err
+	}
+	cur.AdvanceFailures++
+	if cur.AdvanceFailures > maxAfterFailures {
+		if berr := a.block(ctx, &cur, ledger.Code("engine.advance_failed"), "Advancing this issue kept failing.", a.red.Error(err)); berr != nil {
+			return errors.Join(err, berr)
+		}
+		return nil
+	}
+	if serr := a.st.save(cur); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return err
 }

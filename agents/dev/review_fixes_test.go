@@ -204,3 +204,36 @@ func TestIdleTickWithPullDependency(t *testing.T) {
 		t.Fatal("worked an issue whose dependency is open")
 	}
 }
+
+// A step of one issue that keeps failing (here a state file whose stage no
+// release knows) is retried a bounded number of ticks, then the issue is
+// blocked with the error, and later ticks no longer fail.
+func TestAdvanceFailuresAreBounded(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	st.Stage = "from-a-future-release"
+	if err := h.a.st.save(st); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < maxAfterFailures; i++ {
+		if err := h.tickErr(); err == nil || !strings.Contains(err.Error(), "unknown stage") {
+			t.Fatalf("tick %d: err = %v, want the step's error", i+1, err)
+		}
+	}
+	if err := h.tickErr(); err != nil {
+		t.Fatalf("the tick that blocks the issue failed: %v", err)
+	}
+	recs := h.led.Records()
+	if last := recs[len(recs)-1]; last.Reason != ledger.ReasonBlocked || last.Code != "engine.advance_failed" || last.Issue != n {
+		t.Fatalf("last ledger record %+v, want blocked engine.advance_failed", last)
+	}
+	if len(recs) != maxAfterFailures+1 {
+		t.Fatalf("%d ledger records, want one per failed tick and the block", len(recs))
+	}
+	h.wantLabels(n, forge.LabelBlocked)
+	h.wantComment(n, "unknown stage")
+	if err := h.tickErr(); err != nil {
+		t.Fatalf("a blocked issue still fails ticks: %v", err)
+	}
+}

@@ -84,6 +84,10 @@ type State struct {
 	// StartFailures counts consecutive failures to start a session
 	// (worktree, prompt); it bounds those retries too.
 	StartFailures int `json:"start_failures,omitempty"`
+	// AdvanceFailures counts consecutive ticks whose step of this issue
+	// failed (forge outages aside); it bounds them so one broken issue
+	// neither fails every tick forever nor floods the ledger.
+	AdvanceFailures int `json:"advance_failures,omitempty"`
 	// MergeAttempts counts merges refused by the forge; Rebases the
 	// requests to rebase onto the primary branch.
 	MergeAttempts int `json:"merge_attempts,omitempty"`
