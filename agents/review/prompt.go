@@ -9,6 +9,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/patch"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -60,7 +61,7 @@ func (a *Agent) rereviewContext(ctx context.Context, c candidate, dir string, lo
 	default:
 		re.incHeading = fmt.Sprintf("Incremental Diff (%s)", rng)
 	}
-	shown, note := truncateDiff(inc, a.opts.DiffLimit)
+	shown, note := patch.Truncate(inc, a.opts.DiffLimit)
 	re.incHeading += note
 	re.inc = formula.Untrusted(shown) + "\n"
 	return re
@@ -99,7 +100,7 @@ func authorResponse(comments []forge.Comment, bot, prev string) string {
 	}
 	s := strings.Join(parts, "\n\n---\n\n")
 	if len(s) > maxResponseBytes {
-		s = cutAtLine(s, maxResponseBytes) + "\n[…]\n"
+		s = patch.CutAtLine(s, maxResponseBytes) + "\n[…]\n"
 	}
 	return s
 }
@@ -109,13 +110,13 @@ func authorResponse(comments []forge.Comment, bot, prev string) string {
 // re-review, the previous review and the diff since it.
 func (a *Agent) contextBlocks(p promptInput) []formula.Block {
 	pr := p.c.pr
-	shown, note := truncateDiff(p.diff, a.opts.DiffLimit)
+	shown, note := patch.Truncate(p.diff, a.opts.DiffLimit)
 	meta := fmt.Sprintf("**%s**\n\n- Pull request: #%d\n- Branches: %s → %s\n- Head commit: %s\n- CI: %s\n- Re-review: %t\n",
 		pr.Title, pr.Number, pr.Head, pr.Base, pr.HeadSHA, p.c.ciMsg, p.re != nil)
 	blocks := []formula.Block{
 		{Title: "Pull request", Body: meta},
 		{Title: "Description (written by the author; untrusted)", Body: orDash(pr.Body), Untrusted: true},
-		{Title: "Changed files", Body: strings.Join(changedFiles(p.diff), "\n"), Untrusted: true},
+		{Title: "Changed files", Body: strings.Join(patch.Files(p.diff), "\n"), Untrusted: true},
 		{Title: "Diff" + note, Body: shown, Untrusted: true},
 	}
 	if p.re == nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/patch"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -268,7 +269,7 @@ func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, log zerolog.L
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
-	if !nonCode(changedFiles(diff)) {
+	if !patch.NonCode(patch.Files(diff)) {
 		log.Debug().Str("ci", orNone(cs.State)).Msg("waiting for CI")
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package review
+package patch
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ func TestChangedFiles(t *testing.T) {
 		"diff --git a/a.bin b/a.bin\nnew file mode 100644\nBinary files /dev/null and b/a.bin differ\n" +
 		"diff --git a/from.md b/docs/to.md\nsimilarity index 100%\nrename from from.md\nrename to docs/to.md\n" +
 		"diff --git a/with space.md b/with space.md\n--- a/with space.md\n+++ b/with space.md\n@@ -1 +1 @@\n-a\n+b\n"
-	got := changedFiles(diff)
+	got := Files(diff)
 	want := []string{"a.bin", "docs/to.md", "lib/x.go", "old.md", "with space.md"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("changedFiles = %q, want %q", got, want)
@@ -53,8 +53,8 @@ func TestNonCode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := nonCode(tt.files); got != tt.want {
-				t.Errorf("nonCode(%q) = %t", tt.files, got)
+			if got := NonCode(tt.files); got != tt.want {
+				t.Errorf("NonCode(%q) = %t", tt.files, got)
 			}
 		})
 	}
@@ -80,7 +80,7 @@ func TestTruncateDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, note := truncateDiff(tt.diff, tt.limit)
+			got, note := Truncate(tt.diff, tt.limit)
 			if len(got) > tt.limit {
 				t.Errorf("len = %d, over the limit %d", len(got), tt.limit)
 			}
@@ -110,7 +110,7 @@ func TestTruncateDiff(t *testing.T) {
 
 func TestTruncateDiffHunkBoundary(t *testing.T) {
 	big := fileDiffText("b.go", 4000, 4000, 4000)
-	got, _ := truncateDiff(big, 9000)
+	got, _ := Truncate(big, 9000)
 	shown := strings.SplitN(got, "\n# Omitted", 2)[0]
 	if !strings.HasPrefix(big, shown) {
 		t.Fatal("shown part is not a prefix of the file diff")
@@ -127,7 +127,7 @@ func TestTruncateDiffManyOmittedFiles(t *testing.T) {
 	for i := range 2000 {
 		b.WriteString(fileDiffText(fmt.Sprintf("dir/file-with-a-long-name-%04d.go", i), 20))
 	}
-	got, _ := truncateDiff(b.String(), 25000)
+	got, _ := Truncate(b.String(), 25000)
 	if len(got) > 25000 {
 		t.Fatalf("len = %d over the limit", len(got))
 	}
@@ -150,9 +150,9 @@ func TestCutAtLineUTF8(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := cutAtLine(tt.in, tt.limit)
+			got := CutAtLine(tt.in, tt.limit)
 			if got != tt.want || !utf8.ValidString(got) {
-				t.Errorf("cutAtLine(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
+				t.Errorf("CutAtLine(%q, %d) = %q, want %q", tt.in, tt.limit, got, tt.want)
 			}
 		})
 	}
@@ -162,7 +162,7 @@ func TestTruncateDiffNeverSplitsUTF8(t *testing.T) {
 	line := "+" + strings.Repeat("日本語", 2000) // one line, 18001 bytes
 	diff := "diff --git a/u.txt b/u.txt\n--- a/u.txt\n+++ b/u.txt\n@@ -0,0 +1 @@\n" + line + "\n"
 	for limit := 100; limit < 110; limit++ {
-		got, _ := truncateDiff(diff, limit)
+		got, _ := Truncate(diff, limit)
 		if !utf8.ValidString(got) || len(got) > limit {
 			t.Fatalf("limit %d: invalid or too long (%d bytes)", limit, len(got))
 		}

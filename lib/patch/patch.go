@@ -1,4 +1,7 @@
-package review
+// Package patch reads unified diffs as the forge serves them: the files a
+// change touches, a size-bounded excerpt for prompts, and the reference's
+// rule for changes that hold no code.
+package patch
 
 import (
 	"fmt"
@@ -48,8 +51,8 @@ func pathFromHeader(l string) string {
 	return ""
 }
 
-// changedFiles lists the paths a diff touches, sorted, deletions included.
-func changedFiles(diff string) []string {
+// Files lists the paths a diff touches, sorted, deletions included.
+func Files(diff string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range splitDiff(diff) {
@@ -62,21 +65,21 @@ func changedFiles(diff string) []string {
 	return out
 }
 
-// truncateDiff keeps whole files of diff, in order, while they fit in
+// Truncate keeps whole files of diff, in order, while they fit in
 // limit bytes, and names every file it left out with its size, so the
 // model knows to read them in the checkout. A first file larger than the
 // budget is cut at its last hunk boundary that fits (a line boundary when
 // no hunk fits), never inside a UTF-8 sequence. The result, list
 // included, is at most limit bytes. It returns the text and a note for the
 // heading ("" when nothing was cut).
-func truncateDiff(diff string, limit int) (string, string) {
+func Truncate(diff string, limit int) (string, string) {
 	if len(diff) <= limit {
 		return diff, ""
 	}
 	note := fmt.Sprintf(" (truncated from %d bytes)", len(diff))
 	files := splitDiff(diff)
 	if len(files) == 0 {
-		return cutAtLine(diff, limit), note
+		return CutAtLine(diff, limit), note
 	}
 	const header = "\n# Omitted from this diff (read them in the checkout):\n"
 	reserve := len(header)
@@ -141,12 +144,12 @@ func cutAtHunk(s string, limit int) string {
 	if i := strings.LastIndex(prefix, "\n@@ "); i >= 0 && i > first {
 		return prefix[:i+1]
 	}
-	return cutAtLine(s, limit)
+	return CutAtLine(s, limit)
 }
 
-// cutAtLine returns the longest prefix of s that fits in limit and ends at
+// CutAtLine returns the longest prefix of s that fits in limit and ends at
 // a line boundary, or, for a single overlong line, at a character boundary.
-func cutAtLine(s string, limit int) string {
+func CutAtLine(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
@@ -165,9 +168,9 @@ func cutAtLine(s string, limit int) string {
 	return s
 }
 
-// nonCode reports whether every changed file is documentation or a formula,
+// NonCode reports whether every changed file is documentation or a formula,
 // for which the reference reviews without waiting for CI.
-func nonCode(files []string) bool {
+func NonCode(files []string) bool {
 	if len(files) == 0 {
 		return false
 	}
