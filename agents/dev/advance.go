@@ -13,6 +13,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/patch"
 	verdictpkg "github.com/disinto/disinto/lib/verdict"
 )
 
@@ -81,7 +82,20 @@ func (a *Agent) checkCI(ctx context.Context, st *State) (bool, error) {
 		return false, err
 	}
 	switch cs.State {
-	case "", forge.CIPending:
+	case "":
+		// No CI reported at all: a change without code needs none (the
+		// reference's rule, which CI path filters rely on).
+		nonCode, err := a.nonCode(ctx, st)
+		if err != nil {
+			return false, err
+		}
+		if nonCode {
+			log.Info().Msg("no CI status on a pull request that changes no code; going to review")
+			a.await(st, StageAwaitingReview)
+			return true, a.st.save(*st)
+		}
+		return false, a.overdue(ctx, st, a.lim.CITimeout, ledger.CodeCITimeout, "CI")
+	case forge.CIPending:
 		return false, a.overdue(ctx, st, a.lim.CITimeout, ledger.CodeCITimeout, "CI")
 	case forge.CISuccess:
 		log.Info().Msg("CI green")
@@ -123,6 +137,25 @@ func (a *Agent) checkCI(ctx context.Context, st *State) (bool, error) {
 	}
 	a.startSession(ctx, *st)
 	return false, nil
+}
+
+// nonCode reports whether the pull request's head changes no code. The
+// diff is read once per head.
+func (a *Agent) nonCode(ctx context.Context, st *State) (bool, error) {
+	if st.CodeCheckedSHA != st.HeadSHA {
+		diff, err := a.o.Forge.PullDiff(ctx, st.PR)
+		if err != nil {
+			return false, err
+		}
+		st.CodeCheckedSHA, st.NonCodeSHA = st.HeadSHA, ""
+		if patch.NonCode(patch.Files(diff)) {
+			st.NonCodeSHA = st.HeadSHA
+		}
+		if err := a.st.save(*st); err != nil {
+			return false, err
+		}
+	}
+	return st.NonCodeSHA == st.HeadSHA, nil
 }
 
 // ciReport describes every non-green status with its description and link.

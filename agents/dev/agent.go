@@ -41,6 +41,7 @@ type forgeAPI interface {
 	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
 	CombinedStatus(ctx context.Context, sha string) (forge.CombinedStatus, error)
+	PullDiff(ctx context.Context, n int64) (string, error)
 	// Merge merges n only if its head is still opts.HeadSHA (else
 	// forge.ErrHeadMoved).
 	Merge(ctx context.Context, n int64, opts forge.MergeOptions) error

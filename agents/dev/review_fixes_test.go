@@ -237,3 +237,32 @@ func TestAdvanceFailuresAreBounded(t *testing.T) {
 		t.Fatalf("a blocked issue still fails ticks: %v", err)
 	}
 }
+
+// A pull request that changes no code (docs only) and gets no CI status
+// at all goes to review instead of waiting out the CI timeout; one that
+// changes code keeps waiting. The diff is read once per head.
+func TestNonCodeNeedsNoCI(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		stage      Stage
+	}{
+		{"docs only", "docs/guide.md", StageAwaitingReview},
+		{"code", "main.go", StageAwaitingCI},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, pushing)
+			n := h.f.addIssue("Document it", "body", forge.LabelBacklog)
+			st := driveToPR(t, h, n)
+			diff := fmt.Sprintf("diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n@@ -1 +1 @@\n-a\n+b\n", tc.file, tc.file, tc.file, tc.file)
+			if err := h.f.owner.SetPullDiff(st.PR, diff); err != nil {
+				t.Fatal(err)
+			}
+			h.tick()
+			h.tick()
+			h.wantStage(n, tc.stage)
+			if diffs := h.f.fake.Calls()["PullDiff"]; diffs != 1 {
+				t.Errorf("diff read %d times over two ticks, want once per head", diffs)
+			}
+		})
+	}
+}

@@ -68,6 +68,11 @@ type State struct {
 	// CIFixes counts code failures of CI; InfraRetries automatic retries.
 	CIFixes      int `json:"ci_fixes,omitempty"`
 	InfraRetries int `json:"infra_retries,omitempty"`
+	// NonCodeSHA is the head whose diff was found to hold no code (docs,
+	// formulas, markdown only), so a missing CI status does not hold it.
+	// CodeCheckedSHA is the head whose diff was last checked.
+	NonCodeSHA     string `json:"non_code_sha,omitempty"`
+	CodeCheckedSHA string `json:"code_checked_sha,omitempty"`
 	// ReviewRounds counts change requests; HandledReview is the newest
 	// verdict acted on (review id or comment id, prefixed r/c).
 	ReviewRounds  int    `json:"review_rounds,omitempty"`

@@ -39,6 +39,7 @@ type repo struct {
 type issue struct {
 	forge.Issue
 	pull    *forge.PullRequest
+	diff    string // set by SetPullDiff; "" serves a placeholder
 	reviews []forge.Review
 }
 

@@ -104,7 +104,8 @@ func (r *Repo) FindPullByHead(ctx context.Context, branch string) (forge.PullReq
 	return forge.PullRequest{}, notFound("pull with head %q in %s", branch, r.slug)
 }
 
-// PullDiff returns a placeholder diff naming the head commit.
+// PullDiff returns the diff set by SetPullDiff, else a placeholder naming
+// the head commit.
 func (r *Repo) PullDiff(ctx context.Context, n int64) (string, error) {
 	if err := r.f.enter("PullDiff"); err != nil {
 		r.f.mu.Unlock()
@@ -115,7 +116,24 @@ func (r *Repo) PullDiff(ctx context.Context, n int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if i.diff != "" {
+		return i.diff, nil
+	}
 	return fmt.Sprintf("diff --git fake %s..%s\n", i.pull.Base, r.st().branches[i.pull.Head]), nil
+}
+
+// SetPullDiff makes PullDiff of n return diff. It is a test helper with no
+// forge.RepoClient counterpart (the fake keeps no file contents per
+// commit).
+func (r *Repo) SetPullDiff(n int64, diff string) error {
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	i, err := r.pull(n)
+	if err != nil {
+		return err
+	}
+	i.diff = diff
+	return nil
 }
 
 // ClosePull closes n without merging.
