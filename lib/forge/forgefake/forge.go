@@ -96,13 +96,15 @@ func (f *Forge) Calls() map[string]int {
 	return out
 }
 
-// enter locks the forge, counts op and returns an injected failure.
-// The caller must call f.mu.Unlock.
+// enter locks the forge for op and counts it. It returns op's injected
+// failure, if any, with the forge unlocked again; on nil the caller holds
+// the lock and must release it (defer f.mu.Unlock()).
 func (f *Forge) enter(op string) error {
 	f.mu.Lock()
 	f.calls[op]++
 	if errs := f.fail[op]; len(errs) > 0 {
 		f.fail[op] = errs[1:]
+		f.mu.Unlock()
 		return errs[0]
 	}
 	return nil

@@ -35,9 +35,11 @@ func (r *Repo) st() *repo { return r.f.repos[r.slug] }
 
 // Me returns the acting user.
 func (r *Repo) Me(ctx context.Context) (forge.User, error) {
-	err := r.f.enter("Me")
+	if err := r.f.enter("Me"); err != nil {
+		return forge.User{}, err
+	}
 	defer r.f.mu.Unlock()
-	return forge.User{Login: r.login}, err
+	return forge.User{Login: r.login}, nil
 }
 
 func cloneIssue(i *issue) forge.Issue {
@@ -50,7 +52,6 @@ func cloneIssue(i *issue) forge.Issue {
 // ListIssues returns issues (not pull requests) matching q, newest first.
 func (r *Repo) ListIssues(ctx context.Context, q forge.IssueQuery) ([]forge.Issue, error) {
 	if err := r.f.enter("ListIssues"); err != nil {
-		r.f.mu.Unlock()
 		return nil, err
 	}
 	defer r.f.mu.Unlock()
@@ -92,7 +93,6 @@ func (r *Repo) issue(n int64) (*issue, error) {
 // GetIssue returns issue or pull request n as an issue.
 func (r *Repo) GetIssue(ctx context.Context, n int64) (forge.Issue, error) {
 	if err := r.f.enter("GetIssue"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Issue{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -106,7 +106,6 @@ func (r *Repo) GetIssue(ctx context.Context, n int64) (forge.Issue, error) {
 // CreateIssue opens an issue; labels must exist.
 func (r *Repo) CreateIssue(ctx context.Context, in forge.NewIssue) (forge.Issue, error) {
 	if err := r.f.enter("CreateIssue"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Issue{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -134,7 +133,6 @@ func (r *Repo) newIssue(title, body string) *issue {
 // EditIssue applies e to issue n.
 func (r *Repo) EditIssue(ctx context.Context, n int64, e forge.IssueEdit) (forge.Issue, error) {
 	if err := r.f.enter("EditIssue"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Issue{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -165,7 +163,6 @@ func (r *Repo) CloseIssue(ctx context.Context, n int64) error {
 // SetAssignees replaces the assignees of issue n.
 func (r *Repo) SetAssignees(ctx context.Context, n int64, logins []string) error {
 	if err := r.f.enter("SetAssignees"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()
@@ -181,7 +178,6 @@ func (r *Repo) SetAssignees(ctx context.Context, n int64, logins []string) error
 // ListComments returns the comments of n, oldest first.
 func (r *Repo) ListComments(ctx context.Context, n int64) ([]forge.Comment, error) {
 	if err := r.f.enter("ListComments"); err != nil {
-		r.f.mu.Unlock()
 		return nil, err
 	}
 	defer r.f.mu.Unlock()
@@ -201,7 +197,6 @@ func (r *Repo) ListComments(ctx context.Context, n int64) ([]forge.Comment, erro
 // CreateComment posts body on n.
 func (r *Repo) CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error) {
 	if err := r.f.enter("CreateComment"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Comment{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -219,7 +214,6 @@ func (r *Repo) CreateComment(ctx context.Context, n int64, body string) (forge.C
 // EditComment replaces the body of comment id.
 func (r *Repo) EditComment(ctx context.Context, id int64, body string) (forge.Comment, error) {
 	if err := r.f.enter("EditComment"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Comment{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -234,7 +228,6 @@ func (r *Repo) EditComment(ctx context.Context, id int64, body string) (forge.Co
 // DeleteComment deletes comment id.
 func (r *Repo) DeleteComment(ctx context.Context, id int64) error {
 	if err := r.f.enter("DeleteComment"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()

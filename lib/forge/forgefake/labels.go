@@ -11,7 +11,6 @@ import (
 // ListLabels returns the repository's labels.
 func (r *Repo) ListLabels(ctx context.Context) ([]forge.Label, error) {
 	if err := r.f.enter("ListLabels"); err != nil {
-		r.f.mu.Unlock()
 		return nil, err
 	}
 	defer r.f.mu.Unlock()
@@ -21,7 +20,6 @@ func (r *Repo) ListLabels(ctx context.Context) ([]forge.Label, error) {
 // EnsureLabels creates the registry labels that are missing.
 func (r *Repo) EnsureLabels(ctx context.Context) ([]forge.LabelName, error) {
 	if err := r.f.enter("EnsureLabels"); err != nil {
-		r.f.mu.Unlock()
 		return nil, err
 	}
 	defer r.f.mu.Unlock()
@@ -50,7 +48,6 @@ func (r *Repo) checkLabels(names []forge.LabelName) error {
 // AddLabels adds labels to n; present ones stay.
 func (r *Repo) AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error {
 	if err := r.f.enter("AddLabels"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()
@@ -77,7 +74,6 @@ func (r *Repo) addLabels(n int64, names []forge.LabelName) error {
 // RemoveLabels removes labels from n; absent ones are ignored.
 func (r *Repo) RemoveLabels(ctx context.Context, n int64, names ...forge.LabelName) error {
 	if err := r.f.enter("RemoveLabels"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()
@@ -101,7 +97,6 @@ func (r *Repo) removeLabels(n int64, names []forge.LabelName) error {
 // in-progress, atomically; ErrClaimed if anyone holds it or it is closed.
 func (r *Repo) Claim(ctx context.Context, n int64) (forge.Claim, error) {
 	if err := r.f.enter("Claim"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Claim{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -129,7 +124,6 @@ func (r *Repo) Claim(ctx context.Context, n int64) (forge.Claim, error) {
 // Release undoes c.
 func (r *Repo) Release(ctx context.Context, c forge.Claim) error {
 	if err := r.f.enter("Release"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()

@@ -29,7 +29,6 @@ func (r *Repo) pullView(i *issue) forge.PullRequest {
 // CreatePull opens a pull request from head into base.
 func (r *Repo) CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error) {
 	if err := r.f.enter("CreatePull"); err != nil {
-		r.f.mu.Unlock()
 		return forge.PullRequest{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -51,7 +50,6 @@ func (r *Repo) CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequ
 // GetPull returns pull request n.
 func (r *Repo) GetPull(ctx context.Context, n int64) (forge.PullRequest, error) {
 	if err := r.f.enter("GetPull"); err != nil {
-		r.f.mu.Unlock()
 		return forge.PullRequest{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -65,7 +63,6 @@ func (r *Repo) GetPull(ctx context.Context, n int64) (forge.PullRequest, error) 
 // ListPulls returns pull requests in state (open when empty), newest first.
 func (r *Repo) ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error) {
 	if err := r.f.enter("ListPulls"); err != nil {
-		r.f.mu.Unlock()
 		return nil, err
 	}
 	defer r.f.mu.Unlock()
@@ -90,7 +87,6 @@ func (r *Repo) listPulls(state forge.State) []forge.PullRequest {
 // ones first, or ErrNotFound.
 func (r *Repo) FindPullByHead(ctx context.Context, branch string) (forge.PullRequest, error) {
 	if err := r.f.enter("FindPullByHead"); err != nil {
-		r.f.mu.Unlock()
 		return forge.PullRequest{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -108,7 +104,6 @@ func (r *Repo) FindPullByHead(ctx context.Context, branch string) (forge.PullReq
 // the head commit.
 func (r *Repo) PullDiff(ctx context.Context, n int64) (string, error) {
 	if err := r.f.enter("PullDiff"); err != nil {
-		r.f.mu.Unlock()
 		return "", err
 	}
 	defer r.f.mu.Unlock()
@@ -139,7 +134,6 @@ func (r *Repo) SetPullDiff(n int64, diff string) error {
 // ClosePull closes n without merging.
 func (r *Repo) ClosePull(ctx context.Context, n int64) error {
 	if err := r.f.enter("ClosePull"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()
@@ -155,7 +149,6 @@ func (r *Repo) ClosePull(ctx context.Context, n int64) error {
 // Merge merges n if its head is opts.HeadSHA and protection allows it.
 func (r *Repo) Merge(ctx context.Context, n int64, opts forge.MergeOptions) error {
 	if err := r.f.enter("Merge"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()

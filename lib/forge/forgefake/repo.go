@@ -14,7 +14,6 @@ import (
 // request changes on their own pull requests.
 func (r *Repo) CreateReview(ctx context.Context, n int64, in forge.NewReview) (forge.Review, error) {
 	if err := r.f.enter("CreateReview"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Review{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -38,7 +37,6 @@ func (r *Repo) CreateReview(ctx context.Context, n int64, in forge.NewReview) (f
 // of an older head.
 func (r *Repo) ListReviews(ctx context.Context, n int64) ([]forge.Review, error) {
 	if err := r.f.enter("ListReviews"); err != nil {
-		r.f.mu.Unlock()
 		return nil, err
 	}
 	defer r.f.mu.Unlock()
@@ -57,7 +55,6 @@ func (r *Repo) ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
 // DismissReview dismisses review id on n.
 func (r *Repo) DismissReview(ctx context.Context, n, id int64, message string) error {
 	if err := r.f.enter("DismissReview"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()
@@ -77,7 +74,6 @@ func (r *Repo) DismissReview(ctx context.Context, n, id int64, message string) e
 // CreateStatus records a commit status, replacing one of the same context.
 func (r *Repo) CreateStatus(ctx context.Context, sha string, s forge.CommitStatus) error {
 	if err := r.f.enter("CreateStatus"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()
@@ -92,7 +88,6 @@ func (r *Repo) CreateStatus(ctx context.Context, sha string, s forge.CommitStatu
 // then pending, then success; empty when none.
 func (r *Repo) CombinedStatus(ctx context.Context, sha string) (forge.CombinedStatus, error) {
 	if err := r.f.enter("CombinedStatus"); err != nil {
-		r.f.mu.Unlock()
 		return forge.CombinedStatus{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -109,7 +104,6 @@ func (r *Repo) CombinedStatus(ctx context.Context, sha string) (forge.CombinedSt
 // GetBranch returns branch name.
 func (r *Repo) GetBranch(ctx context.Context, name string) (forge.Branch, error) {
 	if err := r.f.enter("GetBranch"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Branch{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -123,7 +117,6 @@ func (r *Repo) GetBranch(ctx context.Context, name string) (forge.Branch, error)
 // CreateBranch creates name at ref (a branch name or a known SHA).
 func (r *Repo) CreateBranch(ctx context.Context, name, ref string) (forge.Branch, error) {
 	if err := r.f.enter("CreateBranch"); err != nil {
-		r.f.mu.Unlock()
 		return forge.Branch{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -153,7 +146,6 @@ func cloneFiles(m map[string]file) map[string]file {
 // DeleteBranch deletes name; missing is fine.
 func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 	if err := r.f.enter("DeleteBranch"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()
@@ -175,7 +167,6 @@ func (r *Repo) Push(branch string) string {
 // GetFile returns the file at path on ref (main when empty).
 func (r *Repo) GetFile(ctx context.Context, path, ref string) (forge.File, error) {
 	if err := r.f.enter("GetFile"); err != nil {
-		r.f.mu.Unlock()
 		return forge.File{}, err
 	}
 	defer r.f.mu.Unlock()
@@ -193,7 +184,6 @@ func (r *Repo) GetFile(ctx context.Context, path, ref string) (forge.File, error
 // commit on the branch.
 func (r *Repo) PutFile(ctx context.Context, fc forge.FileChange) (string, error) {
 	if err := r.f.enter("PutFile"); err != nil {
-		r.f.mu.Unlock()
 		return "", err
 	}
 	defer r.f.mu.Unlock()
@@ -227,7 +217,6 @@ func (r *Repo) PutFile(ctx context.Context, fc forge.FileChange) (string, error)
 // SetBranchProtection sets the rule for p.Branch.
 func (r *Repo) SetBranchProtection(ctx context.Context, p forge.Protection) error {
 	if err := r.f.enter("SetBranchProtection"); err != nil {
-		r.f.mu.Unlock()
 		return err
 	}
 	defer r.f.mu.Unlock()
