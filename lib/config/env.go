@@ -98,7 +98,7 @@ func ParseEnv(name string, r io.Reader) (map[string]string, error) {
 		k, v, ok := strings.Cut(text, "=")
 		k = strings.TrimSpace(k)
 		if !ok || !envName.MatchString(k) {
-			return nil, &Problem{File: name, Line: line, Msg: "expected KEY=VALUE"}
+			return nil, &Problem{File: name, Line: line, Msg: "expected KEY=VALUE", Err: ErrInvalid}
 		}
 		v = strings.TrimSpace(v)
 		if n := len(v); n >= 2 && (v[0] == '"' && v[n-1] == '"' || v[0] == '\'' && v[n-1] == '\'') {

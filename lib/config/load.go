@@ -94,7 +94,7 @@ func Load(projectsDir, envFile string, environ []string) (*Config, error) {
 	if err != nil {
 		var p *Problem
 		if errors.As(err, &p) {
-			return nil, Problems{p}
+			return nil, invalid(Problems{p})
 		}
 		return nil, fmt.Errorf("%s: %w", envFile, err)
 	}
@@ -104,9 +104,9 @@ func Load(projectsDir, envFile string, environ []string) (*Config, error) {
 	}
 	if len(files) == 0 {
 		if _, err := os.Stat(projectsDir); err != nil {
-			return nil, Problems{{File: projectsDir, Msg: "projects directory not found"}}
+			return nil, invalid(Problems{{File: projectsDir, Msg: "projects directory not found"}})
 		}
-		return nil, Problems{{File: projectsDir, Msg: "no project files (*.toml); copy projects/example.toml.example or run disinto init"}}
+		return nil, invalid(Problems{{File: projectsDir, Msg: "no project files (*.toml); copy projects/example.toml.example or run disinto init"}})
 	}
 	sort.Strings(files)
 	srcs := make(map[string][]byte, len(files))
@@ -190,7 +190,7 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 		return ps[i].Line < ps[j].Line
 	})
 	sort.Slice(c.Projects, func(i, j int) bool { return c.Projects[i].Name < c.Projects[j].Name })
-	if err := ps.err(); err != nil {
+	if err := invalid(ps); err != nil {
 		return nil, err
 	}
 	return c, nil

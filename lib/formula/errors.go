@@ -2,8 +2,8 @@ package formula
 
 import (
 	"errors"
-	"fmt"
-	"strings"
+
+	"github.com/disinto/disinto/lib/tomlpos"
 )
 
 // Sentinels wrapped by *Error, so callers and tests can decide with errors.Is.
@@ -29,54 +29,11 @@ var (
 )
 
 // Error is one problem in a formula file, located at File:Line and naming
-// the field it concerns. Line is 0 when no line applies.
-type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-	Err   error // one of the sentinels above
-}
-
-// Error formats the problem as "file:line: field: message".
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
-
-// Unwrap returns the sentinel.
-func (e *Error) Unwrap() error { return e.Err }
+// the field (Key) it concerns; Err is one of the sentinels above.
+type Error = tomlpos.Problem
 
 // ErrorList collects every problem found in one pass, in file order.
-type ErrorList []*Error
-
-// Error joins the problems, one per line.
-func (l ErrorList) Error() string {
-	parts := make([]string, len(l))
-	for i, e := range l {
-		parts[i] = e.Error()
-	}
-	return strings.Join(parts, "\n")
-}
-
-// Unwrap exposes each problem to errors.Is and errors.As.
-func (l ErrorList) Unwrap() []error {
-	out := make([]error, len(l))
-	for i, e := range l {
-		out[i] = e
-	}
-	return out
-}
+type ErrorList = tomlpos.Problems
 
 // Problems returns the individual problems carried by err: the members of
 // an ErrorList, a single *Error, or nil when err carries neither.
@@ -90,12 +47,4 @@ func Problems(err error) []*Error {
 		return []*Error{e}
 	}
 	return nil
-}
-
-// orNil turns an empty list into a nil error.
-func (l ErrorList) orNil() error {
-	if len(l) == 0 {
-		return nil
-	}
-	return l
 }

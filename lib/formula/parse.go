@@ -100,7 +100,7 @@ func LoadAll(fsys fs.FS) ([]*Formula, error) {
 		}
 		out = append(out, f)
 	}
-	return out, errs.orNil()
+	return out, errs.Err()
 }
 
 // parse does the work of Parse; wantName "" skips the name check.
@@ -113,7 +113,7 @@ func parse(file string, data []byte, wantName string) (*Formula, error) {
 	v := &validator{file: file, loc: tomlpos.New(string(data))}
 	v.unknownKeys(md.Undecoded())
 	f := v.convert(&raw, wantName)
-	if err := v.errs.orNil(); err != nil {
+	if err := v.errs.Err(); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -135,7 +135,7 @@ type validator struct {
 }
 
 func (v *validator) add(line int, field string, sentinel error, format string, args ...any) {
-	v.errs = append(v.errs, &Error{File: v.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Err: sentinel})
+	v.errs = append(v.errs, &Error{File: v.file, Line: line, Key: field, Msg: fmt.Sprintf(format, args...), Err: sentinel})
 }
 
 // unknownKeys reports undecoded keys at the line of each occurrence; a key

@@ -352,7 +352,7 @@ func resolveVars(f *Formula, in RenderInput) (map[string]string, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		if _, ok := f.Var(n); !ok && in.StrictVars {
-			errs = append(errs, &Error{File: f.File, Field: "vars." + n, Msg: fmt.Sprintf("a value is given for %q, which the formula does not declare", n), Err: ErrUndeclaredVar})
+			errs = append(errs, &Error{File: f.File, Key: "vars." + n, Msg: fmt.Sprintf("a value is given for %q, which the formula does not declare", n), Err: ErrUndeclaredVar})
 		}
 	}
 	vals := map[string]string{}
@@ -365,10 +365,10 @@ func resolveVars(f *Formula, in RenderInput) (map[string]string, error) {
 			val, ok = v.Default, true
 		}
 		if !ok && v.Required {
-			errs = append(errs, &Error{File: f.File, Line: f.varLines[v.Name], Field: "vars." + v.Name, Msg: "required variable has no value", Err: ErrMissingVar})
+			errs = append(errs, &Error{File: f.File, Line: f.varLines[v.Name], Key: "vars." + v.Name, Msg: "required variable has no value", Err: ErrMissingVar})
 			continue
 		}
 		vals[v.Name] = val
 	}
-	return vals, errs.orNil()
+	return vals, errs.Err()
 }
