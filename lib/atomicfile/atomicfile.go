@@ -1,14 +1,18 @@
 // Package atomicfile writes files so that a reader, or a daemon restarted
 // after a crash, sees either the old content or the new one, never half of
 // it: write a temporary file in the same directory, fsync it, rename it over
-// the target, fsync the directory.
+// the target, fsync the directory. It also reads back, safely, files that
+// an untrusted process may have written (ReadUntrusted).
 package atomicfile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Write replaces path with data, creating parent directories (0o750).
@@ -70,4 +74,39 @@ func ReadJSON(path string, v any) error {
 		return fmt.Errorf("decode %s: %w", path, err)
 	}
 	return nil
+}
+
+// ErrUnsafe means a file written by an untrusted process is not a plain
+// file of bounded size.
+var ErrUnsafe = errors.New("unsafe file")
+
+// ReadUntrusted reads a file that an untrusted process could have
+// written or replaced: it refuses a symlink as the last path component
+// (which could point at the daemon's secrets), anything but a regular
+// file (a FIFO would block the reader), and more than max bytes. A missing
+// file is an error wrapping fs.ErrNotExist.
+func ReadUntrusted(path string, max int64) ([]byte, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, nil, fmt.Errorf("read %s: a symlink: %w", path, ErrUnsafe)
+		}
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("read %s: not a regular file: %w", path, ErrUnsafe)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, nil, fmt.Errorf("read %s: larger than %d bytes: %w", path, max, ErrUnsafe)
+	}
+	return data, fi, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -120,23 +119,15 @@ func parseFile(path string, data []byte, mod time.Time) (State, error) {
 }
 
 // readLimited reads at most maxFileSize bytes of path and its modification
-// time.
+// time. The file is the model's: a symlink or anything but a regular file
+// is refused, so it can never make the daemon read its own secrets.
 func readLimited(path string) ([]byte, time.Time, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("read %s: %w", path, err)
+	data, info, err := atomicfile.ReadUntrusted(path, maxFileSize)
+	if errors.Is(err, atomicfile.ErrUnsafe) {
+		return nil, time.Time{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	defer f.Close()
-	info, err := f.Stat()
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("stat %s: %w", path, err)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(data) > maxFileSize {
-		return nil, time.Time{}, fmt.Errorf("read %s: larger than %d bytes: %w", path, maxFileSize, ErrInvalid)
+		return nil, time.Time{}, err
 	}
 	return data, info.ModTime(), nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/disinto/disinto/lib/atomicfile"
 )
 
 // Severity of a finding.
@@ -55,15 +57,12 @@ const maxOutputBytes = 1 << 20
 
 // ReadOutput reads and validates the review file at path.
 func ReadOutput(path string) (Output, error) {
-	data, err := os.ReadFile(path)
+	data, _, err := atomicfile.ReadUntrusted(path, maxOutputBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return Output{}, fmt.Errorf("%s: %w", path, ErrNoOutput)
 	}
 	if err != nil {
-		return Output{}, fmt.Errorf("read review output: %w", err)
-	}
-	if len(data) > maxOutputBytes {
-		return Output{}, fmt.Errorf("%s: review output is %d bytes, over the %d limit", path, len(data), maxOutputBytes)
+		return Output{}, fmt.Errorf("review output: %w", err)
 	}
 	return ParseOutput(data)
 }

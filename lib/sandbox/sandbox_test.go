@@ -1,0 +1,232 @@
+package sandbox_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/sandbox"
+)
+
+// reachable returns a directory that other users can search, as a data
+// dir must be for isolated sessions.
+func reachable(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("isolation needs root; the unisolated layout is tested without it")
+	}
+}
+
+func TestUnisolatedLayout(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(t.TempDir(), "sessions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := sb.Workspace("dev-p-issue-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Isolated() || ws.Credential() != nil {
+		t.Error("unisolated workspace has an identity of its own")
+	}
+	for _, d := range []string{ws.Home(), ws.ConfigDir(), ws.TempDir(), filepath.Dir(ws.Out("x"))} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if env := ws.Env(); env["HOME"] != ws.Home() || env["CLAUDE_CONFIG_DIR"] != ws.ConfigDir() || env["TMPDIR"] != ws.TempDir() {
+		t.Errorf("env %v", env)
+	}
+	if _, err := sb.Workspace("../escape"); err == nil {
+		t.Error("a key with a path in it was accepted")
+	}
+	if err := sb.Remove("dev-p-issue-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ws.Dir()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("workspace left after Remove: %v", err)
+	}
+	if err := sb.Remove("dev-p-issue-1"); err != nil {
+		t.Errorf("second Remove: %v", err)
+	}
+}
+
+func TestIsolationNeedsRoot(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("runs as root")
+	}
+	_, err := sandbox.New(sandbox.Options{Root: t.TempDir(), Isolate: true})
+	if !errors.Is(err, sandbox.ErrUnavailable) {
+		t.Fatalf("isolation without root: %v", err)
+	}
+}
+
+func TestUnreachableRootIsAClearError(t *testing.T) {
+	needRoot(t)
+	_, err := sandbox.New(sandbox.Options{Root: filepath.Join(t.TempDir(), "sessions"), Isolate: true})
+	if err == nil || !strings.Contains(err.Error(), "chmod o+x") {
+		t.Fatalf("root under a private directory: %v", err)
+	}
+}
+
+func TestIsolatedWorkspaces(t *testing.T) {
+	needRoot(t)
+	root := filepath.Join(reachable(t), "sessions")
+	sb, err := sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: 310000, UIDCount: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := sb.Workspace("dev-p-issue-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sb.Workspace("review-p-pr-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.UID() == b.UID() || a.UID() < 310000 || b.UID() > 310001 {
+		t.Fatalf("uids %d and %d", a.UID(), b.UID())
+	}
+	if _, err := sb.Workspace("third"); !errors.Is(err, sandbox.ErrExhausted) {
+		t.Errorf("third workspace in a pool of two: %v", err)
+	}
+	// The allocation is the home's owner: a new Sandbox finds it again.
+	again, err := sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: 310000, UIDCount: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := again.Workspace("dev-p-issue-1")
+	if err != nil || a2.UID() != a.UID() {
+		t.Fatalf("after a restart: uid %d, %v; want %d", a2.UID(), err, a.UID())
+	}
+	// The top directory stays root's, so the session cannot swap its parts.
+	if fi, _ := os.Stat(a.Dir()); fi.Sys().(*syscall.Stat_t).Uid != 0 {
+		t.Error("workspace top directory not root's")
+	}
+
+	// A session of one workspace cannot read the other's, nor root's files.
+	secret := filepath.Join(b.Home(), "secret")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Own(secret); err != nil {
+		t.Fatal(err)
+	}
+	rootOnly := filepath.Join(filepath.Dir(root), "state")
+	if err := os.WriteFile(rootOnly, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{secret, rootOnly, b.Repo()} {
+		out, err := runAs(a, "cat", p)
+		if err == nil || strings.Contains(out, "s3cret") {
+			t.Errorf("workspace %d read %s: %q, %v", a.UID(), p, out, err)
+		}
+	}
+	// Its own files it can write.
+	if out, err := runAs(a, "sh", "-c", "echo ok > "+a.Out("phase")); err != nil {
+		t.Fatalf("write own outbox: %v: %s", err, out)
+	}
+	if data, err := a.ReadOut("phase", 100); err != nil || string(data) != "ok\n" {
+		t.Errorf("ReadOut = %q, %v", data, err)
+	}
+}
+
+func TestReadOutRefusesLinksAndSize(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := sb.Workspace("w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "daemon.env")
+	if err := os.WriteFile(target, []byte("FORGE_TOKEN=x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, ws.Out("phase")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.ReadOut("phase", 1000); !errors.Is(err, atomicfile.ErrUnsafe) {
+		t.Errorf("symlink read: %v", err)
+	}
+	if err := syscall.Mkfifo(ws.Out("fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.ReadOut("fifo", 1000); !errors.Is(err, atomicfile.ErrUnsafe) {
+		t.Errorf("fifo read: %v", err)
+	}
+	if err := os.WriteFile(ws.Out("big"), make([]byte, 101), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.ReadOut("big", 100); !errors.Is(err, atomicfile.ErrUnsafe) {
+		t.Errorf("oversized read: %v", err)
+	}
+	if _, err := ws.ReadOut("missing", 100); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestReapEndsEscapedProcesses(t *testing.T) {
+	needRoot(t)
+	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(reachable(t), "sessions"), Isolate: true, UIDBase: 320000, UIDCount: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := sb.Workspace("w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A process in a session of its own, outside any group the runner kills.
+	cmd := exec.Command("setsid", "sleep", "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: ws.Credential()}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if err := ws.Reap(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session's process survived Reap")
+	}
+}
+
+func TestKey(t *testing.T) {
+	for in, want := range map[string]string{"dev My/Proj issue 3": "dev-my-proj-issue-3", "_x": "x"} {
+		parts := strings.Fields(in)
+		if got := sandbox.Key(parts...); got != want {
+			t.Errorf("Key(%q) = %q, want %q", parts, got, want)
+		}
+	}
+}
+
+// runAs runs a command as the workspace's identity.
+func runAs(ws *sandbox.Workspace, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: ws.Credential()}
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
