@@ -1,15 +1,13 @@
 package git
 
 import (
-	"context"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 )
 
 // Environment variables the credential helper reads. They are set only in
-// the environment of the git processes (and model sessions) that need them.
+// the environment of the daemon's git processes that reach the forge.
 const (
 	EnvUser     = "DISINTO_GIT_USER"
 	EnvPassword = "DISINTO_GIT_PASSWORD"
@@ -98,49 +96,6 @@ func processEnv(c *Credentials) []string {
 		env = append(env, "GIT_CONFIG_KEY_"+n+"="+kv[0], "GIT_CONFIG_VALUE_"+n+"="+kv[1])
 	}
 	return env
-}
-
-// WorktreeEnv returns the environment a model session working in one of this
-// clone's worktrees needs for its own git pushes: the user name and password
-// the helper written by ConfigureWorktreeAuth reads, and no terminal prompt.
-// It returns nil when g has no credentials. The caller passes it to that
-// session only.
-func (g *Git) WorktreeEnv() []string {
-	if g.creds == nil {
-		return nil
-	}
-	return []string{EnvUser + "=" + g.creds.Username, EnvPassword + "=" + g.creds.Password,
-		"GIT_TERMINAL_PROMPT=0"}
-}
-
-// ConfigureWorktreeAuth writes the credential helper into the clone's local
-// configuration, which all of its worktrees share, so that a `git push` the
-// model runs inside a session authenticates like the daemon's own pushes.
-// The configuration holds no secret: the helper reads the password from
-// EnvPassword, which only sessions started with WorktreeEnv have. Helpers
-// configured globally are disabled for this clone so they neither answer
-// nor store the password. It also sets push.autoSetupRemote so a plain
-// `git push` of a new branch goes to the same name on origin.
-func (r *Repo) ConfigureWorktreeAuth(ctx context.Context) error {
-	if r.g.creds == nil {
-		return fmt.Errorf("configure worktree auth %s: no credentials", r.dir)
-	}
-	scope := r.g.creds.scope()
-	if scope == "" {
-		return fmt.Errorf("configure worktree auth %s: credentials URL %q has no scheme and host", r.dir, r.g.redact(r.g.creds.URL))
-	}
-	defer r.g.lock(r.dir)()
-	settings := [][2]string{
-		{"credential.helper", ""},
-		{"credential." + scope + ".helper", credentialHelper},
-		{"push.autoSetupRemote", "true"},
-	}
-	for _, kv := range settings {
-		if _, err := r.g.run(ctx, r.dir, "config", "--local", "--replace-all", kv[0], kv[1]); err != nil {
-			return fmt.Errorf("configure worktree auth %s: %w", r.dir, err)
-		}
-	}
-	return nil
 }
 
 // StripCredentials returns rawURL without a user name or password. URLs

@@ -42,24 +42,6 @@ func TestIdentity(t *testing.T) {
 	}
 }
 
-func TestWorktreeEnv(t *testing.T) {
-	t.Parallel()
-	if env := newGit(nil).WorktreeEnv(); env != nil {
-		t.Errorf("WorktreeEnv without credentials = %v, want nil", env)
-	}
-	env := newGit(&git.Credentials{URL: "http://forge:3000", Username: "u", Password: "p4ssword"}).WorktreeEnv()
-	joined := strings.Join(env, "\n")
-	for _, want := range []string{git.EnvUser + "=u", git.EnvPassword + "=p4ssword", "GIT_TERMINAL_PROMPT=0"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("WorktreeEnv lacks %q: %v", want, env)
-		}
-	}
-	repo := newGit(nil).Open(t.TempDir())
-	if err := repo.ConfigureWorktreeAuth(t.Context()); err == nil {
-		t.Error("ConfigureWorktreeAuth without credentials succeeded")
-	}
-}
-
 func TestErrorsAreRedacted(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

@@ -57,22 +57,24 @@ func TestPushToRealForge(t *testing.T) {
 		t.Fatalf("RemoteSHA = %q, %v; want %s", got, err, head)
 	}
 
-	// The model's own push from inside its session.
-	if err := repo.ConfigureWorktreeAuth(ctx); err != nil {
+	// A session's checkout holds no credential: its own push is refused,
+	// and the forge branch stays where the daemon pushed it.
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := repo.Seed(ctx, ws, git.SeedOptions{Branch: "fix/issue-1", Start: "origin/main", RemoteURL: cloneURL, Name: name, Email: email}); err != nil {
 		t.Fatal(err)
 	}
-	commitIn(t, wt, "more.txt", "more\n")
+	commitIn(t, ws, "more.txt", "more\n")
 	cmd := exec.Command("git", "push", "origin", "HEAD:refs/heads/fix/issue-1")
-	cmd.Dir = wt
-	cmd.Env = append(append(os.Environ(), isolatedEnv...), g.WorktreeEnv()...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("model push: %v\n%s", err, out)
+	cmd.Dir = ws
+	cmd.Env = append(append(os.Environ(), isolatedEnv...), "GIT_TERMINAL_PROMPT=0")
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("a push from the session's checkout succeeded:\n%s", out)
 	}
-	head, _ = repo.HeadSHA(ctx, wt)
 	if br, err := forgeRepo.GetBranch(ctx, "fix/issue-1"); err != nil || br.SHA != head {
-		t.Fatalf("forge branch after model push = %+v, %v; want %s", br, err, head)
+		t.Fatalf("forge branch after the session's push = %+v, %v; want %s", br, err, head)
 	}
 	assertNoSecretIn(t, filepath.Join(repo.Dir(), ".git", "config"), bot.Password)
+	assertNoSecretIn(t, filepath.Join(ws, ".git", "config"), bot.Password)
 
 	// A wrong password is refused without prompting. The repository is
 	// public, so the clone itself needs no credentials; the push does.

@@ -85,6 +85,15 @@ type Options struct {
 	// WaitDelay is how long to wait for git's output pipes after it was
 	// killed; 5 s by default.
 	WaitDelay time.Duration
+	// RunAs runs every git process as this identity (a session's, to work
+	// in its checkout on its behalf); nil runs them as the daemon. Such a
+	// Git must carry no Credentials.
+	RunAs *User
+}
+
+// User is a uid and gid to run git as, without supplementary groups.
+type User struct {
+	UID, GID uint32
 }
 
 // Git runs git commands with a fixed environment and credentials. It is safe
@@ -102,6 +111,7 @@ type Git struct {
 	env       []string
 	log       zerolog.Logger
 	waitDelay time.Duration
+	runAs     *User
 }
 
 // New returns a Git configured by opts.
@@ -112,6 +122,7 @@ func New(opts Options) *Git {
 		log:       opts.Log,
 		waitDelay: opts.WaitDelay,
 		secrets:   redact.New(),
+		runAs:     opts.RunAs,
 	}
 	if g.binary == "" {
 		g.binary = "git"
@@ -119,7 +130,7 @@ func New(opts Options) *Git {
 	if g.waitDelay <= 0 {
 		g.waitDelay = 5 * time.Second
 	}
-	if opts.Credentials != nil {
+	if opts.Credentials != nil && opts.RunAs == nil {
 		c := *opts.Credentials
 		g.creds = &c
 		g.secrets.Add(c.Password)
@@ -188,6 +199,7 @@ type call struct {
 	args  []string
 	creds *Credentials // nil: g.creds
 	noCfg bool         // run without any credential configuration
+	env   []string     // added last, for this call only
 }
 
 // run executes git with args in dir and returns its standard output.
@@ -202,10 +214,10 @@ func (g *Git) exec(ctx context.Context, c call) (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, g.binary, c.args...)
 	cmd.Dir = c.dir
-	cmd.Env = append(append([]string(nil), g.env...), processEnv(creds)...)
+	cmd.Env = append(append(append([]string(nil), g.env...), processEnv(creds)...), c.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	killGroup(cmd)
+	killGroup(cmd, g.runAs)
 	cmd.WaitDelay = g.waitDelay
 
 	red := g.redact

@@ -2,6 +2,7 @@ package git_test
 
 import (
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -168,7 +169,12 @@ func TestPushMirrorWithEmbeddedCredentials(t *testing.T) {
 	}
 }
 
-func TestModelPushFromWorktree(t *testing.T) {
+// TestSessionCheckoutRoundTrip is the dev agent's flow: the clone seeds a
+// standalone checkout for a session, the session commits there (and
+// plants configuration that would run commands), the clone reads the
+// commit back over the pack protocol and pushes it; nothing the session
+// planted runs, and the checkout holds no credential.
+func TestSessionCheckoutRoundTrip(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	remote := newHTTPRemote(t, f, botUser, botPass)
@@ -178,41 +184,75 @@ func TestModelPushFromWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, email := git.Identity("dev-bot")
-	if err := repo.ConfigureIdentity(ctx, name, email); err != nil {
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := repo.Seed(ctx, ws, git.SeedOptions{Branch: "fix/issue-11", Start: "origin/main", RemoteURL: remote.url,
+		Name: "dev-bot", Email: "dev-bot@disinto.local"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := repo.ConfigureWorktreeAuth(ctx); err != nil {
+	if err := repo.Seed(ctx, ws, git.SeedOptions{Branch: "x"}); err == nil {
+		t.Error("Seed over an existing checkout succeeded")
+	}
+	assertNoSecretOnDisk(t, ws)
+	commitIn(t, ws, "m.txt", "model\n")
+	head := sh(t, ws, nil, "rev-parse", "HEAD")
+	planted := filepath.Join(t.TempDir(), "planted")
+	for _, kv := range [][2]string{{"core.fsmonitor", "touch " + planted}, {"uploadpack.packObjectsHook", "touch " + planted}} {
+		sh(t, ws, nil, "config", kv[0], kv[1])
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git", "hooks", "pre-upload-pack"), []byte("#!/bin/sh\ntouch "+planted+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := repo.ConfigureWorktreeAuth(ctx); err != nil {
-		t.Fatalf("ConfigureWorktreeAuth is not idempotent: %v", err)
-	}
-	wt := filepath.Join(t.TempDir(), "wt")
-	if _, err := repo.AddWorktree(ctx, wt, "fix/issue-11", "origin/main"); err != nil {
-		t.Fatal(err)
-	}
-	commitIn(t, wt, "m.txt", "model\n")
 
-	// What the model runs in its session: a plain `git push`.
-	push := func(env []string) (string, error) {
-		cmd := exec.Command("git", "push")
-		cmd.Dir = wt
-		cmd.Env = append(append(append(os.Environ(), isolatedEnv...), "GIT_TERMINAL_PROMPT=0"), env...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
+	const ref = "refs/disinto/session/fix/issue-11"
+	if err := repo.FetchUntrusted(ctx, ws, "refs/heads/fix/issue-11:"+ref); err != nil {
+		t.Fatal(err)
 	}
-	if out, err := push(nil); err == nil {
-		t.Fatalf("push without the session environment succeeded:\n%s", out)
+	if err := repo.FetchUntrusted(ctx, ws, "refs/heads/missing:refs/disinto/x"); !errors.Is(err, git.ErrNotFound) {
+		t.Errorf("fetch of a branch the checkout lacks: %v", err)
 	}
-	if out, err := push(g.WorktreeEnv()); err != nil {
-		t.Fatalf("push with WorktreeEnv failed: %v\n%s", err, out)
+	if got, err := repo.RefSHA(ctx, ref); err != nil || got != head {
+		t.Fatalf("read back %s, %v; want %s", got, err, head)
 	}
-	head, _ := repo.HeadSHA(ctx, wt)
+	if n, err := repo.CountBetween(ctx, "origin/main", ref); err != nil || n != 1 {
+		t.Errorf("commits ahead = %d, %v; want 1", n, err)
+	}
+	if err := repo.Push(ctx, repo.Dir(), "fix/issue-11", git.PushOptions{ForceWithLease: true, Source: head}); err != nil {
+		t.Fatal(err)
+	}
 	if got := sh(t, f.bare, nil, "rev-parse", "refs/heads/fix/issue-11"); got != head {
 		t.Errorf("remote branch = %s, want %s", got, head)
 	}
-	assertNoSecretOnDisk(t, repo.Dir())
+	if _, err := os.Stat(planted); !os.IsNotExist(err) {
+		t.Errorf("configuration the session planted ran for the daemon: %v", err)
+	}
+	// A .git that points elsewhere is refused, not followed.
+	other := filepath.Join(t.TempDir(), "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, ".git"), []byte("gitdir: "+filepath.Join(repo.Dir(), ".git")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.FetchUntrusted(ctx, other, "refs/heads/main:refs/disinto/y"); err == nil {
+		t.Error("fetch through a .git file succeeded")
+	}
+	// An empty commit on the forge's head, without any worktree.
+	if err := repo.ConfigureIdentity(ctx, "dev-bot", "dev-bot@disinto.local"); err != nil {
+		t.Fatal(err)
+	}
+	sha, err := repo.CommitOnto(ctx, ref, "ci: retrigger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parent := sh(t, repo.Dir(), nil, "rev-parse", sha+"^"); parent != head {
+		t.Errorf("empty commit's parent = %s, want %s", parent, head)
+	}
+	if data, err := repo.ShowFile(ctx, ref, "m.txt"); err != nil || string(data) != "model\n" {
+		t.Errorf("ShowFile = %q, %v", data, err)
+	}
+	if _, err := repo.ShowFile(ctx, ref, "nope.txt"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ShowFile of a missing file: %v", err)
+	}
 }
 
 // assertNoSecretOnDisk fails if the bot password appears in the clone's

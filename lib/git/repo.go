@@ -194,6 +194,9 @@ type PushOptions struct {
 	ForceWithLease bool
 	// Expect is the commit the remote branch must be at for a forced push.
 	Expect string
+	// Source is what is pushed: a ref or commit of the clone; HEAD of the
+	// worktree when empty.
+	Source string
 }
 
 // Push pushes the HEAD of the worktree at dir to branch on origin. A push the
@@ -208,7 +211,11 @@ func (r *Repo) Push(ctx context.Context, dir, branch string, opt PushOptions) er
 		}
 		args = append(args, lease)
 	}
-	args = append(args, Remote, "HEAD:"+ref)
+	src := opt.Source
+	if src == "" {
+		src = "HEAD"
+	}
+	args = append(args, Remote, src+":"+ref)
 	out, err := r.g.run(ctx, dir, args...)
 	if err == nil {
 		return nil
