@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // Runner runs one claude session to completion.
@@ -88,6 +90,11 @@ type Invocation struct {
 	ResumeID string
 	// Dir is the working directory (the worktree); required.
 	Dir string
+	// Workspace, when set, confines the run: the CLI runs as the
+	// workspace's identity with its home, temp and claude config
+	// directories, and nothing the session started outlives the run.
+	// Dir should then be inside it.
+	Workspace *sandbox.Workspace
 	// Model overrides the backend's model (--model).
 	Model string
 	// MaxTurns bounds the agentic turns (--max-turns); 0 leaves the CLI

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // DefaultAllowEnv returns the variables of the daemon's environment that a
@@ -58,7 +60,7 @@ func (b envBuilder) allowed(name string) bool {
 }
 
 // build returns the sorted KEY=VALUE list for one run.
-func (b envBuilder) build(configDir string, be Backend, extra map[string]string) ([]string, error) {
+func (b envBuilder) build(configDir string, be Backend, extra map[string]string, ws *sandbox.Workspace) ([]string, error) {
 	env := make(map[string]string)
 	for _, kv := range b.base {
 		k, v, ok := strings.Cut(kv, "=")
@@ -71,6 +73,16 @@ func (b envBuilder) build(configDir string, be Backend, extra map[string]string)
 	}
 	for k, v := range forcedEnv {
 		env[k] = v
+	}
+	for k, v := range isolationEnv {
+		env[k] = v
+	}
+	if ws != nil {
+		// The session's home, temp and claude state are its workspace's;
+		// nothing of the daemon's own home is named.
+		for k, v := range ws.Env() {
+			env[k] = v
+		}
 	}
 	// A backend's credentials replace whatever the daemon had, so a local
 	// endpoint never receives the Anthropic key.

@@ -64,6 +64,7 @@ func TestEnvironmentDropsSecrets(t *testing.T) {
 		"PATH": os.Getenv("PATH"), "HOME": home, "USER": "agent", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
 		"IS_SANDBOX": "1", "CLAUDE_CONFIG_DIR": "/shared/claude/config", "GIT_AUTHOR_NAME": "dev-bot",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+		"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
 		"ANTHROPIC_BASE_URL": "http://llama:8081", "ANTHROPIC_API_KEY": "sk-no-key-required",
 		"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "60", "DISINTO_PHASE_FILE": "/data/state/p/issue-1/phase",
 	}

@@ -39,7 +39,13 @@ type Options struct {
 	// given in Invocation.Env (the vault's secret names).
 	DenyEnv []string
 	// ConfigDir is CLAUDE_CONFIG_DIR; empty keeps the base env's value.
+	// A run in a workspace gets the workspace's own config directory
+	// instead, with the login of this one copied in.
 	ConfigDir string
+	// Settings is the factory's claude settings file (--settings); the
+	// settings, hooks and MCP servers of users and repositories are never
+	// loaded.
+	Settings string
 	// IdleGrace is how long the CLI may linger after its result event
 	// before its group gets SIGTERM (CLAUDE_IDLE_GRACE).
 	IdleGrace time.Duration
@@ -168,8 +174,9 @@ func New(opts Options) (*Exec, error) {
 
 // Args returns the CLI arguments for inv on backend b. The prompt is not
 // among them: it goes to stdin.
-func Args(inv Invocation, b Backend) []string {
+func Args(inv Invocation, b Backend, settings string) []string {
 	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
+	args = append(args, isolationArgs(settings)...)
 	if inv.ResumeID != "" {
 		args = append(args, "--resume", inv.ResumeID)
 	}
@@ -206,7 +213,11 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	env, err := e.env.build(e.opts.ConfigDir, b.Backend, inv.Env)
+	configDir := e.opts.ConfigDir
+	if inv.Workspace != nil {
+		configDir = inv.Workspace.ConfigDir()
+	}
+	env, err := e.env.build(configDir, b.Backend, inv.Env, inv.Workspace)
 	if err != nil {
 		return Result{}, err
 	}
@@ -225,12 +236,28 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 		resume = "(new)"
 	}
 	log.Info().Str("resume", resume).Msg("claude run starting")
-	res, err := e.runProcess(ctx, inv, Args(inv, b.Backend), env, log)
+	res, err := e.runIn(ctx, inv, Args(inv, b.Backend, e.opts.Settings), env, log)
 	e.observer().SessionEnded(b.Name, res, err)
 	// The error itself is the caller's to log; this line records the run.
 	log.Info().Str(logx.KeyOutcome, Code(err)).Str(logx.KeySession, res.SessionID).Str("subtype", res.Subtype).Int("exit_code", res.ExitCode).
 		Float64("cost_usd", res.CostUSD).Int("turns", res.NumTurns).Int64("tokens", res.Usage.Total()).
 		Dur(logx.KeyDuration, res.Duration).Msg("claude run finished")
+	return res, err
+}
+
+// runIn runs the process, inside its workspace when it has one.
+func (e *Exec) runIn(ctx context.Context, inv Invocation, args, env []string, log zerolog.Logger) (Result, error) {
+	ws := inv.Workspace
+	if ws == nil {
+		return e.runProcess(ctx, inv, args, env, log)
+	}
+	if err := e.prepareWorkspace(ws); err != nil {
+		return Result{}, fmt.Errorf("prepare workspace %s: %w", ws.Key(), err)
+	}
+	res, err := e.runProcess(ctx, inv, args, env, log)
+	if ferr := e.finishWorkspace(ws); ferr != nil {
+		log.Warn().Str("error", e.redactor().Error(ferr)).Msg("finish workspace")
+	}
 	return res, err
 }
 

@@ -120,7 +120,7 @@ func TestRunParsesResult(t *testing.T) {
 	var rec claudetest.FakeRecordData
 	readJSON(t, record, &rec)
 	wantArgs := []string{"-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions",
-		"--resume", inv.ResumeID, "--model", "sonnet", "--max-turns", "7", "--append-system-prompt", "be brief"}
+		"--setting-sources=", "--strict-mcp-config", "--resume", inv.ResumeID, "--model", "sonnet", "--max-turns", "7", "--append-system-prompt", "be brief"}
 	if !slices.Equal(rec.Args, wantArgs) {
 		t.Errorf("args = %q, want %q", rec.Args, wantArgs)
 	}

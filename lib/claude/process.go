@@ -118,6 +118,9 @@ func (e *Exec) runProcess(ctx context.Context, inv Invocation, args, env []strin
 	cmd.Stdout = parser
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if inv.Workspace != nil {
+		cmd.SysProcAttr.Credential = inv.Workspace.Credential()
+	}
 	cmd.Cancel = func() error {
 		// Cancel may run before Start returns; cmd.Process is set by then.
 		k.setGroup(cmd.Process.Pid)

@@ -61,8 +61,8 @@ const phaseText = `The phase file is how you tell the orchestrator what to do ne
 %s (also in $` + EnvPhaseFile + `). Overwrite it with exactly one line, optionally
 followed by a second line ` + "`Reason: <one sentence>`" + `, and then end your turn:
 
-- ` + "`" + PhaseAwaitingCI + "`" + `: your commits are pushed to the branch; the orchestrator opens or
-  updates the pull request and waits for CI.
+- ` + "`" + PhaseAwaitingCI + "`" + `: your commits are on the branch; the orchestrator pushes it, opens
+  or updates the pull request and waits for CI.
 - ` + "`" + PhaseAwaitingReview + "`" + `: CI is green (the orchestrator told you so); it now waits for
   the review.
 - ` + "`" + PhaseEscalate + "`" + `: a human must decide something; say what in the Reason line.
@@ -72,11 +72,12 @@ followed by a second line ` + "`Reason: <one sentence>`" + `, and then end your 
 The orchestrator opens the pull request, waits for CI and review, and resumes
 this same session with the news (a CI failure log, review feedback, a merge
 conflict). You work on branch $` + EnvBranch + ` (%s), commit with the message
-` + "`fix: <issue title> (#<N>)`" + `, rebase on $` + EnvPrimaryBranch + ` (%s) and push the
-branch; git is already authenticated. You never merge, never close issues and
-never touch labels.`
+` + "`fix: <issue title> (#<N>)`" + ` and rebase on origin/$` + EnvPrimaryBranch + ` (%s) when it
+moved; the orchestrator refreshes origin before every turn and pushes the
+branch after it. You hold no forge credential: never push, never merge, never
+close issues and never touch labels.`
 
-const resultText = `If the task should not be done as written, push nothing and write a single
+const resultText = `If the task should not be done as written, commit nothing and write a single
 JSON object to the result file %s (also in $` + EnvResultFile + `):
 
     ` + ResultSchema + `

@@ -211,8 +211,10 @@ func renderContext(b *strings.Builder, f *Formula, in RenderInput, log zerolog.L
 			}
 			continue
 		}
+		// Conventions files are written by whoever can merge into the
+		// repository: data for the model, never instructions.
 		body := bounded(strings.TrimRight(string(data), "\n"), ContextFileLimit, cf.String(), log)
-		parts = append(parts, fmt.Sprintf("### %s\n\n%s", cf.Path, body))
+		parts = append(parts, fmt.Sprintf("### %s\n\n%s", cf.Path, Untrusted(body)))
 	}
 	if len(parts) > 0 {
 		section(b, "Project context", strings.Join(parts, "\n\n"))

@@ -52,8 +52,8 @@ func TestRenderSubstitutesVarsAndKeepsShell(t *testing.T) {
 		"Run `make all -v`.",              // default applied
 		"$PROJECT_REPO_ROOT and {{.State}} alone.",
 		"### Step 3: Report (`report`)\n\nNeeds: build, test\n",
-		"### AGENTS.md\n\n# Agents\nrules\n",
-		"### RESOURCES.md\n\n# Resources\n",
+		"### AGENTS.md\n\n" + formula.Untrusted("# Agents\nrules") + "\n",
+		"### RESOURCES.md\n\n" + formula.Untrusted("# Resources") + "\n",
 		"Authenticate with the header `Authorization: token ${FORGE_TOKEN}`",
 		"- FORGE_TOKEN (secret; use it only through the shell)",
 	} {

@@ -69,7 +69,7 @@ func TestContractsStatedExactly(t *testing.T) {
 	for _, want := range []string{
 		formula.PhaseAwaitingCI, formula.PhaseAwaitingReview, formula.PhaseEscalate,
 		formula.PhaseFailed, formula.PhaseDone, "Reason:",
-		formula.ResultSchema, "`fix: {{issue_title}} (#{{issue}})`", "--force-with-lease",
+		formula.ResultSchema, "`fix: {{issue_title}} (#{{issue}})`", "no forge credential",
 		"$DISINTO_RESULT_FILE",
 	} {
 		if !strings.Contains(text, want) {

@@ -22,13 +22,24 @@ func CLICacheDir() string {
 	return filepath.Join(base, "disinto", "claude-code", CLIVersion)
 }
 
-// CLIPath returns the real claude executable: $DISINTO_CLAUDE_BIN, else the
-// pinned install in CLICacheDir. The error says how to install it.
+// SharedCLIPath is where tests/setup/claude.sh, run as root, publishes the
+// pinned CLI for every user: sandboxed sessions run under their own uids
+// and cannot enter root's home.
+func SharedCLIPath() string {
+	return filepath.Join("/usr/local/lib/disinto/claude-code", CLIVersion, "claude")
+}
+
+// CLIPath returns the real claude executable: $DISINTO_CLAUDE_BIN, else
+// the shared install, else the pinned install in CLICacheDir. The error
+// says how to install it.
 func CLIPath() (string, error) {
 	if p := os.Getenv("DISINTO_CLAUDE_BIN"); p != "" {
 		if err := executable(p); err != nil {
 			return "", fmt.Errorf("DISINTO_CLAUDE_BIN=%s: %w", p, err)
 		}
+		return p, nil
+	}
+	if p := SharedCLIPath(); executable(p) == nil {
 		return p, nil
 	}
 	// The npm package's bin entry is the native executable once its

@@ -68,6 +68,20 @@ func Start(t testing.TB, scenarios ...Scenario) (*Server, string) {
 	return s, hs.URL
 }
 
+// SetScenarios replaces the scenarios, for a test whose script depends on
+// what exists only after the server started (paths, process ids).
+func (s *Server) SetScenarios(scenarios ...Scenario) error {
+	for _, sc := range scenarios {
+		if err := sc.Validate(); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scenarios = scenarios
+	return nil
+}
+
 // Requests returns a copy of every request received so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
