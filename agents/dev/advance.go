@@ -107,16 +107,7 @@ func (a *Agent) checkCI(ctx context.Context, st *State) (bool, error) {
 		st.InfraRetries++
 		log.Warn().Msg("CI failed on infrastructure; re-running it once")
 		msg := fmt.Sprintf("ci: retrigger after infra failure (#%d)", st.Issue)
-		if err := a.o.Git.Worktree(ctx, st.Worktree, st.Branch); err != nil {
-			return false, err
-		}
-		if err := a.o.Git.EmptyCommit(ctx, st.Worktree, msg); err != nil {
-			return false, err
-		}
-		if err := a.o.Git.Push(ctx, st.Worktree, st.Branch); err != nil {
-			return false, err
-		}
-		head, err := a.o.Git.Head(ctx, st.Worktree)
+		head, err := a.o.Git.EmptyCommit(ctx, st.Branch, msg)
 		if err != nil {
 			return false, err
 		}
@@ -179,8 +170,8 @@ func ciReport(cs forge.CombinedStatus) string {
 
 func ciNews(st *State, limit int, report string) string {
 	return fmt.Sprintf("CI failed on pull request #%d at %s (attempt %d/%d).\n\nWhat CI reported:\n%s\n\n"+
-		"Find the cause, fix it without weakening any test, run the checks, commit, rebase onto the primary "+
-		"branch and push (use --force-with-lease after a rebase). Then write PHASE:awaiting_ci to the phase file.",
+		"Find the cause, fix it without weakening any test, run the checks, commit, and rebase onto the primary "+
+		"branch if it moved. Then write PHASE:awaiting_ci to the phase file.",
 		st.PR, shortSHA(st.HeadSHA), st.CIFixes, limit, formula.Untrusted(report))
 }
 
@@ -279,7 +270,7 @@ func (a *Agent) checkReview(ctx context.Context, st *State) error {
 	log.Info().Int("round", st.ReviewRounds).Msg("changes requested; resuming the session with the review")
 	st.News = fmt.Sprintf("The review of pull request #%d at %s asks for changes (round %d/%d):\n\n%s\n\n"+
 		"Address every point (or explain in the commit message why a point should not be followed), run the "+
-		"checks, commit, rebase onto the primary branch and push (use --force-with-lease after a rebase). "+
+		"checks, commit, and rebase onto the primary branch if it moved. "+
 		"Then write PHASE:awaiting_ci to the phase file.",
 		st.PR, shortSHA(st.HeadSHA), st.ReviewRounds, a.lim.ReviewRounds, formula.Untrusted(a.red.String(v.Text)))
 	st.Stage = StageFixing
@@ -350,8 +341,8 @@ func (a *Agent) rebase(ctx context.Context, st *State, code ledger.Code, why, de
 		detail = "\n\nThe forge said:\n\n" + formula.Untrusted(detail)
 	}
 	st.News = fmt.Sprintf("Pull request #%d is approved but cannot be merged: %s (rebase %d/%d).%s\n\n"+
-		"Fetch and rebase the branch onto origin/%s, resolve any conflicts keeping the intent of both sides, run the "+
-		"checks and push with --force-with-lease. Then write PHASE:awaiting_ci to the phase file.",
+		"Rebase the branch onto origin/%s (already fetched), resolve any conflicts keeping the intent of both sides "+
+		"and run the checks. Then write PHASE:awaiting_ci to the phase file.",
 		st.PR, why, st.Rebases, a.lim.Rebases, detail, a.o.PrimaryBranch)
 	st.Stage = StageFixing
 	if err := a.st.save(*st); err != nil {

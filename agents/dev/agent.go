@@ -19,6 +19,7 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/redact"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // forgeAPI is the part of *forge.RepoClient the agent uses. Every method
@@ -138,6 +139,9 @@ type Options struct {
 	Formula *formula.Formula
 	// DataDir is the daemon's data directory.
 	DataDir string
+	// Sandbox holds the sessions' workspaces; nil keeps them, unisolated,
+	// under <DataDir>/sessions.
+	Sandbox *sandbox.Sandbox
 	// Model and Backend select the model of the sessions.
 	Model, Backend string
 	// BotUsernames are forge logins whose comments are not shown to the
@@ -161,12 +165,12 @@ type Options struct {
 // Agent is the dev agent of one project. Tick is called by the scheduler;
 // model sessions run in goroutines the agent tracks (Wait drains them).
 type Agent struct {
-	o      Options
-	lim    Limits
-	st     store
-	red    *redact.Redactor
-	log    zerolog.Logger
-	wtRoot string
+	o   Options
+	lim Limits
+	st  store
+	red *redact.Redactor
+	log zerolog.Logger
+	sb  *sandbox.Sandbox
 
 	mu      sync.Mutex
 	running map[int64]bool
@@ -197,13 +201,20 @@ func New(o Options) (*Agent, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	sb := o.Sandbox
+	if sb == nil {
+		var err error
+		if sb, err = sandbox.New(sandbox.Options{Root: filepath.Join(o.DataDir, "sessions"), Log: o.Log}); err != nil {
+			return nil, fmt.Errorf("dev agent: %w", err)
+		}
+	}
 	return &Agent{
 		o:       o,
 		lim:     o.Limits.withDefaults(),
 		st:      store{root: filepath.Join(o.DataDir, "state", o.Project)},
 		red:     redact.New(o.Secrets...),
 		log:     o.Log.With().Str(logx.KeyAgent, string(config.RoleDev)).Str(logx.KeyProject, o.Project).Logger(),
-		wtRoot:  filepath.Join(o.DataDir, "worktrees", o.Project),
+		sb:      sb,
 		running: map[int64]bool{},
 	}, nil
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgefake"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // world is the forge of a unit test: lib/forge/forgefake with the dev bot's
@@ -129,7 +132,6 @@ type fakeGit struct {
 	seq     int
 	head    map[string]string // worktree dir → HEAD
 	ahead   map[string]int
-	removed []string
 	mirrors []string
 	// behind is what Behind reports for every branch.
 	behind bool
@@ -154,11 +156,8 @@ func (g *fakeGit) commit(dir string) string {
 	return sha
 }
 
-// push simulates a push of dir's HEAD to branch.
-func (g *fakeGit) push(dir, branch string) error {
-	g.mu.Lock()
-	sha := g.head[dir]
-	g.mu.Unlock()
+// pushSHA simulates a push of commit sha to branch.
+func (g *fakeGit) pushSHA(sha, branch string) error {
 	ctx := context.Background()
 	// forgefake.Repo.Push mints its own SHA; recreating the branch keeps
 	// the commit's.
@@ -169,14 +168,14 @@ func (g *fakeGit) push(dir, branch string) error {
 	return err
 }
 
-func (g *fakeGit) Worktree(_ context.Context, dir, _ string) error {
+func (g *fakeGit) Prepare(_ context.Context, ws *sandbox.Workspace, _ string) error {
 	g.mu.Lock()
 	err := g.worktreeErr
 	g.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	return os.MkdirAll(dir, 0o750)
+	return os.MkdirAll(ws.Repo(), 0o750)
 }
 
 func (g *fakeGit) RemoteHead(ctx context.Context, branch string) (string, error) {
@@ -187,16 +186,10 @@ func (g *fakeGit) RemoteHead(ctx context.Context, branch string) (string, error)
 	return b.SHA, err
 }
 
-func (g *fakeGit) Head(_ context.Context, dir string) (string, error) {
+func (g *fakeGit) Collect(_ context.Context, ws *sandbox.Workspace, _ string) (string, int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.head[dir], nil
-}
-
-func (g *fakeGit) Ahead(_ context.Context, dir string) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.ahead[dir], nil
+	return g.head[ws.Repo()], g.ahead[ws.Repo()], nil
 }
 
 func (g *fakeGit) Behind(context.Context, string) (bool, error) {
@@ -211,27 +204,21 @@ func (g *fakeGit) setBehind(b bool) {
 	g.mu.Unlock()
 }
 
-func (g *fakeGit) Push(_ context.Context, dir, branch string) error { return g.push(dir, branch) }
+func (g *fakeGit) Push(_ context.Context, sha, branch string) error { return g.pushSHA(sha, branch) }
 
-func (g *fakeGit) EmptyCommit(_ context.Context, dir, _ string) error {
-	g.commit(dir)
-	return nil
-}
-
-func (g *fakeGit) RemoveWorktree(_ context.Context, dir string) error {
+func (g *fakeGit) EmptyCommit(_ context.Context, branch, _ string) (string, error) {
 	g.mu.Lock()
-	g.removed = append(g.removed, dir)
+	g.seq++
+	sha := fmt.Sprintf("%040d", g.seq)
 	g.mu.Unlock()
-	return os.RemoveAll(dir)
+	return sha, g.pushSHA(sha, branch)
 }
+
+func (g *fakeGit) PrimaryFS(context.Context) (fs.FS, error) { return fstest.MapFS{}, nil }
 
 func (g *fakeGit) PushMirror(_ context.Context, name, _, sha string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.mirrors = append(g.mirrors, name+"="+sha)
 	return nil
-}
-
-func (g *fakeGit) SessionEnv() map[string]string {
-	return map[string]string{"DISINTO_GIT_USER": "dev-bot"}
 }

@@ -148,9 +148,7 @@ func (a *Agent) merged(ctx context.Context, st *State, sha string) error {
 	if err := a.o.Forge.RemoveLabels(cctx, st.Issue, forge.LabelInProgress, forge.LabelBacklog, forge.LabelPriority, forge.LabelBlocked); err != nil {
 		return err
 	}
-	if err := a.o.Git.RemoveWorktree(cctx, st.Worktree); err != nil {
-		log.Warn().Err(err).Msg("remove worktree")
-	}
+	a.removeWorkspace(cctx, st)
 	if sha != "" {
 		for name, url := range a.o.Mirrors {
 			if err := a.o.Git.PushMirror(cctx, name, url, sha); err != nil {
@@ -177,9 +175,7 @@ func (a *Agent) closedUnderUs(ctx context.Context, st *State) error {
 	if err := a.o.Forge.RemoveLabels(ctx, st.Issue, forge.LabelInProgress); err != nil {
 		return err
 	}
-	if err := a.o.Git.RemoveWorktree(ctx, st.Worktree); err != nil {
-		a.issueLog(*st).Warn().Err(err).Msg("remove worktree")
-	}
+	a.removeWorkspace(ctx, st)
 	return a.terminate(ctx, st, StageDone, ledger.ReasonDone, ledger.Code("issue.closed_externally"), "issue closed while in progress")
 }
 

@@ -1,6 +1,8 @@
 package dev
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -63,8 +65,8 @@ func TestHappyPath(t *testing.T) {
 	if _, ok := h.state(n); ok {
 		t.Fatal("state kept after merge")
 	}
-	if len(h.g.removed) != 1 || len(h.g.mirrors) != 1 {
-		t.Fatalf("worktrees removed %v, mirrors %v", h.g.removed, h.g.mirrors)
+	if _, err := os.Stat(st.Worktree); !errors.Is(err, fs.ErrNotExist) || len(h.g.mirrors) != 1 {
+		t.Fatalf("workspace %s after merge: %v; mirrors %v", st.Worktree, err, h.g.mirrors)
 	}
 	rec := h.wantLedger(ledger.ReasonMerged, "")
 	if rec.CostUSD != 0.25 || rec.SessionID != "sess-1" || rec.PR != st.PR || rec.InputTokens != 100 {
@@ -198,8 +200,7 @@ func TestHeadMovedAfterApproval(t *testing.T) {
 	h.tick()
 	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
 	// Someone pushes after the approval, before the agent's next tick.
-	h.g.commit(st.Worktree)
-	if err := h.g.push(st.Worktree, st.Branch); err != nil {
+	if err := h.g.pushSHA(h.g.commit(st.Worktree), st.Branch); err != nil {
 		t.Fatal(err)
 	}
 	h.tick()
@@ -356,7 +357,11 @@ func TestSessionEndings(t *testing.T) {
 			h.wantComment(n, tc.text)
 			h.wantLabels(n, forge.LabelBlocked)
 			if tc.code == ledger.CodeClaudeCrashed || tc.code == ledger.CodeClaudeTimeout {
-				if ps, err := phase.Read(h.a.st.phaseFile(n)); err != nil || ps.Phase != phase.Crashed {
+				ws, err := h.a.workspace(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ps, err := phase.Read(h.a.phaseFile(ws)); err != nil || ps.Phase != phase.Crashed {
 					t.Errorf("phase file after a dead session: %+v, %v; want crashed", ps, err)
 				}
 			}
@@ -542,15 +547,16 @@ func TestSessionPhase(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
 			st := State{Issue: 1}
-			if err := os.MkdirAll(h.a.st.dir(1), 0o750); err != nil {
+			ws, err := h.a.workspace(1)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.content != "-" {
-				if err := os.WriteFile(h.a.st.phaseFile(1), []byte(tc.content), 0o600); err != nil {
+				if err := os.WriteFile(h.a.phaseFile(ws), []byte(tc.content), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := h.a.sessionPhase(&st)
+			got, err := h.a.sessionPhase(ws, &st)
 			if err != nil || got.Phase != tc.phase || got.Reason != tc.reason {
 				t.Errorf("%q: got %+v, %v; want %q %q", tc.content, got, err, tc.phase, tc.reason)
 			}

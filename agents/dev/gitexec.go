@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -11,35 +14,40 @@ import (
 
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/redact"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // gitOps is the git work the agent needs. Every method takes a context and
 // runs against the agent's own clone; secrets never appear in argv, remote
-// URLs or errors.
+// URLs or errors. A session's checkout lives in its workspace and is
+// untrusted: the agent makes it, refreshes it as the session's own user,
+// and reads commits back from it, but never runs git inside it itself.
 type gitOps interface {
-	// Worktree makes dir a worktree on branch: reused when it already is
-	// one, else created from the remote branch when that exists, else from
-	// the primary branch. Local commits are never discarded.
-	Worktree(ctx context.Context, dir, branch string) error
+	// Prepare makes ws's checkout ready for a session on branch: made on
+	// first use from the remote branch when that exists, else from the
+	// primary branch; an existing one gets the forge's current primary
+	// and branch heads (and is fast-forwarded to the latter when it can
+	// be). Local commits are never discarded.
+	Prepare(ctx context.Context, ws *sandbox.Workspace, branch string) error
+	// Collect reads branch back from ws's checkout into the clone and
+	// returns its head ("" when the checkout has no such branch) and how
+	// many of its commits the primary branch lacks.
+	Collect(ctx context.Context, ws *sandbox.Workspace, branch string) (head string, ahead int, err error)
 	// RemoteHead returns the SHA of branch on the forge, "" when absent.
 	RemoteHead(ctx context.Context, branch string) (string, error)
-	// Head returns the SHA checked out in dir.
-	Head(ctx context.Context, dir string) (string, error)
-	// Ahead counts the commits of dir's HEAD that the primary branch lacks.
-	Ahead(ctx context.Context, dir string) (int, error)
 	// Behind reports whether the primary branch on the forge has changes
 	// that branch on the forge lacks (since their merge base).
 	Behind(ctx context.Context, branch string) (bool, error)
-	// Push pushes dir's HEAD to branch (with lease).
-	Push(ctx context.Context, dir, branch string) error
-	// EmptyCommit commits nothing with msg (to re-trigger CI).
-	EmptyCommit(ctx context.Context, dir, msg string) error
-	// RemoveWorktree removes the worktree at dir.
-	RemoveWorktree(ctx context.Context, dir string) error
+	// Push pushes commit sha of the clone to branch (with lease).
+	Push(ctx context.Context, sha, branch string) error
+	// EmptyCommit pushes a commit that changes nothing on top of branch
+	// on the forge (to re-trigger CI) and returns it.
+	EmptyCommit(ctx context.Context, branch, msg string) (string, error)
+	// PrimaryFS returns the files of the primary branch as the forge has
+	// them: project conventions a session cannot have changed.
+	PrimaryFS(ctx context.Context) (fs.FS, error)
 	// PushMirror pushes sha as the primary branch to the mirror url.
 	PushMirror(ctx context.Context, name, url, sha string) error
-	// SessionEnv is what a session needs so its own git push works.
-	SessionEnv() map[string]string
 }
 
 // GitOptions configures the agent's git backend.
@@ -96,28 +104,12 @@ func (x *Git) repo(ctx context.Context) (*git.Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clone: %w", err)
 	}
-	if err := r.ConfigureWorktreeAuth(ctx); err != nil {
-		return nil, err
-	}
 	name, email := git.Identity(x.o.User)
 	if err := r.ConfigureIdentity(ctx, name, email); err != nil {
 		return nil, err
 	}
 	x.r = r
 	return r, nil
-}
-
-// Worktree implements gitOps.
-func (x *Git) Worktree(ctx context.Context, dir, branch string) error {
-	r, err := x.repo(ctx)
-	if err != nil {
-		return err
-	}
-	if err := r.Fetch(ctx); err != nil {
-		return err
-	}
-	_, err = r.AddWorktree(ctx, dir, branch, "origin/"+x.o.Primary)
-	return err
 }
 
 // RemoteHead implements gitOps.
@@ -131,27 +123,6 @@ func (x *Git) RemoteHead(ctx context.Context, branch string) (string, error) {
 		return "", nil
 	}
 	return strings.TrimSpace(sha), err
-}
-
-// Head implements gitOps.
-func (x *Git) Head(ctx context.Context, dir string) (string, error) {
-	r, err := x.repo(ctx)
-	if err != nil {
-		return "", err
-	}
-	return r.HeadSHA(ctx, dir)
-}
-
-// Ahead implements gitOps.
-func (x *Git) Ahead(ctx context.Context, dir string) (int, error) {
-	r, err := x.repo(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if err := r.Fetch(ctx, x.o.Primary); err != nil {
-		return 0, err
-	}
-	return r.CommitsAhead(ctx, dir, "origin/"+x.o.Primary)
 }
 
 // Behind implements gitOps: the diff from the merge base of the two remote
@@ -171,33 +142,6 @@ func (x *Git) Behind(ctx context.Context, branch string) (bool, error) {
 	return strings.TrimSpace(d) != "", nil
 }
 
-// Push implements gitOps.
-func (x *Git) Push(ctx context.Context, dir, branch string) error {
-	r, err := x.repo(ctx)
-	if err != nil {
-		return err
-	}
-	return r.Push(ctx, dir, branch, git.PushOptions{ForceWithLease: true})
-}
-
-// EmptyCommit implements gitOps.
-func (x *Git) EmptyCommit(ctx context.Context, dir, msg string) error {
-	r, err := x.repo(ctx)
-	if err != nil {
-		return err
-	}
-	return r.Commit(ctx, dir, msg, true)
-}
-
-// RemoveWorktree implements gitOps.
-func (x *Git) RemoveWorktree(ctx context.Context, dir string) error {
-	r, err := x.repo(ctx)
-	if err != nil {
-		return err
-	}
-	return r.RemoveWorktree(ctx, dir)
-}
-
 // PushMirror implements gitOps.
 func (x *Git) PushMirror(ctx context.Context, name, url, sha string) error {
 	r, err := x.repo(ctx)
@@ -213,13 +157,131 @@ func (x *Git) PushMirror(ctx context.Context, name, url, sha string) error {
 	return nil
 }
 
-// SessionEnv implements gitOps.
-func (x *Git) SessionEnv() map[string]string {
-	out := map[string]string{}
-	for _, kv := range x.g.WorktreeEnv() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			out[k] = v
+// sessionRef is where the commits of a session's branch are read back to.
+func sessionRef(branch string) string { return "refs/disinto/session/" + branch }
+
+// Prepare implements gitOps.
+func (x *Git) Prepare(ctx context.Context, ws *sandbox.Workspace, branch string) error {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.Fetch(ctx); err != nil {
+		return err
+	}
+	dir := ws.Repo()
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		name, email := git.Identity(x.o.User)
+		if err := r.Seed(ctx, dir, git.SeedOptions{Branch: branch, Start: "origin/" + x.o.Primary,
+			RemoteURL: x.o.RemoteURL, Name: name, Email: email}); err != nil {
+			return err
+		}
+		return ws.Own(dir)
+	} else if err != nil {
+		return err
+	}
+	// An existing checkout is the session's: refresh it as the session's
+	// user from a bundle of the forge's heads.
+	refs := []string{"refs/remotes/origin/" + x.o.Primary}
+	if sha, err := r.RefSHA(ctx, "refs/remotes/origin/"+branch); err != nil {
+		return err
+	} else if sha != "" {
+		refs = append(refs, "refs/remotes/origin/"+branch)
+	}
+	bundle := filepath.Join(ws.Dir(), "refresh.bundle")
+	if err := r.Bundle(ctx, bundle, refs...); err != nil {
+		return err
+	}
+	defer os.Remove(bundle)
+	sg := x.sessionGit(ws).Open(dir)
+	if err := sg.FetchBundle(ctx, bundle, "+refs/remotes/origin/*:refs/remotes/origin/*"); err != nil {
+		return err
+	}
+	if len(refs) > 1 {
+		// The forge's branch may be ahead (an empty commit that re-ran
+		// CI); a checkout that diverged keeps its own commits.
+		if err := sg.FastForward(ctx, "origin/"+branch); err != nil {
+			x.o.Log.Debug().Str("error", err.Error()).Msg("session checkout not fast-forwarded")
 		}
 	}
-	return out
+	return nil
+}
+
+// sessionGit runs git as the session of ws, without any credential.
+func (x *Git) sessionGit(ws *sandbox.Workspace) *git.Git {
+	var as *git.User
+	if c := ws.Credential(); c != nil {
+		as = &git.User{UID: c.Uid, GID: c.Gid}
+	}
+	env := make([]string, 0, 2)
+	for k, v := range ws.Env() {
+		if k == "HOME" || k == "TMPDIR" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return git.New(git.Options{RunAs: as, Env: env, Redactor: x.o.Redactor, Log: x.o.Log})
+}
+
+// Collect implements gitOps.
+func (x *Git) Collect(ctx context.Context, ws *sandbox.Workspace, branch string) (string, int, error) {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := ws.Reap(); err != nil {
+		return "", 0, err
+	}
+	if err := r.DeleteRef(ctx, sessionRef(branch)); err != nil {
+		return "", 0, err
+	}
+	err = r.FetchUntrusted(ctx, ws.Repo(), "refs/heads/"+branch+":"+sessionRef(branch))
+	if errors.Is(err, git.ErrNotFound) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	head, err := r.RefSHA(ctx, sessionRef(branch))
+	if err != nil || head == "" {
+		return "", 0, err
+	}
+	if err := r.Fetch(ctx, x.o.Primary); err != nil {
+		return "", 0, err
+	}
+	ahead, err := r.CountBetween(ctx, "origin/"+x.o.Primary, head)
+	return head, ahead, err
+}
+
+// Push implements gitOps.
+func (x *Git) Push(ctx context.Context, sha, branch string) error {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return err
+	}
+	return r.Push(ctx, r.Dir(), branch, git.PushOptions{ForceWithLease: true, Source: sha})
+}
+
+// EmptyCommit implements gitOps.
+func (x *Git) EmptyCommit(ctx context.Context, branch, msg string) (string, error) {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := r.Fetch(ctx, branch); err != nil {
+		return "", err
+	}
+	sha, err := r.CommitOnto(ctx, "refs/remotes/origin/"+branch, msg)
+	if err != nil {
+		return "", err
+	}
+	return sha, r.Push(ctx, r.Dir(), branch, git.PushOptions{Source: sha})
+}
+
+// PrimaryFS implements gitOps.
+func (x *Git) PrimaryFS(ctx context.Context) (fs.FS, error) {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.RevFS(ctx, "refs/remotes/origin/"+x.o.Primary), nil
 }

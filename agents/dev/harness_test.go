@@ -177,12 +177,9 @@ func okResult() claude.Result {
 		Usage: claude.Usage{InputTokens: 100, OutputTokens: 20}, NumTurns: 3, Text: "Changed the widget."}
 }
 
-// implement is a model that commits, pushes and writes phase p.
+// implement is a model that commits and writes phase p; the agent pushes.
 func (h *harness) implement(inv claude.Invocation, p phase.Phase) (claude.Result, error) {
 	h.g.commit(inv.Dir)
-	if err := h.g.push(inv.Dir, inv.Env[formula.EnvBranch]); err != nil {
-		h.t.Error(err)
-	}
 	return h.writePhase(inv, p, "")
 }
 

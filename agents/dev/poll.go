@@ -245,8 +245,7 @@ func (a *Agent) startState(i forge.Issue) (State, bool, error) {
 
 func (a *Agent) newState(i forge.Issue) State {
 	return State{
-		Issue: i.Number, Title: i.Title, Stage: StageImplementing, Branch: branchFor(i.Number),
-		Worktree: filepath.Join(a.wtRoot, "issue-"+strconv.FormatInt(i.Number, 10)), Started: a.o.Now(),
+		Issue: i.Number, Title: i.Title, Stage: StageImplementing, Branch: branchFor(i.Number), Started: a.o.Now(),
 	}
 }
 

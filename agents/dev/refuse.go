@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
+
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
@@ -74,11 +74,7 @@ func (a *Agent) refuse(ctx context.Context, st *State, r phase.Result) error {
 		}
 	}
 	reason := a.quote(strings.TrimSpace(r.Reason))
-	removeWorktree := func() {
-		if err := a.o.Git.RemoveWorktree(cctx, st.Worktree); err != nil {
-			a.issueLog(*st).Warn().Err(err).Msg("remove worktree")
-		}
-	}
+	removeWorktree := func() { a.removeWorkspace(cctx, st) }
 	switch r.Status {
 	case phase.TooLarge:
 		body := fmt.Sprintf("📏 **Dev-agent: Too large for single session**\n\n### Why this can't be implemented as-is\n\n%s\n\n%s"+
@@ -223,15 +219,25 @@ func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
 		blocks = append(blocks, formula.Block{Title: "Existing work", Body: fmt.Sprintf(
 			"Pull request #%d already exists for branch %s; keep working on that branch and never open another pull request.", st.PR, st.Branch)})
 	}
-	if data, err := os.ReadFile(filepath.Join(st.Worktree, "CLAUDE.md")); err == nil {
-		blocks = append(blocks, formula.Block{Title: "CLAUDE.md", Body: string(data)})
+	// Project conventions come from the primary branch as the forge has
+	// it, and are data: whoever merged them is not the factory.
+	repoFS, err := a.o.Git.PrimaryFS(ctx)
+	if err != nil {
+		return "", err
+	}
+	if data, err := fs.ReadFile(repoFS, "CLAUDE.md"); err == nil {
+		blocks = append(blocks, formula.Block{Title: "CLAUDE.md", Body: a.red.String(string(data)), Untrusted: true})
+	}
+	ws, err := a.workspace(st.Issue)
+	if err != nil {
+		return "", err
 	}
 	return formula.Render(a.o.Formula, formula.RenderInput{
 		Role: "dev", Project: a.o.Project, Repo: a.o.Repo,
 		Vars:   map[string]string{"issue": fmt.Sprint(st.Issue), "issue_title": promptTitle(issue.Title)},
-		RepoFS: os.DirFS(st.Worktree), Blocks: blocks,
+		RepoFS: repoFS, Blocks: blocks,
 		Protocols: []formula.Protocol{formula.ProtocolPhase, formula.ProtocolResult},
-		PhaseFile: a.st.phaseFile(st.Issue), ResultFile: a.st.resultFile(st.Issue),
+		PhaseFile: a.phaseFile(ws), ResultFile: a.resultFile(ws),
 		Branch: st.Branch, PrimaryBranch: a.o.PrimaryBranch,
 		Env:    []formula.EnvVar{{Name: "DISINTO_ISSUE", Value: fmt.Sprint(st.Issue)}},
 		Logger: *a.issueLog(*st),

@@ -13,17 +13,18 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
-const nudgeText = "You ended your turn without pushing anything to the branch. If you made changes, commit " +
-	"them with the requested message, push the branch, and write PHASE:awaiting_ci to the phase file. " +
+const nudgeText = "You ended your turn without committing anything new on the branch. If you made changes, commit " +
+	"them on the branch with the requested message and write PHASE:awaiting_ci to the phase file. " +
 	"If the task should not be done, write the refusal JSON to the result file instead."
 
 // maxAfterFailures bounds retries of the work after a finished session.
 const maxAfterFailures = 5
 
 const restartText = "The orchestrator restarted while you were working. Check the worktree (git status, git log), " +
-	"finish the task, commit, push the branch and write the phase file as instructed before."
+	"finish the task, commit on the branch and write the phase file as instructed before."
 
 // startSession runs the issue's next model session in the background.
 func (a *Agent) startSession(ctx context.Context, st State) {
@@ -64,9 +65,14 @@ func (a *Agent) startSession(ctx context.Context, st State) {
 
 // session runs one model session for st and acts on what it left behind.
 func (a *Agent) session(ctx context.Context, st *State) error {
-	if err := a.o.Git.Worktree(ctx, st.Worktree, st.Branch); err != nil {
-		return fmt.Errorf("worktree: %w", err)
+	ws, err := a.workspace(st.Issue)
+	if err != nil {
+		return err
 	}
+	if err := a.o.Git.Prepare(ctx, ws, st.Branch); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	st.Worktree = ws.Repo()
 	prompt, resume := st.News, st.SessionID
 	switch {
 	case st.Stage == StageFixing && st.News != "" && resume != "":
@@ -105,26 +111,28 @@ func (a *Agent) session(ctx context.Context, st *State) error {
 
 // run invokes claude once and folds its accounting into st.
 func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (claude.Result, error) {
+	ws, err := a.workspace(st.Issue)
+	if err != nil {
+		return claude.Result{}, err
+	}
 	// A stale line from an earlier run must never read as this run's answer.
-	for _, f := range []string{a.st.phaseFile(st.Issue), a.st.resultFile(st.Issue)} {
+	for _, f := range []string{a.phaseFile(ws), a.resultFile(ws)} {
 		if err := phase.Clear(f); err != nil {
 			return claude.Result{}, err
 		}
 	}
+	// The session gets no credential: it commits, the agent pushes.
 	env := map[string]string{
-		formula.EnvPhaseFile:     a.st.phaseFile(st.Issue),
-		formula.EnvResultFile:    a.st.resultFile(st.Issue),
+		formula.EnvPhaseFile:     a.phaseFile(ws),
+		formula.EnvResultFile:    a.resultFile(ws),
 		formula.EnvBranch:        st.Branch,
 		formula.EnvPrimaryBranch: a.o.PrimaryBranch,
 		"DISINTO_ISSUE":          strconv.FormatInt(st.Issue, 10),
 	}
-	for k, v := range a.o.Git.SessionEnv() {
-		env[k] = v
-	}
 	log := a.issueLog(*st)
 	log.Info().Bool("resume", resume != "").Msg("starting model session")
 	res, err := a.o.Claude.Run(ctx, claude.Invocation{
-		Prompt: prompt, ResumeID: resume, Dir: st.Worktree, Model: a.o.Model, Backend: a.o.Backend,
+		Prompt: prompt, ResumeID: resume, Dir: ws.Repo(), Workspace: ws, Model: a.o.Model, Backend: a.o.Backend,
 		MaxTurns: a.lim.MaxTurns, Timeout: a.lim.SessionTimeout, Env: env,
 		Label: fmt.Sprintf("dev-%s-issue-%d", a.o.Project, st.Issue), Logger: log,
 	})
@@ -145,7 +153,9 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 
 // crashed blocks the issue after a timeout or a crash, keeping the worktree.
 func (a *Agent) crashed(ctx context.Context, st *State, res claude.Result, err error) error {
-	if perr := phase.Write(a.st.phaseFile(st.Issue), phase.Crashed, a.red.Error(err)); perr != nil {
+	if ws, werr := a.workspace(st.Issue); werr != nil {
+		a.issueLog(*st).Warn().Str("error", a.red.Error(werr)).Msg("record crashed phase")
+	} else if perr := phase.Write(a.phaseFile(ws), phase.Crashed, a.red.Error(err)); perr != nil {
 		a.issueLog(*st).Warn().Str("error", a.red.Error(perr)).Msg("record crashed phase")
 	}
 	code := ledger.CodeClaudeCrashed
@@ -159,7 +169,11 @@ func (a *Agent) crashed(ctx context.Context, st *State, res claude.Result, err e
 
 // afterSession reads the result and phase files and moves the state on.
 func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) error {
-	ref, refErr := phase.ReadResult(a.st.resultFile(st.Issue))
+	ws, err := a.workspace(st.Issue)
+	if err != nil {
+		return err
+	}
+	ref, refErr := phase.ReadResult(a.resultFile(ws))
 	badResult := errors.Is(refErr, phase.ErrInvalid)
 	if refErr != nil && !badResult && !errors.Is(refErr, fs.ErrNotExist) {
 		return refErr
@@ -176,7 +190,7 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 		}
 		return a.refuse(ctx, st, ref)
 	}
-	rep, err := a.sessionPhase(st)
+	rep, err := a.sessionPhase(ws, st)
 	if err != nil {
 		return err
 	}
@@ -189,7 +203,7 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 	}
 	// awaiting_ci, awaiting_review, done or nothing: whatever was pushed
 	// goes to CI; nothing pushed earns one nudge.
-	ahead, err := a.o.Git.Ahead(ctx, st.Worktree)
+	head, ahead, err := a.o.Git.Collect(ctx, ws, st.Branch)
 	if err != nil {
 		return err
 	}
@@ -212,12 +226,8 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 		return a.block(ctx, st, ledger.CodeBuilderNoCommit, "The model session ended without committing anything.",
 			fmt.Sprintf("phase: %q\n%s", rep.Phase, clip(res.Text, 2000)))
 	}
-	head, err := a.o.Git.Head(ctx, st.Worktree)
-	if err != nil {
-		return err
-	}
 	if head != remote {
-		if err := a.o.Git.Push(ctx, st.Worktree, st.Branch); err != nil {
+		if err := a.o.Git.Push(ctx, head, st.Branch); err != nil {
 			return err
 		}
 	}
@@ -233,8 +243,8 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 // sessionPhase reads what the session left in its phase file. A missing or
 // empty file is no phase; malformed content is logged and read as no phase,
 // since what was pushed, not the file, decides what comes next.
-func (a *Agent) sessionPhase(st *State) (phase.State, error) {
-	ps, err := phase.Read(a.st.phaseFile(st.Issue))
+func (a *Agent) sessionPhase(ws *sandbox.Workspace, st *State) (phase.State, error) {
+	ps, err := phase.Read(a.phaseFile(ws))
 	switch {
 	case err == nil:
 		return ps, nil
@@ -283,5 +293,5 @@ func (a *Agent) resumePrompt(ctx context.Context, st *State) (string, error) {
 	return fmt.Sprintf("Work on issue #%d was stopped (blocked or escalated) and a maintainer has sent it back to you. "+
 		"Comments on the issue since then:\n\n%s\n\nTake them into account and continue from the existing branch %s "+
 		"(and pull request, if there is one; never open another): check the worktree (git status, git log), finish the "+
-		"task, commit, push the branch and write the phase file as instructed before.", st.Issue, answer, st.Branch), nil
+		"task, commit on the branch and write the phase file as instructed before.", st.Issue, answer, st.Branch), nil
 }

@@ -124,12 +124,6 @@ func (s store) dir(n int64) string {
 	return filepath.Join(s.root, "issue-"+strconv.FormatInt(n, 10))
 }
 
-// PhaseFile is where the session of issue n writes its phase.
-func (s store) phaseFile(n int64) string { return filepath.Join(s.dir(n), "phase") }
-
-// resultFile is where the session of issue n writes a refusal.
-func (s store) resultFile(n int64) string { return filepath.Join(s.dir(n), "result.json") }
-
 // load returns the state of issue n; ok is false when there is none.
 func (s store) load(n int64) (State, bool, error) {
 	data, err := os.ReadFile(filepath.Join(s.dir(n), "state.json"))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 var gitEnv = []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
@@ -56,27 +57,36 @@ func TestGitCheckout(t *testing.T) {
 	gitT(t, seed, "push", "--quiet", "origin", "HEAD:refs/pull/5/head")
 
 	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"}})
-	co := review.NewGitCheckout(g, "file://"+bare, filepath.Join(root, "clone"), filepath.Join(root, "wt"))
-
-	dir, err := co.Checkout(ctx, 5, h1)
+	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(root, "sessions")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	co := review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: "file://" + bare, CloneDir: filepath.Join(root, "clone"),
+		Sandbox: sb, KeyPrefix: "review-p"})
+
+	ws, err := co.Checkout(ctx, 5, h1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := ws.Repo()
 	if got := gitT(t, dir, "rev-parse", "HEAD"); got != h1 {
 		t.Fatalf("HEAD = %s, want %s", got, h1)
 	}
-	// Leftovers of an earlier session are discarded on the next checkout.
+	// Leftovers of an earlier session are discarded on the next checkout,
+	// and a hook it planted in its copy never runs for the agent.
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("scribble\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	planted := filepath.Join(root, "planted")
+	gitT(t, dir, "config", "core.fsmonitor", "touch "+planted)
 
 	h2 := commitFile(t, seed, "b.txt", "two\n")
 	gitT(t, seed, "push", "--quiet", "--force", "origin", "HEAD:refs/pull/5/head")
-	dir2, err := co.Checkout(ctx, 5, h2)
+	ws2, err := co.Checkout(ctx, 5, h2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dir2 != dir {
+	if dir2 := ws2.Repo(); dir2 != dir {
 		t.Fatalf("worktree moved: %s then %s (a resumed session would not find its conversation)", dir, dir2)
 	}
 	if got := gitT(t, dir, "rev-parse", "HEAD"); got != h2 {
@@ -85,7 +95,7 @@ func TestGitCheckout(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\n" {
 		t.Errorf("a.txt = %q, local edits survived", b)
 	}
-	inc, ancestor, err := co.Diff(ctx, dir, h1, h2)
+	inc, ancestor, err := co.Diff(ctx, h1, h2)
 	if err != nil || !ancestor {
 		t.Fatalf("Diff h1..h2 = ancestor %t, %v", ancestor, err)
 	}
@@ -100,17 +110,20 @@ func TestGitCheckout(t *testing.T) {
 	if _, err := co.Checkout(ctx, 5, h3); err != nil {
 		t.Fatal(err)
 	}
-	inc, ancestor, err = co.Diff(ctx, dir, h2, h3)
+	inc, ancestor, err = co.Diff(ctx, h2, h3)
 	if err != nil || ancestor {
 		t.Fatalf("Diff h2..h3 after a rewrite = ancestor %t, %v", ancestor, err)
 	}
 	if !strings.Contains(inc, "b.txt") || !strings.Contains(inc, "+one, amended") {
 		t.Errorf("tree diff misses the changes:\n%s", inc)
 	}
-	if _, _, err := co.Diff(ctx, dir, strings.Repeat("e", 40), h3); err == nil {
+	if _, _, err := co.Diff(ctx, strings.Repeat("e", 40), h3); err == nil {
 		t.Error("Diff from an unknown commit succeeded")
 	}
 
+	if _, err := os.Stat(planted); !os.IsNotExist(err) {
+		t.Errorf("a hook planted in the session's copy ran: %v", err)
+	}
 	if err := co.Remove(ctx, 5); err != nil {
 		t.Fatal(err)
 	}

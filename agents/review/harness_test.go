@@ -25,6 +25,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger/ledgertest"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 var gitea forgetest.Shared
@@ -110,12 +111,17 @@ func (h *harness) newAgent(opts ...harnessOpt) *review.Agent {
 	}
 	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
 		Credentials: &git.Credentials{URL: h.srv.URL, Username: h.bot.Login, Password: h.bot.Password}})
+	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(h.data, "sessions")})
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	o := review.Options{
-		Project:  h.proj,
-		Forge:    client.Repo(h.repo.Owner(), h.repo.Name()),
-		Claude:   h.runner,
-		Formula:  f,
-		Checkout: review.NewGitCheckout(g, h.srv.URL+"/"+h.repo.Slug()+".git", filepath.Join(h.data, "clone"), filepath.Join(h.data, "worktrees")),
+		Project: h.proj,
+		Forge:   client.Repo(h.repo.Owner(), h.repo.Name()),
+		Claude:  h.runner,
+		Formula: f,
+		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: h.srv.URL + "/" + h.repo.Slug() + ".git",
+			CloneDir: filepath.Join(h.data, "clone"), Sandbox: sb, KeyPrefix: "review-" + h.proj.Name}),
 		StateDir: filepath.Join(h.data, "state"),
 	}
 	for _, opt := range opts {

@@ -3,12 +3,14 @@ package review_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sync/atomic"
 	"testing"
 
 	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // countingCheckout counts every git operation the agent asks for: each one
@@ -18,14 +20,19 @@ type countingCheckout struct {
 	calls atomic.Int32
 }
 
-func (c *countingCheckout) Checkout(ctx context.Context, pr int64, sha string) (string, error) {
+func (c *countingCheckout) Checkout(ctx context.Context, pr int64, sha string) (*sandbox.Workspace, error) {
 	c.calls.Add(1)
 	return c.inner.Checkout(ctx, pr, sha)
 }
 
-func (c *countingCheckout) Diff(ctx context.Context, dir, from, to string) (string, bool, error) {
+func (c *countingCheckout) Diff(ctx context.Context, from, to string) (string, bool, error) {
 	c.calls.Add(1)
-	return c.inner.Diff(ctx, dir, from, to)
+	return c.inner.Diff(ctx, from, to)
+}
+
+func (c *countingCheckout) PrimaryFS(ctx context.Context) (fs.FS, error) {
+	c.calls.Add(1)
+	return c.inner.PrimaryFS(ctx)
 }
 
 func (c *countingCheckout) Remove(ctx context.Context, pr int64) error {

@@ -20,7 +20,6 @@ const maxResponseBytes = 8000
 type promptInput struct {
 	c    candidate
 	diff string // the pull request's full diff, from the forge
-	dir  string // the checkout
 	re   *rereview
 }
 
@@ -37,7 +36,7 @@ type rereview struct {
 
 // rereviewContext gathers the previous review, the author's replies since
 // and the diff between the previously reviewed head and the new one.
-func (a *Agent) rereviewContext(ctx context.Context, c candidate, dir string, log zerolog.Logger) *rereview {
+func (a *Agent) rereviewContext(ctx context.Context, c candidate, log zerolog.Logger) *rereview {
 	pr, st := c.pr, c.st
 	re := &rereview{prev: st.Head, previous: st.CommentBody}
 	comments, err := a.opts.Forge.ListComments(ctx, pr.Number)
@@ -49,7 +48,7 @@ func (a *Agent) rereviewContext(ctx context.Context, c candidate, dir string, lo
 		re.previous = previousReview(comments, a.bot, st.Head)
 	}
 	rng := short(st.Head) + ".." + short(pr.HeadSHA)
-	inc, ancestor, err := a.opts.Checkout.Diff(ctx, dir, st.Head, pr.HeadSHA)
+	inc, ancestor, err := a.opts.Checkout.Diff(ctx, st.Head, pr.HeadSHA)
 	switch {
 	case err != nil:
 		log.Warn().Err(err).Msg("incremental diff")

@@ -10,7 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
@@ -26,6 +26,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/patch"
+	"github.com/disinto/disinto/lib/sandbox"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -60,13 +61,17 @@ var _ forgeAPI = (*forge.RepoClient)(nil)
 
 // Checkout gives the reviewer read-only working trees of pull request heads.
 type Checkout interface {
-	// Checkout returns a directory holding the pull request's head commit
-	// sha, detached. It reuses the directory of an earlier review of the
-	// same pull request, so that a resumed session finds its conversation.
-	Checkout(ctx context.Context, pr int64, sha string) (dir string, err error)
-	// Diff returns the diff from..to computed in dir, and whether from is
-	// an ancestor of to (false after a force-push).
-	Diff(ctx context.Context, dir, from, to string) (diff string, ancestor bool, err error)
+	// Checkout returns the sandbox workspace of the pull request, its
+	// checkout holding the head commit sha, detached. It reuses the
+	// workspace of an earlier review of the same pull request, so that a
+	// resumed session finds its conversation.
+	Checkout(ctx context.Context, pr int64, sha string) (*sandbox.Workspace, error)
+	// Diff returns the diff from..to, computed in the agent's own clone,
+	// and whether from is an ancestor of to (false after a force-push).
+	Diff(ctx context.Context, from, to string) (diff string, ancestor bool, err error)
+	// PrimaryFS returns the files of the primary branch as the forge has
+	// them: the project's conventions, never the pull request's.
+	PrimaryFS(ctx context.Context) (fs.FS, error)
 	// Remove deletes the pull request's working tree, if any.
 	Remove(ctx context.Context, pr int64) error
 }
@@ -358,6 +363,5 @@ func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, log 
 		if err := a.store.remove(n); err != nil {
 			log.Warn().Err(err).Int64(logx.KeyPR, n).Msg("remove review state")
 		}
-		_ = os.Remove(a.reviewFile(n))
 	}
 }

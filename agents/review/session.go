@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/sandbox"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -29,10 +29,9 @@ const (
 	CodeInvalidOutput ledger.Code = "review.invalid_output"
 )
 
-// reviewFile is where the model writes its verdict for pr.
-func (a *Agent) reviewFile(pr int64) string {
-	return filepath.Join(a.opts.StateDir, fmt.Sprintf("pr-%d-review.json", pr))
-}
+// reviewFile is where the model writes its verdict: the outbox of the
+// session's workspace.
+func reviewFile(ws *sandbox.Workspace) string { return ws.Out("review.json") }
 
 // review runs one review session and publishes its verdict. It runs in a
 // tracked background goroutine and records exactly one ledger record.
@@ -79,34 +78,35 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	}
 	rereview := st.Head != "" && st.Head != pr.HeadSHA && !st.Verdict.Approved() && st.Verdict != ""
 	prevHead := st.Head
-	dir, err := a.opts.Checkout.Checkout(ctx, pr.Number, pr.HeadSHA)
+	ws, err := a.opts.Checkout.Checkout(ctx, pr.Number, pr.HeadSHA)
 	if err != nil {
 		log.Error().Err(err).Msg("check out the pull request head")
 		fail(CodeCheckout, "the head commit could not be checked out", claude.Result{})
 		return
 	}
-	p := promptInput{c: c, diff: diff, dir: dir}
+	p := promptInput{c: c, diff: diff}
 	if rereview {
-		p.re = a.rereviewContext(ctx, c, dir, log)
+		p.re = a.rereviewContext(ctx, c, log)
 	}
-	outFile := a.reviewFile(pr.Number)
+	outFile := reviewFile(ws)
 	_ = os.Remove(outFile)
 	inv := claude.Invocation{
-		Dir:      dir,
-		Model:    a.opts.Model,
-		Backend:  a.opts.Backend,
-		MaxTurns: DefaultMaxTurns,
-		Timeout:  a.opts.Timeout,
-		Env:      map[string]string{formula.EnvReviewFile: outFile},
-		Label:    fmt.Sprintf("review-%s-pr-%d", a.opts.Project.Name, pr.Number),
-		Logger:   &log,
+		Dir:       ws.Repo(),
+		Workspace: ws,
+		Model:     a.opts.Model,
+		Backend:   a.opts.Backend,
+		MaxTurns:  DefaultMaxTurns,
+		Timeout:   a.opts.Timeout,
+		Env:       map[string]string{formula.EnvReviewFile: outFile},
+		Label:     fmt.Sprintf("review-%s-pr-%d", a.opts.Project.Name, pr.Number),
+		Logger:    &log,
 	}
 	if rereview && st.SessionID != "" {
 		// The conversation already holds the formula, the full diff and
 		// the earlier findings: send only what is new.
 		inv.ResumeID = st.SessionID
 		inv.Prompt = resumePrompt(p, outFile)
-	} else if inv.Prompt, err = a.fullPrompt(p, outFile, log); err != nil {
+	} else if inv.Prompt, err = a.fullPrompt(ctx, p, outFile, log); err != nil {
 		log.Error().Err(err).Msg("render review prompt")
 		fail(CodePrompt, "the review prompt could not be built", claude.Result{})
 		return
@@ -115,7 +115,7 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	if errors.Is(err, claude.ErrSessionNotFound) && inv.ResumeID != "" {
 		log.Info().Msg("review session is gone; starting a fresh one")
 		inv.ResumeID = ""
-		if inv.Prompt, err = a.fullPrompt(p, outFile, log); err != nil {
+		if inv.Prompt, err = a.fullPrompt(ctx, p, outFile, log); err != nil {
 			fail(CodePrompt, "the review prompt could not be built", claude.Result{})
 			return
 		}
@@ -180,7 +180,13 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 }
 
 // fullPrompt renders the review-pr formula with the pull request context.
-func (a *Agent) fullPrompt(p promptInput, outFile string, log zerolog.Logger) (string, error) {
+func (a *Agent) fullPrompt(ctx context.Context, p promptInput, outFile string, log zerolog.Logger) (string, error) {
+	// The project's conventions come from its primary branch: a pull
+	// request must not instruct its own review.
+	repoFS, err := a.opts.Checkout.PrimaryFS(ctx)
+	if err != nil {
+		return "", err
+	}
 	return formula.Render(a.opts.Formula, formula.RenderInput{
 		Role:       string(config.RoleReview),
 		Project:    a.opts.Project.Name,
@@ -188,7 +194,7 @@ func (a *Agent) fullPrompt(p promptInput, outFile string, log zerolog.Logger) (s
 		ForgeAPI:   a.opts.Project.APIBase() + "/repos/" + a.opts.Project.Repo,
 		TokenEnv:   a.opts.TokenEnv,
 		Vars:       map[string]string{"pr": fmt.Sprint(p.c.pr.Number)},
-		RepoFS:     os.DirFS(p.dir),
+		RepoFS:     repoFS,
 		Blocks:     a.contextBlocks(p),
 		Protocols:  []formula.Protocol{formula.ProtocolReview},
 		ReviewFile: outFile,

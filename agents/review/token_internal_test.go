@@ -3,6 +3,7 @@ package review
 import (
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/claude/claudetest"
@@ -26,12 +27,12 @@ func TestPromptNamesNoTokenByDefault(t *testing.T) {
 		want     bool
 	}{{"", false}, {"FORGE_REVIEW_TOKEN", true}} {
 		a, err := New(Options{Project: &config.Project{Name: "p", Repo: "o/p", ForgeURL: "http://forge:3000"},
-			Forge: fc, Claude: &claudetest.Runner{}, Formula: f, Checkout: NewGitCheckout(nil, "", "", ""),
+			Forge: fc, Claude: &claudetest.Runner{}, Formula: f, Checkout: primaryOnly{fsys: fstest.MapFS{}},
 			StateDir: t.TempDir(), TokenEnv: tt.tokenEnv})
 		if err != nil {
 			t.Fatal(err)
 		}
-		full, err := a.fullPrompt(promptInput{c: candidate{pr: forge.PullRequest{Number: 3, HeadSHA: sha2}}}, "/tmp/out.json", logx.Nop())
+		full, err := a.fullPrompt(t.Context(), promptInput{c: candidate{pr: forge.PullRequest{Number: 3, HeadSHA: sha2}}}, "/tmp/out.json", logx.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // agentDeps is what an agent constructor gets for one (project, role).
@@ -70,7 +71,7 @@ func newDevAgent(d agentDeps) (agent.Agent, error) {
 			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
 			User: b.User, Password: b.Password, Primary: p.PrimaryBranch, Redactor: s.redactor, Log: d.Log,
 		}),
-		Formula: f, DataDir: d.DataDir, Model: settings.Model, Backend: settings.Backend,
+		Formula: f, DataDir: d.DataDir, Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
 		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot,
 		Maintainers: maintainers(cfg.Env), Secrets: cfg.Secrets(),
 		Limits: dev.Limits{SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200}, Log: d.Log,
@@ -106,8 +107,9 @@ func newReviewAgent(d agentDeps) (agent.Agent, error) {
 		Forge:   fc,
 		Claude:  s.claude,
 		Formula: f,
-		Checkout: review.NewGitCheckout(g, p.ForgeURL+"/"+p.Repo+".git",
-			s.projectDir("review", p, "clone"), s.projectDir("review", p, "worktrees")),
+		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
+			CloneDir: s.projectDir("review", p, "clone"), Primary: p.PrimaryBranch,
+			Sandbox: s.sandbox, KeyPrefix: sandbox.Key("review", p.Name)}),
 		StateDir: s.projectDir("state", p, "review"),
 		Backend:  settings.Backend,
 		Model:    settings.Model,

@@ -199,7 +199,7 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 		},
 	})
 	d.sched = scheduler.New(scheduler.Options{Store: store, Log: logs.For("scheduler")})
-	if d.services, err = newServices(cfg, a.dataDir, d.metrics, a.env, logs.For("claude")); err != nil {
+	if d.services, err = newServices(cfg, a.dataDir, d.metrics, a.env, a.allowUnisolated, logs.For("claude")); err != nil {
 		return nil, err
 	}
 	if err := a.addJobs(d, registry); err != nil {

@@ -114,7 +114,7 @@ func TestDaemonSIGTERM(t *testing.T) {
 		t.Skip("starts a daemon process")
 	}
 	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
+	data := sessionDataDir(t)
 	example, err := os.ReadFile("../../projects/example.toml.example")
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +248,7 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 		{"", "example/architect,example/dev,example/gardener,example/planner,example/predictor,example/review,example/supervisor"},
 	} {
 		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: []string{"AGENT_ROLES=" + tc.roles},
-			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: t.TempDir()}
+			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
 		cfg, err := a.loadConfig()
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/disinto/disinto/lib/formula"
 )
 
 func TestFormulaLintShipped(t *testing.T) {
@@ -93,7 +95,7 @@ func TestFormulaRender(t *testing.T) {
 		}
 		for _, want := range []string{
 			"You are the review agent of disinto, an autonomous code factory, working on project demo (repository disinto-admin/example).",
-			"### AGENTS.md\n\n# Demo agents guide",
+			"### AGENTS.md\n\n" + formula.Untrusted("# Demo agents guide"),
 			"Forge API base: http://localhost:3000/api/v1/repos/disinto-admin/example",
 			"Review pull request #7 of demo",
 		} {

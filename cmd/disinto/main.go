@@ -37,6 +37,9 @@ type app struct {
 	envFile     string
 	dataDir     string
 	debug       bool
+	// allowUnisolated accepts model sessions that run as the daemon's own
+	// user when it cannot give them one of their own.
+	allowUnisolated bool
 }
 
 // usageError marks errors caused by how the command was called.
@@ -94,6 +97,8 @@ func (a *app) rootCmd() *cobra.Command {
 	pf.StringVar(&a.envFile, "env-file", a.envOr("DISINTO_ENV_FILE", ".env"), "environment file (process environment wins)")
 	pf.StringVar(&a.dataDir, "data-dir", a.envOr("DISINTO_DATA_DIR", "data"), "data directory for state, logs and the run ledger")
 	pf.BoolVar(&a.debug, "debug", false, "debug logging")
+	pf.BoolVar(&a.allowUnisolated, "allow-unisolated-sessions", a.getenv("DISINTO_ALLOW_UNISOLATED_SESSIONS") == "1",
+		"run model sessions as this user when not root (they can then read its credentials)")
 
 	root.AddCommand(
 		a.versionCmd(),

@@ -72,7 +72,7 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 			}
 			defer led.Close()
 			log := logs.For(string(role))
-			svc, err := newServices(cfg, a.dataDir, nil, a.env, logs.For("claude"))
+			svc, err := newServices(cfg, a.dataDir, nil, a.env, a.allowUnisolated, logs.For("claude"))
 			if err != nil {
 				return err
 			}

@@ -30,7 +30,7 @@ func TestRunOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	data := filepath.Join(dir, "data")
+	data := sessionDataDir(t)
 	flags := []string{"--projects-dir", filepath.Join(dir, "projects"), "--env-file", filepath.Join(dir, "none"), "--data-dir", data}
 
 	var out, errb bytes.Buffer
@@ -98,7 +98,7 @@ func TestRunOnceInterruptWaitsForCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	data := filepath.Join(dir, "data")
+	data := sessionDataDir(t)
 	ag := interruptAgent{started: make(chan struct{}), cancelled: make(chan struct{}), proceed: make(chan struct{})}
 	var out, errb bytes.Buffer
 	a := &app{stdout: &out, stderr: &errb}

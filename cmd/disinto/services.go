@@ -15,6 +15,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/redact"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // services are built once per process and shared by every agent of every
@@ -27,11 +28,16 @@ type services struct {
 	redactor *redact.Redactor
 	claude   claude.Runner
 	http     *http.Client
+	sandbox  *sandbox.Sandbox
 }
 
 // newServices builds the shared services. reg may be nil (one-shot runs).
-func newServices(cfg *config.Config, dataDir string, reg *metrics.Registry, environ []string, log zerolog.Logger) (*services, error) {
-	s := &services{cfg: cfg, dataDir: dataDir, redactor: redact.New(cfg.Secrets()...), http: &http.Client{}}
+func newServices(cfg *config.Config, dataDir string, reg *metrics.Registry, environ []string, allowUnisolated bool, log zerolog.Logger) (*services, error) {
+	sb, err := openSandbox(dataDir, allowUnisolated, log)
+	if err != nil {
+		return nil, err
+	}
+	s := &services{cfg: cfg, dataDir: dataDir, redactor: redact.New(cfg.Secrets()...), http: &http.Client{}, sandbox: sb}
 	if reg != nil {
 		s.http.Transport = reg.RoundTripper(nil)
 	}

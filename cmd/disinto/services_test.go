@@ -38,7 +38,7 @@ func TestForgeClientsRedactWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newServices(cfg, t.TempDir(), nil, nil, logx.Nop())
+	s, err := newServices(cfg, sessionDataDir(t), nil, nil, true, logx.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

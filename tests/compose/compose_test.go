@@ -218,8 +218,8 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 		Name: "stack-dev",
 		Turns: []claudetest.Turn{
 			claudetest.Tools(claudetest.Bash(`printf 'built in a container\n' >> STACK.md && git add STACK.md && ` +
-				`git commit -q -m "fix: add STACK.md (#$DISINTO_ISSUE)" && git push -q origin HEAD && ` +
-				`printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo pushed`)),
+				`git commit -q -m "fix: add STACK.md (#$DISINTO_ISSUE)" && ` +
+				`printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo committed`)),
 			claudetest.Text("Added STACK.md."),
 		},
 	})

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sync/atomic"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // countingRunner counts model sessions (child processes of the agent).
@@ -29,37 +31,33 @@ type countingGit struct {
 	n atomic.Int64
 }
 
-func (c *countingGit) Worktree(ctx context.Context, dir, branch string) error {
+func (c *countingGit) Prepare(ctx context.Context, ws *sandbox.Workspace, branch string) error {
 	c.n.Add(1)
-	return c.Git.Worktree(ctx, dir, branch)
+	return c.Git.Prepare(ctx, ws, branch)
+}
+func (c *countingGit) Collect(ctx context.Context, ws *sandbox.Workspace, branch string) (string, int, error) {
+	c.n.Add(1)
+	return c.Git.Collect(ctx, ws, branch)
 }
 func (c *countingGit) RemoteHead(ctx context.Context, b string) (string, error) {
 	c.n.Add(1)
 	return c.Git.RemoteHead(ctx, b)
 }
-func (c *countingGit) Head(ctx context.Context, dir string) (string, error) {
-	c.n.Add(1)
-	return c.Git.Head(ctx, dir)
-}
 func (c *countingGit) Behind(ctx context.Context, b string) (bool, error) {
 	c.n.Add(1)
 	return c.Git.Behind(ctx, b)
 }
-func (c *countingGit) Ahead(ctx context.Context, dir string) (int, error) {
+func (c *countingGit) Push(ctx context.Context, sha, b string) error {
 	c.n.Add(1)
-	return c.Git.Ahead(ctx, dir)
+	return c.Git.Push(ctx, sha, b)
 }
-func (c *countingGit) Push(ctx context.Context, dir, b string) error {
+func (c *countingGit) EmptyCommit(ctx context.Context, b, m string) (string, error) {
 	c.n.Add(1)
-	return c.Git.Push(ctx, dir, b)
+	return c.Git.EmptyCommit(ctx, b, m)
 }
-func (c *countingGit) EmptyCommit(ctx context.Context, dir, m string) error {
+func (c *countingGit) PrimaryFS(ctx context.Context) (fs.FS, error) {
 	c.n.Add(1)
-	return c.Git.EmptyCommit(ctx, dir, m)
-}
-func (c *countingGit) RemoveWorktree(ctx context.Context, dir string) error {
-	c.n.Add(1)
-	return c.Git.RemoveWorktree(ctx, dir)
+	return c.Git.PrimaryFS(ctx)
 }
 func (c *countingGit) PushMirror(ctx context.Context, name, url, sha string) error {
 	c.n.Add(1)

@@ -149,7 +149,7 @@ func (b *devBot) records() []ledger.Record {
 // session's environment (DISINTO_PHASE_FILE, git credentials).
 func implement(file, content string) claudetest.Turn {
 	return claudetest.Tools(claudetest.Bash(fmt.Sprintf(
-		`printf '%%s\n' %q >> %s && git add %s && git commit -q -m "fix: change (#$DISINTO_ISSUE)" && git push -q origin HEAD && printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo pushed`,
+		`printf '%%s\n' %q >> %s && git add %s && git commit -q -m "fix: change (#$DISINTO_ISSUE)" && printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo committed`,
 		content, file, file)))
 }
 

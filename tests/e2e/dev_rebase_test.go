@@ -10,10 +10,11 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 )
 
-// rebaseTurn is a model step that rebases the branch onto main and pushes.
+// rebaseTurn is a model step that rebases the branch onto main (the agent
+// pushes it).
 func rebaseTurn() claudetest.Turn {
 	return claudetest.Tools(claudetest.Bash(
-		`git fetch -q origin && git rebase -q origin/main && git push -q --force-with-lease origin HEAD && printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo rebased`))
+		`git rebase -q origin/main && printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo rebased`))
 }
 
 func TestDevRebaseWhenBehind(t *testing.T) {

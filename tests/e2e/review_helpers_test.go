@@ -16,6 +16,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // reviewBot is a daemon's review agent acting as e.reviewer, with the real
@@ -52,12 +53,17 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
 	}
 	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
 		Credentials: &git.Credentials{URL: e.srv.URL, Username: e.reviewer.Login, Password: e.reviewer.Password}})
+	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(r.data, "sessions")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, err := review.New(review.Options{
-		Project:  r.proj,
-		Forge:    fc.Repo(e.repo.Owner(), e.repo.Name()),
-		Claude:   runner,
-		Formula:  f,
-		Checkout: review.NewGitCheckout(g, e.srv.URL+"/"+e.repo.Slug()+".git", filepath.Join(r.data, "clone"), filepath.Join(r.data, "worktrees")),
+		Project: r.proj,
+		Forge:   fc.Repo(e.repo.Owner(), e.repo.Name()),
+		Claude:  runner,
+		Formula: f,
+		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: e.srv.URL + "/" + e.repo.Slug() + ".git",
+			CloneDir: filepath.Join(r.data, "clone"), Sandbox: sb, KeyPrefix: "review-" + r.proj.Name}),
 		StateDir: filepath.Join(r.data, "state"),
 		Timeout:  4 * time.Minute,
 	})

@@ -39,6 +39,19 @@ if ! installed; then
 	installed || { echo "claude at ${bin} does not report version ${version}" >&2; exit 1; }
 fi
 
+# As root, model sessions run under uids of their own (lib/sandbox), which
+# cannot enter root's home: publish the binary where every user reaches it,
+# as the agents image does with /usr/local/bin/claude.
+if [[ "$(id -u)" == 0 ]]; then
+	shared="/usr/local/lib/disinto/claude-code/${version}/claude"
+	if [[ ! -x "${shared}" ]]; then
+		install -d -m 0755 "$(dirname "${shared}")"
+		ln -f "$(readlink -f "${bin}")" "${shared}" 2>/dev/null || cp "$(readlink -f "${bin}")" "${shared}"
+		chmod 0755 "${shared}"
+	fi
+	bin="${shared}"
+fi
+
 if [[ "${1:-}" == "--env" ]]; then
 	printf 'export DISINTO_CLAUDE_BIN=%q\n' "${bin}"
 else
