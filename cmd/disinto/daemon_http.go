@@ -13,7 +13,11 @@ import (
 
 // statusReport is the JSON of /status and of `disinto status --json`.
 type statusReport struct {
-	Daemon        *daemonInfo           `json:"daemon,omitempty"`
+	Daemon *daemonInfo `json:"daemon,omitempty"`
+	// Sessions is "isolated" (each model session has a uid of its own)
+	// or "unisolated" (they run as the daemon's user and can read its
+	// credentials); empty without a running daemon.
+	Sessions      string                `json:"sessions,omitempty"`
 	Projects      []projectInfo         `json:"projects"`
 	Jobs          []scheduler.JobStatus `json:"jobs"`
 	Running       []agent.Work          `json:"running"`
@@ -61,7 +65,8 @@ func (d *daemon) mux() http.Handler {
 
 func (d *daemon) status() statusReport {
 	info := daemonInfo{Started: d.started}
-	rep := statusReport{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.rt.Running(), Unimplemented: d.unimplemented}
+	rep := statusReport{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.rt.Running(), Unimplemented: d.unimplemented,
+		Sessions: sessionsMode(d.services.sandbox)}
 	for _, p := range d.cfg.Projects {
 		rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
 	}

@@ -121,7 +121,8 @@ func TestDaemonSIGTERM(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
 	const secret = "hook-secret"
-	env := []string{"DISINTO_WEBHOOK_SECRET=" + secret, "AGENT_ROLES=dev", "DISINTO_DATA_DIR=" + data}
+	// Not root (a developer's machine): accept unisolated sessions.
+	env := []string{"DISINTO_WEBHOOK_SECRET=" + secret, "AGENT_ROLES=dev", "DISINTO_DATA_DIR=" + data, "DISINTO_ALLOW_UNISOLATED_SESSIONS=1"}
 	flags := []string{"--projects-dir", filepath.Join(dir, "projects"), "--env-file", filepath.Join(dir, "none.env"), "--data-dir", data}
 
 	const grace = time.Second
@@ -184,6 +185,13 @@ func TestDaemonSIGTERM(t *testing.T) {
 	code, statusOut, _ := runCLI(t, env, append([]string{"status", "--json"}, flags...)...)
 	if code != exitOK || !strings.Contains(statusOut, `"key": "issue-1"`) {
 		t.Fatalf("live status: code %d\n%s", code, statusOut)
+	}
+	wantSessions := `"sessions": "isolated"`
+	if os.Geteuid() != 0 {
+		wantSessions = `"sessions": "unisolated"`
+	}
+	if !strings.Contains(statusOut, wantSessions) {
+		t.Errorf("live status does not say how sessions run (%s):\n%s", wantSessions, statusOut)
 	}
 
 	start := time.Now()

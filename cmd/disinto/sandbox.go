@@ -10,6 +10,19 @@ import (
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
+// How sessions run, as /status and `disinto status` report it.
+const (
+	sessionsIsolated   = "isolated"
+	sessionsUnisolated = "unisolated"
+)
+
+func sessionsMode(sb *sandbox.Sandbox) string {
+	if sb.Isolated() {
+		return sessionsIsolated
+	}
+	return sessionsUnisolated
+}
+
 // sessionsDir is the data-dir entry holding the sessions' workspaces: the
 // only part of the data dir a session may enter.
 const sessionsDir = "sessions"

@@ -110,6 +110,12 @@ func (a *app) loadConfigQuiet() (*config.Config, error) {
 func printStatus(w io.Writer, rep statusReport, live bool) {
 	if live && rep.Daemon != nil {
 		fmt.Fprintf(w, "daemon: running (pid %d, %s, up since %s)\n", rep.Daemon.PID, rep.Daemon.Listen, rep.Daemon.Started.Format(time.RFC3339))
+		switch rep.Sessions {
+		case sessionsIsolated:
+			fmt.Fprintln(w, "sessions: isolated (each runs under a uid of its own)")
+		case sessionsUnisolated:
+			fmt.Fprintln(w, "sessions: UNISOLATED: they run as the daemon's user and can read its credentials (--allow-unisolated-sessions)")
+		}
 	} else {
 		fmt.Fprintln(w, "daemon: not running")
 	}
