@@ -181,7 +181,7 @@ func (f *initFlags) complete(ask prompter) error {
 		if ask == nil {
 			hint := ""
 			if n.flag == "--admin-password" {
-				hint = " (or FORGE_ADMIN_PASS, or --admin-token)"
+				hint = " (or FORGE_ADMIN_PASS in .env, or --admin-token)"
 			}
 			return usageError{fmt.Errorf("init: missing %s%s", n.flag, hint)}
 		}

@@ -77,14 +77,22 @@ type LocalBot struct {
 
 var slugRE = regexp.MustCompile(`^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$`)
 
+// PlaceholderAdminPassword is the FORGE_ADMIN_PASS value .env.example
+// ships with. Everyone who has read the repository knows it, so
+// provisioning refuses it.
+const PlaceholderAdminPassword = "change-me-before-first-start"
+
 // validate checks the options that need no forge.
 func (o *Options) validate() error {
+	if err := checkAdminPassword(o.AdminPassword, o.AdminToken != ""); err != nil {
+		return err
+	}
 	var missing []string
 	if o.ForgeURL == "" {
 		missing = append(missing, "forge URL")
 	}
-	if o.AdminToken == "" && (o.AdminUser == "" || o.AdminPassword == "") {
-		missing = append(missing, "admin user and password, or admin token")
+	if o.AdminToken == "" && o.AdminUser == "" {
+		missing = append(missing, "admin user, or admin token")
 	}
 	if o.Repo == "" {
 		missing = append(missing, "repo")
@@ -100,6 +108,18 @@ func (o *Options) validate() error {
 	}
 	if !slugRE.MatchString(o.Repo) {
 		return fmt.Errorf("provision: repo %q: want owner/name", o.Repo)
+	}
+	return nil
+}
+
+// checkAdminPassword refuses an admin password nobody chose: the
+// placeholder of .env.example, or none at all (unless a token stands in).
+func checkAdminPassword(pass string, haveToken bool) error {
+	switch {
+	case strings.TrimSpace(pass) == PlaceholderAdminPassword:
+		return errors.New("provision: FORGE_ADMIN_PASS in .env is still the placeholder from .env.example; set a password of your own")
+	case strings.TrimSpace(pass) == "" && !haveToken:
+		return errors.New("provision: no admin password; set FORGE_ADMIN_PASS in .env (or give an admin token)")
 	}
 	return nil
 }
