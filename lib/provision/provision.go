@@ -32,6 +32,11 @@ type Options struct {
 	AdminUser     string
 	AdminPassword string
 	AdminToken    string
+	// BootstrapTokenFile, if set, is a file that may hold a one-time
+	// site-admin token of AdminUser (named BootstrapTokenPrefix...), used
+	// to set the admin's password to AdminPassword, then revoked, and the
+	// file removed.
+	BootstrapTokenFile string
 	// Repo is the project repository, owner/name.
 	Repo string
 	// Source, if set, is a git URL or path whose branches and tags are
@@ -93,6 +98,9 @@ func (o *Options) validate() error {
 	}
 	if o.AdminToken == "" && o.AdminUser == "" {
 		missing = append(missing, "admin user, or admin token")
+	}
+	if o.BootstrapTokenFile != "" && (o.AdminUser == "" || o.AdminToken != "") {
+		return errors.New("provision: a bootstrap token sets the admin password: give the admin user and password, not an admin token")
 	}
 	if o.Repo == "" {
 		missing = append(missing, "repo")
@@ -209,6 +217,9 @@ func (p *run) all(ctx context.Context) error {
 // admin.
 func (p *run) connect(ctx context.Context) error {
 	if err := p.waitForge(ctx); err != nil {
+		return err
+	}
+	if err := p.bootstrapAdmin(ctx); err != nil {
 		return err
 	}
 	c, err := p.client(p.opts.AdminUser, p.opts.AdminPassword, p.opts.AdminToken)
