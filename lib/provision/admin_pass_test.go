@@ -68,3 +68,26 @@ func TestAdminPasswordNobodyChoseIsRefused(t *testing.T) {
 		t.Errorf("placeholder next to a token: err = %v", err)
 	}
 }
+
+// TestCredentialsInURLsAreRefused: the forge and source URLs reach git's
+// command line, so a password or token in either is refused up front
+// (and not repeated in the error).
+func TestCredentialsInURLsAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	base := provision.Options{
+		ForgeURL: "http://forge:3000", AdminUser: "root", AdminPassword: "chosen-pass-1", Repo: "acme/widget",
+		ProjectsDir: filepath.Join(dir, "projects"), EnvFile: filepath.Join(dir, ".env"),
+	}
+	forgeCreds, sourceCreds := base, base
+	forgeCreds.ForgeURL = "http://root:hunter2secret@forge:3000"
+	sourceCreds.Source = "https://ghp_tokenvalue1@github.example/acme/widget.git"
+	for name, opts := range map[string]provision.Options{"forge": forgeCreds, "source": sourceCreds} {
+		_, err := provision.Run(context.Background(), opts)
+		if err == nil || !strings.Contains(err.Error(), name+" URL carries credentials") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "hunter2secret") || strings.Contains(err.Error(), "ghp_tokenvalue1")) {
+			t.Errorf("%s: the error repeats the secret", name)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -117,7 +118,22 @@ func (o *Options) validate() error {
 	if !slugRE.MatchString(o.Repo) {
 		return fmt.Errorf("provision: repo %q: want owner/name", o.Repo)
 	}
+	// Both URLs end up on git's command line, which every user of the
+	// host can read.
+	if hasCredentials(o.ForgeURL) {
+		return errors.New("provision: the forge URL carries credentials; give them as FORGE_ADMIN_USER and FORGE_ADMIN_PASS instead")
+	}
+	if hasCredentials(o.Source) {
+		return errors.New("provision: the source URL carries credentials, which git would show on its command line; drop them and use a git credential helper, or a local path")
+	}
 	return nil
+}
+
+// hasCredentials reports whether s is an http(s) URL with a user or
+// password in it.
+func hasCredentials(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.User != nil
 }
 
 // checkAdminPassword refuses an admin password nobody chose: the
