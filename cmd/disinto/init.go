@@ -22,6 +22,7 @@ import (
 // initFlags are the values of disinto init's flags.
 type initFlags struct {
 	forgeURL, adminUser, adminPass, adminToken string
+	bootstrapTokenFile                         string
 	repo, source, branch, webhookURL           string
 	yes, rotate                                bool
 	waitForge                                  time.Duration
@@ -65,6 +66,7 @@ func (a *app) initCmd() *cobra.Command {
 	fl.StringVar(&f.adminUser, "admin-user", "", "site admin login (env FORGE_ADMIN_USER)")
 	fl.StringVar(&f.adminPass, "admin-password", "", "site admin password (env FORGE_ADMIN_PASS)")
 	fl.StringVar(&f.adminToken, "admin-token", "", "site admin API token instead of the password (env FORGE_ADMIN_TOKEN)")
+	fl.StringVar(&f.bootstrapTokenFile, "bootstrap-token-file", "", "file that may hold a one-time admin token (minted with the forge's CLI) used to set the admin password, then revoked")
 	fl.StringVar(&f.repo, "repo", "", "project repository OWNER/NAME (or its URL)")
 	fl.StringVar(&f.source, "source", "", "git URL or path of existing code to push into the project repository while it is empty")
 	fl.StringVar(&f.branch, "branch", "", "primary branch (default: the repository's, else the source's HEAD, else main)")
@@ -139,7 +141,8 @@ func (a *app) runInit(cmd *cobra.Command, f *initFlags, ask prompter) error {
 
 	rep, err := provision.Run(cmd.Context(), provision.Options{
 		ForgeURL: strings.TrimSuffix(f.forgeURL, "/"), AdminUser: f.adminUser, AdminPassword: f.adminPass, AdminToken: f.adminToken,
-		Repo: slug, Source: f.source, Branch: f.branch, ProjectsDir: a.projectsDir, EnvFile: a.envFile,
+		BootstrapTokenFile: f.bootstrapTokenFile,
+		Repo:               slug, Source: f.source, Branch: f.branch, ProjectsDir: a.projectsDir, EnvFile: a.envFile,
 		WebhookURL: f.webhookURL, LocalBots: locals, RotateTokens: f.rotate, WaitForge: f.waitForge, Logger: log,
 		OnSecret: func(s string) { red.Add(s) },
 	})
@@ -181,7 +184,7 @@ func (f *initFlags) complete(ask prompter) error {
 		if ask == nil {
 			hint := ""
 			if n.flag == "--admin-password" {
-				hint = " (or FORGE_ADMIN_PASS, or --admin-token)"
+				hint = " (or FORGE_ADMIN_PASS in .env, or --admin-token)"
 			}
 			return usageError{fmt.Errorf("init: missing %s%s", n.flag, hint)}
 		}

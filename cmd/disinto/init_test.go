@@ -12,6 +12,7 @@ import (
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/provision"
 )
 
 func TestParseSlug(t *testing.T) {
@@ -257,5 +258,35 @@ func TestInitUnreachableForgeGivesUp(t *testing.T) {
 		"--projects-dir", dir, "--env-file", filepath.Join(dir, ".env"))
 	if code != exitFailure || !strings.Contains(errOut, "did not answer within 300ms") {
 		t.Errorf("code %d, stderr %q", code, errOut)
+	}
+}
+
+// TestInitRefusesThePlaceholderPassword: `disinto init` run with the
+// admin password .env.example ships exits non-zero with one line naming
+// .env, before it reaches the forge (the URL is a closed port) or writes a
+// file.
+func TestInitRefusesThePlaceholderPassword(t *testing.T) {
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, ".env")
+	writeFile(t, envFile, "FORGE_URL=http://127.0.0.1:1\nFORGE_ADMIN_USER=root\nFORGE_ADMIN_PASS="+provision.PlaceholderAdminPassword+"\n")
+	before, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, nil, "init", "--yes", "--repo", "acme/demo", "--wait-forge", "0",
+		"--projects-dir", filepath.Join(dir, "p"), "--env-file", envFile)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != exitFailure || len(lines) != 1 || !strings.Contains(errOut, ".env") || !strings.Contains(errOut, "FORGE_ADMIN_PASS") {
+		t.Errorf("code %d, stderr %q; want exit 1 and one line naming .env and FORGE_ADMIN_PASS", code, errOut)
+	}
+	if strings.Contains(out, provision.PlaceholderAdminPassword) {
+		t.Error("the password reached the output")
+	}
+	after, err := os.ReadFile(envFile)
+	if err != nil || string(after) != string(before) {
+		t.Errorf("env file changed (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "p")); err == nil {
+		t.Error("projects dir written")
 	}
 }

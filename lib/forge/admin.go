@@ -74,6 +74,39 @@ func (c *Client) DeleteToken(ctx context.Context, name string) error {
 	return c.check(fmt.Sprintf("delete token %q of %s", name, c.user), resp, err)
 }
 
+// Token is one of a user's API tokens as the forge lists it: never its
+// value, only its end.
+type Token struct {
+	ID        int64
+	Name      string
+	LastEight string
+}
+
+// ListTokens returns every token of the client's user. Like all token
+// calls it needs basic auth.
+func (c *Client) ListTokens(ctx context.Context) ([]Token, error) {
+	api := c.api(ctx)
+	return paginate(func(page int) ([]Token, *gitea.Response, error) {
+		ts, resp, err := api.ListAccessTokens(gitea.ListAccessTokensOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
+		})
+		if err := c.check("list tokens of "+c.user, resp, err); err != nil {
+			return nil, resp, err
+		}
+		out := make([]Token, 0, len(ts))
+		for _, t := range ts {
+			out = append(out, Token{ID: t.ID, Name: t.Name, LastEight: t.TokenLastEight})
+		}
+		return out, resp, nil
+	})
+}
+
+// DeleteTokenID deletes the client user's token with the given id.
+func (c *Client) DeleteTokenID(ctx context.Context, id int64) error {
+	resp, err := c.api(ctx).DeleteAccessToken(id)
+	return c.check(fmt.Sprintf("delete token %d of %s", id, c.user), resp, err)
+}
+
 // CreateOrg creates an organisation owned by the client's user.
 func (c *Client) CreateOrg(ctx context.Context, name string) (User, error) {
 	o, resp, err := c.api(ctx).CreateOrg(gitea.CreateOrgOption{Name: name, Visibility: gitea.VisibleTypePublic})

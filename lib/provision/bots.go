@@ -219,6 +219,11 @@ func (p *run) ensureBot(ctx context.Context, b botSpec) error {
 		if err := p.saveEnv(p.env.Set(b.TokenVar, tok)); err != nil {
 			return err
 		}
+		// Only once the new token is saved: a run that stops here leaves
+		// a working token, and the next rotation finishes the revoking.
+		if err := p.revokeOtherTokens(ctx, b, pass); err != nil {
+			return err
+		}
 		if status == StatusPresent {
 			status = StatusUpdated
 		}
@@ -246,7 +251,7 @@ func (p *run) newPassword() (string, error) {
 	return s, nil
 }
 
-// newToken replaces the bot's token disinto-<key>, logging in with pass.
+// newToken issues the bot's token disinto-<key>, logging in with pass.
 func (p *run) newToken(ctx context.Context, b botSpec, pass string) (string, error) {
 	c, err := p.client(b.Login, pass, "")
 	if err != nil {
@@ -262,6 +267,36 @@ func (p *run) newToken(ctx context.Context, b botSpec, pass string) (string, err
 	}
 	p.secret(tok)
 	return tok, nil
+}
+
+// revokeOtherTokens deletes every token of the bot but disinto-<key>, the
+// one just issued: a token minted by anyone who learnt the bot's password
+// must not outlive the token it was issued next to. Listed after the new
+// token exists, so one minted meanwhile goes too.
+func (p *run) revokeOtherTokens(ctx context.Context, b botSpec, pass string) error {
+	c, err := p.client(b.Login, pass, "")
+	if err != nil {
+		return err
+	}
+	name := "disinto-" + b.Key
+	return revokeTokens(ctx, c, func(t forge.Token) bool { return t.Name != name })
+}
+
+// revokeTokens deletes the client user's tokens that match.
+func revokeTokens(ctx context.Context, c *forge.Client, match func(forge.Token) bool) error {
+	toks, err := c.ListTokens(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range toks {
+		if !match(t) {
+			continue
+		}
+		if err := c.DeleteTokenID(ctx, t.ID); err != nil && !errors.Is(err, forge.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // authenticates reports whether the password or token logs in as login.

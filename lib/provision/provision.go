@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -32,6 +33,11 @@ type Options struct {
 	AdminUser     string
 	AdminPassword string
 	AdminToken    string
+	// BootstrapTokenFile, if set, is a file that may hold a one-time
+	// site-admin token of AdminUser (named BootstrapTokenPrefix...), used
+	// to set the admin's password to AdminPassword, then revoked, and the
+	// file removed.
+	BootstrapTokenFile string
 	// Repo is the project repository, owner/name.
 	Repo string
 	// Source, if set, is a git URL or path whose branches and tags are
@@ -77,14 +83,25 @@ type LocalBot struct {
 
 var slugRE = regexp.MustCompile(`^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$`)
 
+// PlaceholderAdminPassword is the FORGE_ADMIN_PASS value .env.example
+// ships with. Everyone who has read the repository knows it, so
+// provisioning refuses it.
+const PlaceholderAdminPassword = "change-me-before-first-start"
+
 // validate checks the options that need no forge.
 func (o *Options) validate() error {
+	if err := checkAdminPassword(o.AdminPassword, o.AdminToken != ""); err != nil {
+		return err
+	}
 	var missing []string
 	if o.ForgeURL == "" {
 		missing = append(missing, "forge URL")
 	}
-	if o.AdminToken == "" && (o.AdminUser == "" || o.AdminPassword == "") {
-		missing = append(missing, "admin user and password, or admin token")
+	if o.AdminToken == "" && o.AdminUser == "" {
+		missing = append(missing, "admin user, or admin token")
+	}
+	if o.BootstrapTokenFile != "" && (o.AdminUser == "" || o.AdminToken != "") {
+		return errors.New("provision: a bootstrap token sets the admin password: give the admin user and password, not an admin token")
 	}
 	if o.Repo == "" {
 		missing = append(missing, "repo")
@@ -100,6 +117,33 @@ func (o *Options) validate() error {
 	}
 	if !slugRE.MatchString(o.Repo) {
 		return fmt.Errorf("provision: repo %q: want owner/name", o.Repo)
+	}
+	// Both URLs end up on git's command line, which every user of the
+	// host can read.
+	if hasCredentials(o.ForgeURL) {
+		return errors.New("provision: the forge URL carries credentials; give them as FORGE_ADMIN_USER and FORGE_ADMIN_PASS instead")
+	}
+	if hasCredentials(o.Source) {
+		return errors.New("provision: the source URL carries credentials, which git would show on its command line; drop them and use a git credential helper, or a local path")
+	}
+	return nil
+}
+
+// hasCredentials reports whether s is an http(s) URL with a user or
+// password in it.
+func hasCredentials(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.User != nil
+}
+
+// checkAdminPassword refuses an admin password nobody chose: the
+// placeholder of .env.example, or none at all (unless a token stands in).
+func checkAdminPassword(pass string, haveToken bool) error {
+	switch {
+	case strings.TrimSpace(pass) == PlaceholderAdminPassword:
+		return errors.New("provision: FORGE_ADMIN_PASS in .env is still the placeholder from .env.example; set a password of your own")
+	case strings.TrimSpace(pass) == "" && !haveToken:
+		return errors.New("provision: no admin password; set FORGE_ADMIN_PASS in .env (or give an admin token)")
 	}
 	return nil
 }
@@ -189,6 +233,9 @@ func (p *run) all(ctx context.Context) error {
 // admin.
 func (p *run) connect(ctx context.Context) error {
 	if err := p.waitForge(ctx); err != nil {
+		return err
+	}
+	if err := p.bootstrapAdmin(ctx); err != nil {
 		return err
 	}
 	c, err := p.client(p.opts.AdminUser, p.opts.AdminPassword, p.opts.AdminToken)

@@ -226,10 +226,14 @@ func TestFreshForgeThenRerunThenRepair(t *testing.T) {
 
 	t.Run("rotate", func(t *testing.T) {
 		old := readEnv(t, opts.EnvFile)
+		// Anyone who read the review bot's password could have minted a
+		// token of their own.
+		minted := mintToken(t, srv, "review-bot", old["FORGE_REVIEW_PASS"])
 		ropts := opts
 		ropts.RotateTokens = true
 		mustRun(t, ropts)
 		now := readEnv(t, opts.EnvFile)
+		onlyIssuedToken(t, srv, "review-bot", now["FORGE_REVIEW_PASS"], "disinto-review", minted)
 		for k, v := range old {
 			if config.IsSecretName(k) && k != "FORGE_ADMIN_PASS" && now[k] == v {
 				t.Errorf("%s not rotated", k)
