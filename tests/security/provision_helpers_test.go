@@ -1,14 +1,12 @@
 package security
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/provision"
@@ -21,12 +19,6 @@ func provisionOptions(srv *forgetest.Server, dir, owner string) provision.Option
 		ForgeURL: srv.URL, AdminUser: srv.AdminLogin, AdminPassword: srv.AdminPassword,
 		Repo: owner + "/widget", ProjectsDir: filepath.Join(dir, "projects"), EnvFile: filepath.Join(dir, "disinto.env"),
 	}
-}
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // forgeCall makes one raw API call; auth is "basic USER:PASS" or

@@ -1,7 +1,6 @@
 package security
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -238,10 +237,4 @@ func gitT(t *testing.T, dir string, args ...string) string {
 		t.Fatalf("git %v: %v\n%s", args[0], err, out)
 	}
 	return strings.TrimSpace(string(out))
-}
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
 }
