@@ -14,7 +14,7 @@ import (
 type NewPull struct {
 	Title string
 	Body  string
-	Head  string // branch in this repository
+	Head  string // branch in this repository, or "<fork owner>:<branch>"
 	Base  string
 }
 
