@@ -34,8 +34,9 @@ type forgeAPI interface {
 	SetAssignees(ctx context.Context, n int64, logins []string) error
 	CloseIssue(ctx context.Context, n int64) error
 	// Claim fails with forge.ErrClaimed when another identity holds n or
-	// wins a concurrent claim; a loser leaves no trace.
-	Claim(ctx context.Context, n int64) (forge.Claim, error)
+	// wins a concurrent claim; a loser leaves no trace. Only claim comments
+	// of the agent and of bots take part.
+	Claim(ctx context.Context, n int64, bots []string) (forge.Claim, error)
 	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
 	GetPull(ctx context.Context, n int64) (forge.PullRequest, error)
 	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
@@ -140,8 +141,9 @@ type Options struct {
 	DataDir string
 	// Model and Backend select the model of the sessions.
 	Model, Backend string
-	// BotUsernames are forge logins whose comments are not shown to the
-	// model as human comments (the agent's own login is always excluded).
+	// BotUsernames are the factory's forge logins: their comments are not
+	// shown to the model as human comments (the agent's own login is always
+	// excluded), and only their claim comments contend for an issue.
 	BotUsernames []string
 	// ReviewBot is the review agent's login: only its verdicts count. When
 	// empty, any formal review or verdict marker by someone else counts.
@@ -217,6 +219,16 @@ func (a *Agent) Busy(n int64) bool {
 
 // State returns the persisted state of issue n, for status displays.
 func (a *Agent) State(n int64) (State, bool, error) { return a.st.load(n) }
+
+// bots returns the factory's identities besides the agent: the configured
+// bot logins and the review bot.
+func (a *Agent) bots() []string {
+	out := append([]string(nil), a.o.BotUsernames...)
+	if a.o.ReviewBot != "" {
+		out = append(out, a.o.ReviewBot)
+	}
+	return out
+}
 
 // branchFor is the one branch naming function (spec 00 §6).
 func branchFor(n int64) string { return "fix/issue-" + strconv.FormatInt(n, 10) }

@@ -355,7 +355,7 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			if err := a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
 				return err
 			}
-		} else if _, err := a.o.Forge.Claim(ctx, i.Number); err != nil {
+		} else if _, err := a.o.Forge.Claim(ctx, i.Number, a.bots()); err != nil {
 			if errors.Is(err, forge.ErrClaimed) {
 				a.log.Info().Int64(logx.KeyIssue, i.Number).Msg("claim lost; trying the next issue")
 				continue

@@ -32,7 +32,7 @@ type repoAPI interface {
 	EnsureLabels(ctx context.Context) ([]forge.LabelName, error)
 	AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error
 	RemoveLabels(ctx context.Context, n int64, names ...forge.LabelName) error
-	Claim(ctx context.Context, n int64) (forge.Claim, error)
+	Claim(ctx context.Context, n int64, bots []string) (forge.Claim, error)
 	Release(ctx context.Context, c forge.Claim) error
 	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
 	GetPull(ctx context.Context, n int64) (forge.PullRequest, error)
@@ -99,6 +99,7 @@ var conformance = []struct {
 	{"issues", confIssues},
 	{"comments", confComments},
 	{"claim", confClaim},
+	{"claim ignores look-alikes", confClaimLookAlike},
 	{"pulls and merge", confPulls},
 	{"pulls from a fork", confForkPulls},
 	{"permissions", confPermissions},
@@ -247,12 +248,12 @@ func confComments(t *testing.T, e confEnv) {
 func confClaim(t *testing.T, e confEnv) {
 	ctx := ctxFor(t)
 	iss := val(e.owner.CreateIssue(ctx, forge.NewIssue{Title: "claim me", Labels: []forge.LabelName{forge.LabelBacklog, forge.LabelPriority}})).must(t)
-	cl := val(e.owner.Claim(ctx, iss.Number)).must(t)
+	cl := val(e.owner.Claim(ctx, iss.Number, nil)).must(t)
 	got := val(e.owner.GetIssue(ctx, iss.Number)).must(t)
 	if !slices.Equal(got.Assignees, []string{e.ownerLogin}) || got.HasLabel(forge.LabelBacklog) || !got.HasLabel(forge.LabelInProgress) || !got.HasLabel(forge.LabelPriority) {
 		t.Fatalf("claimed issue = %+v", got)
 	}
-	_, err := e.other.Claim(ctx, iss.Number)
+	_, err := e.other.Claim(ctx, iss.Number, nil)
 	wantErr(t, err, forge.ErrClaimed)
 	if cs := val(e.owner.ListComments(ctx, iss.Number)).must(t); len(cs) != 0 {
 		t.Fatalf("claims left comments: %+v", cs)
@@ -262,14 +263,27 @@ func confClaim(t *testing.T, e confEnv) {
 	if len(got.Assignees) != 0 || !got.HasLabel(forge.LabelBacklog) || got.HasLabel(forge.LabelInProgress) {
 		t.Fatalf("released issue = %+v", got)
 	}
-	val(e.other.Claim(ctx, iss.Number)).must(t)
+	val(e.other.Claim(ctx, iss.Number, nil)).must(t)
 
 	closed := val(e.owner.CreateIssue(ctx, forge.NewIssue{Title: "closed", Labels: []forge.LabelName{forge.LabelBacklog}})).must(t)
 	ok(t, e.owner.CloseIssue(ctx, closed.Number))
-	_, err = e.owner.Claim(ctx, closed.Number)
+	_, err = e.owner.Claim(ctx, closed.Number, nil)
 	wantErr(t, err, forge.ErrClaimed)
 	if got := val(e.owner.GetIssue(ctx, closed.Number)).must(t); len(got.Assignees) != 0 || got.HasLabel(forge.LabelInProgress) {
 		t.Fatalf("claim of a closed issue left %+v", got)
+	}
+}
+
+// confClaimLookAlike: a claim comment by someone outside the bot set, even
+// one naming the claimant, neither wins nor blocks a claim.
+func confClaimLookAlike(t *testing.T, e confEnv) {
+	ctx := ctxFor(t)
+	iss := val(e.owner.CreateIssue(ctx, forge.NewIssue{Title: "contested", Labels: []forge.LabelName{forge.LabelBacklog}})).must(t)
+	fake := val(forge.Marker{Kind: forge.MarkerClaim, Fields: map[string]string{"by": e.ownerLogin, "nonce": "0000000000000000"}}.String()).must(t)
+	val(e.other.CreateComment(ctx, iss.Number, fake)).must(t)
+	val(e.owner.Claim(ctx, iss.Number, []string{"review-bot"})).must(t)
+	if got := val(e.owner.GetIssue(ctx, iss.Number)).must(t); !slices.Equal(got.Assignees, []string{e.ownerLogin}) {
+		t.Fatalf("claimed issue = %+v", got)
 	}
 }
 
