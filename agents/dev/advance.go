@@ -34,13 +34,18 @@ func (a *Agent) advance(ctx context.Context, snap *snapshot, st *State) error {
 	default:
 		return fmt.Errorf("unknown stage %q", st.Stage)
 	}
-	pr, ok := snap.byHead[st.Branch]
+	pr, ok := snap.own[st.Branch]
 	if !ok || (st.PR != 0 && pr.Number != st.PR) {
 		got, err := a.o.Forge.GetPull(ctx, st.PR)
 		if err != nil {
 			return err
 		}
 		pr = got
+	}
+	if !ours(pr, snap.me, st.Branch) {
+		// Only a state written before ownership was checked can point here.
+		return a.block(ctx, st, codeForeignPull, fmt.Sprintf("pull request #%d was opened by %s from %s, not by the dev agent from %s; it is never merged",
+			pr.Number, pr.Author, pr.HeadRepo, st.Branch), "")
 	}
 	switch {
 	case pr.Merged:

@@ -40,6 +40,7 @@ type forgeAPI interface {
 	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
 	GetPull(ctx context.Context, n int64) (forge.PullRequest, error)
 	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
+	ClosePull(ctx context.Context, n int64) error
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
 	CombinedStatus(ctx context.Context, sha string) (forge.CombinedStatus, error)
 	PullDiff(ctx context.Context, n int64) (string, error)
