@@ -42,6 +42,9 @@ type forgeAPI interface {
 	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
 	ClosePull(ctx context.Context, n int64) error
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
+	// CollaboratorPermission fails with forge.ErrForbidden unless the bot
+	// may read others' permissions (admin on the repository).
+	CollaboratorPermission(ctx context.Context, login string) (forge.Permission, error)
 	CombinedStatus(ctx context.Context, sha string) (forge.CombinedStatus, error)
 	PullDiff(ctx context.Context, n int64) (string, error)
 	// Merge merges n only if its head is still opts.HeadSHA (else
@@ -147,7 +150,9 @@ type Options struct {
 	// excluded), and only their claim comments contend for an issue.
 	BotUsernames []string
 	// ReviewBot is the review agent's login: only its verdicts count. When
-	// empty, any formal review or verdict marker by someone else counts.
+	// empty, only a formal review of the head by a collaborator with write
+	// access counts, never a marker; checking who may write takes the dev
+	// bot admin on the repository.
 	ReviewBot string
 	// Maintainers are @-mentioned when an issue is escalated.
 	Maintainers []string

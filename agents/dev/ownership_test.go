@@ -105,7 +105,7 @@ func TestOthersPullOnTheBranchIsNeverTheAgents(t *testing.T) {
 		{"from the agent's branch", false, forge.StateClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, outsiderPulls(tc.fromFork), func(o *Options) { o.ReviewBot, o.CISystem = "review-bot", "none" })
+			h := newHarness(t, outsiderPulls(tc.fromFork), func(o *Options) { o.CISystem = "none" })
 			n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 			st := driveToPR(t, h, n)
 			if p := h.f.pull(st.PR); !ours(p, bot, st.Branch) {
@@ -150,7 +150,7 @@ func TestOthersPullDoesNotHoldOrHideWork(t *testing.T) {
 }
 
 func TestAdoptIgnoresOthersPull(t *testing.T) {
-	h := newHarness(t, pushing, func(o *Options) { o.ReviewBot = "review-bot" })
+	h := newHarness(t, pushing)
 	n := h.f.addIssue("Fix it", "body", forge.LabelInProgress)
 	h.f.assign(n, bot)
 	out := h.f.fake.Repo("owner", "proj", "mallory")
@@ -172,7 +172,7 @@ func TestAdoptIgnoresOthersPull(t *testing.T) {
 }
 
 func TestStateOnForeignPullBlocks(t *testing.T) {
-	h := newHarness(t, pushing, func(o *Options) { o.ReviewBot = "review-bot" })
+	h := newHarness(t, pushing)
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 	st := driveToPR(t, h, n)
 	out := h.f.fake.Repo("owner", "proj", "mallory")
