@@ -28,7 +28,9 @@ import (
 // scene is one attack on the dev agent: a project repository on the shared
 // Gitea owned by a maintainer, the dev bot as a collaborator, an outsider
 // without rights, and the dev agent (real forge, real git) driven by an
-// in-process scripted model that commits one change per session.
+// in-process scripted model that commits one change per session. These
+// attacks go through the forge, not the model, so the real CLI would add
+// time and nothing else.
 type scene struct {
 	t        *testing.T
 	srv      *forgetest.Server
