@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -34,13 +33,18 @@ func (a *Agent) advance(ctx context.Context, snap *snapshot, st *State) error {
 	default:
 		return fmt.Errorf("unknown stage %q", st.Stage)
 	}
-	pr, ok := snap.byHead[st.Branch]
+	pr, ok := snap.own[st.Branch]
 	if !ok || (st.PR != 0 && pr.Number != st.PR) {
 		got, err := a.o.Forge.GetPull(ctx, st.PR)
 		if err != nil {
 			return err
 		}
 		pr = got
+	}
+	if !ours(pr, snap.me, st.Branch) {
+		// Only a state written before ownership was checked can point here.
+		return a.block(ctx, st, codeForeignPull, fmt.Sprintf("pull request #%d was opened by %s from %s, not by the dev agent from %s; it is never merged",
+			pr.Number, pr.Author, pr.HeadRepo, st.Branch), "")
 	}
 	switch {
 	case pr.Merged:
@@ -182,86 +186,47 @@ func shortSHA(s string) string {
 	return s
 }
 
-// verdict is a review decision about one head.
-type verdict struct {
-	Key     string // r<id> for a formal review, c<id> for a marker comment
-	Approve bool
-	Text    string
-	At      time.Time
-}
-
-// latestVerdict returns the newest verdict on head by someone else than me:
-// formal reviews (not dismissed) and review-agent markers
-// <!-- disinto:verdict value=... sha=... -->.
-func latestVerdict(me, head string, reviews []forge.Review, comments []forge.Comment) (verdict, bool) {
-	var vs []verdict
-	for _, r := range reviews {
-		if r.Author == me || r.Dismissed || r.CommitID != head {
-			continue
-		}
-		switch r.State {
-		case forge.ReviewApprove:
-			vs = append(vs, verdict{Key: fmt.Sprintf("r%d", r.ID), Approve: true, Text: r.Body, At: r.Submitted})
-		case forge.ReviewRequestChanges:
-			vs = append(vs, verdict{Key: fmt.Sprintf("r%d", r.ID), Text: r.Body, At: r.Submitted})
-		}
-	}
-	for _, c := range comments {
-		if c.Author == me {
-			continue
-		}
-		m, ok := forge.FindMarker(c.Body, "verdict")
-		if !ok || m.Fields["sha"] != head {
-			continue
-		}
-		switch m.Fields["value"] {
-		case "APPROVE":
-			vs = append(vs, verdict{Key: fmt.Sprintf("c%d", c.ID), Approve: true, Text: c.Body, At: c.Created})
-		case "REQUEST_CHANGES", "DISCUSS":
-			vs = append(vs, verdict{Key: fmt.Sprintf("c%d", c.ID), Text: c.Body, At: c.Created})
-		}
-	}
-	if len(vs) == 0 {
-		return verdict{}, false
-	}
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At.Before(vs[j].At) })
-	return vs[len(vs)-1], true
-}
-
-// checkReview acts on the newest verdict for the head.
+// checkReview acts on the newest verdict for the head. With a review bot
+// only its verdicts count; without one, only a formal review of the head
+// by a collaborator with write access does. A marker or a review by
+// anyone else is ignored.
 func (a *Agent) checkReview(ctx context.Context, st *State) error {
 	reviews, err := a.o.Forge.ListReviews(ctx, st.PR)
 	if err != nil {
 		return err
 	}
-	comments, err := a.o.Forge.ListComments(ctx, st.PR)
-	if err != nil {
-		return err
-	}
-	var v verdict
+	var r verdictpkg.Reading
 	var ok bool
 	if a.o.ReviewBot != "" {
-		var r verdictpkg.Reading
-		if r, ok = verdictpkg.Read(comments, reviews, st.HeadSHA, a.o.ReviewBot); ok {
-			v = verdict{Key: fmt.Sprintf("%s:%s:%s", r.SHA, r.Verdict, bodyHash(r.Feedback)[:12]),
-				Approve: r.Verdict.Approved(), Text: r.Feedback}
+		comments, err := a.o.Forge.ListComments(ctx, st.PR)
+		if err != nil {
+			return err
 		}
+		r, ok = verdictpkg.Read(comments, reviews, st.HeadSHA, a.o.ReviewBot)
 	} else {
-		me, _ := a.identity(ctx)
-		v, ok = latestVerdict(me, st.HeadSHA, reviews, comments)
+		r, ok, err = verdictpkg.ReadFormal(reviews, st.HeadSHA, func(login string) (bool, error) { return a.mayApprove(ctx, login) })
+		if errors.Is(err, forge.ErrForbidden) {
+			return a.block(ctx, st, codeReviewUnverifiable, fmt.Sprintf("A review of pull request #%d cannot be verified: no review bot "+
+				"is configured, and the dev agent may not read collaborators' permissions on %s (that takes admin there). "+
+				"Configure a review bot, or give the dev bot admin on the repository.", st.PR, a.o.Repo), a.red.Error(err))
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if !ok || v.Key == st.HandledReview {
+	key := fmt.Sprintf("%s:%s:%s", r.SHA, r.Verdict, bodyHash(r.Feedback)[:12])
+	if !ok || key == st.HandledReview {
 		return a.overdue(ctx, st, a.lim.ReviewTimeout, ledger.Code("review.timeout"), "review")
 	}
 	log := a.issueLog(*st)
-	if v.Approve {
+	if r.Verdict.Approved() {
 		st.ReviewedSHA = st.HeadSHA
 		if err := a.st.save(*st); err != nil {
 			return err
 		}
 		return a.merge(ctx, st)
 	}
-	st.HandledReview = v.Key
+	st.HandledReview = key
 	st.ReviewRounds++
 	if st.ReviewRounds > a.lim.ReviewRounds {
 		return a.block(ctx, st, ledger.CodeReviewExhausted,
@@ -272,13 +237,37 @@ func (a *Agent) checkReview(ctx context.Context, st *State) error {
 		"Address every point (or explain in the commit message why a point should not be followed), run the "+
 		"checks, commit, and rebase onto the primary branch if it moved. "+
 		"Then write PHASE:awaiting_ci to the phase file.",
-		st.PR, shortSHA(st.HeadSHA), st.ReviewRounds, a.lim.ReviewRounds, formula.Untrusted(a.red.String(v.Text)))
+		st.PR, shortSHA(st.HeadSHA), st.ReviewRounds, a.lim.ReviewRounds, formula.Untrusted(a.red.String(r.Feedback)))
 	st.Stage = StageFixing
 	if err := a.st.save(*st); err != nil {
 		return err
 	}
 	a.startSession(ctx, *st)
 	return nil
+}
+
+// codeReviewUnverifiable ends a run whose reviews could not be checked.
+const codeReviewUnverifiable ledger.Code = "review.unverifiable"
+
+// mayApprove reports whether login's formal reviews count when there is no
+// review bot: a collaborator with write access (or admin, or the owner),
+// never the agent itself. An unknown login may not.
+func (a *Agent) mayApprove(ctx context.Context, login string) (bool, error) {
+	me, err := a.identity(ctx)
+	if err != nil {
+		return false, err
+	}
+	if strings.EqualFold(login, me) {
+		return false, nil
+	}
+	p, err := a.o.Forge.CollaboratorPermission(ctx, login)
+	if errors.Is(err, forge.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return p.CanWrite(), nil
 }
 
 // merge merges the pull request pinned to the reviewed head. A branch that

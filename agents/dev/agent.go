@@ -35,12 +35,17 @@ type forgeAPI interface {
 	SetAssignees(ctx context.Context, n int64, logins []string) error
 	CloseIssue(ctx context.Context, n int64) error
 	// Claim fails with forge.ErrClaimed when another identity holds n or
-	// wins a concurrent claim; a loser leaves no trace.
-	Claim(ctx context.Context, n int64) (forge.Claim, error)
+	// wins a concurrent claim; a loser leaves no trace. Only claim comments
+	// of the agent and of bots take part.
+	Claim(ctx context.Context, n int64, bots []string) (forge.Claim, error)
 	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
 	GetPull(ctx context.Context, n int64) (forge.PullRequest, error)
 	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
+	ClosePull(ctx context.Context, n int64) error
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
+	// CollaboratorPermission fails with forge.ErrForbidden unless the bot
+	// may read others' permissions (admin on the repository).
+	CollaboratorPermission(ctx context.Context, login string) (forge.Permission, error)
 	CombinedStatus(ctx context.Context, sha string) (forge.CombinedStatus, error)
 	PullDiff(ctx context.Context, n int64) (string, error)
 	// Merge merges n only if its head is still opts.HeadSHA (else
@@ -144,11 +149,14 @@ type Options struct {
 	Sandbox *sandbox.Sandbox
 	// Model and Backend select the model of the sessions.
 	Model, Backend string
-	// BotUsernames are forge logins whose comments are not shown to the
-	// model as human comments (the agent's own login is always excluded).
+	// BotUsernames are the factory's forge logins: their comments are not
+	// shown to the model as human comments (the agent's own login is always
+	// excluded), and only their claim comments contend for an issue.
 	BotUsernames []string
 	// ReviewBot is the review agent's login: only its verdicts count. When
-	// empty, any formal review or verdict marker by someone else counts.
+	// empty, only a formal review of the head by a collaborator with write
+	// access counts, never a marker; checking who may write takes the dev
+	// bot admin on the repository.
 	ReviewBot string
 	// Maintainers are @-mentioned when an issue is escalated.
 	Maintainers []string
@@ -228,6 +236,16 @@ func (a *Agent) Busy(n int64) bool {
 
 // State returns the persisted state of issue n, for status displays.
 func (a *Agent) State(n int64) (State, bool, error) { return a.st.load(n) }
+
+// bots returns the factory's identities besides the agent: the configured
+// bot logins and the review bot.
+func (a *Agent) bots() []string {
+	out := append([]string(nil), a.o.BotUsernames...)
+	if a.o.ReviewBot != "" {
+		out = append(out, a.o.ReviewBot)
+	}
+	return out
+}
 
 // branchFor is the one branch naming function (spec 00 §6).
 func branchFor(n int64) string { return "fix/issue-" + strconv.FormatInt(n, 10) }

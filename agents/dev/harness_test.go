@@ -72,7 +72,7 @@ func (h *harness) newAgent() *Agent {
 	o := Options{Project: "proj", Repo: "owner/proj", PrimaryBranch: "main", CISystem: config.CIStatuses,
 		Forge: h.f.bot, Claude: h.r, Git: h.g, Formula: f, DataDir: h.data, Now: h.clock,
 		Mirrors: map[string]string{"github": "/srv/mirror.git"}, Secrets: []string{"s3cr3t-value"},
-		Maintainers: []string{"alice"}, Log: zerolog.Nop()}
+		Maintainers: []string{"alice"}, ReviewBot: "review-bot", Log: zerolog.Nop()}
 	h.opts(&o)
 	a, err := New(o)
 	if err != nil {

@@ -42,21 +42,26 @@ func hasAny(i forge.Issue, names []forge.LabelName) bool {
 
 // snapshot is the forge state read once per tick.
 type snapshot struct {
-	me     string
-	open   map[int64]forge.Issue
-	order  []forge.Issue
-	pulls  []forge.PullRequest
-	byHead map[string]forge.PullRequest
+	me    string
+	open  map[int64]forge.Issue
+	order []forge.Issue
+	pulls []forge.PullRequest
+	// own holds the agent's own open pull requests by head branch; pulls
+	// by others on a branch of the same name are not in it.
+	own map[string]forge.PullRequest
 }
 
 func newSnapshot(me string, issues []forge.Issue, pulls []forge.PullRequest) *snapshot {
-	s := &snapshot{me: me, open: map[int64]forge.Issue{}, order: issues, pulls: pulls, byHead: map[string]forge.PullRequest{}}
+	s := &snapshot{me: me, open: map[int64]forge.Issue{}, order: issues, pulls: pulls, own: map[string]forge.PullRequest{}}
 	for _, i := range issues {
 		s.open[i.Number] = i
 	}
 	for _, p := range pulls {
-		if cur, ok := s.byHead[p.Head]; !ok || p.Number > cur.Number {
-			s.byHead[p.Head] = p
+		if !ours(p, me, p.Head) {
+			continue
+		}
+		if cur, ok := s.own[p.Head]; !ok || p.Number > cur.Number {
+			s.own[p.Head] = p
 		}
 	}
 	return s
@@ -175,7 +180,7 @@ func (a *Agent) inFlight(snap *snapshot) int {
 			seen[n] = true
 		}
 	}
-	for _, p := range snap.pulls {
+	for _, p := range snap.own {
 		n := issueOfBranch(p.Head)
 		if n == 0 || seen[n] {
 			continue
@@ -212,7 +217,7 @@ func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error 
 	if err != nil {
 		return err
 	}
-	if pr, ok := snap.byHead[st.Branch]; ok && !resumed {
+	if pr, ok := snap.own[st.Branch]; ok && !resumed {
 		st.PR, st.HeadSHA = pr.Number, pr.HeadSHA
 		a.await(&st, StageAwaitingCI)
 	}
@@ -254,7 +259,7 @@ func (a *Agent) repairStale(ctx context.Context, snap *snapshot, i forge.Issue) 
 	if !i.HasLabel(forge.LabelInProgress) || len(i.Assignees) > 0 || hasAny(i, otherWorkflow) {
 		return nil
 	}
-	if _, ok := snap.byHead[branchFor(i.Number)]; ok {
+	if _, ok := snap.own[branchFor(i.Number)]; ok {
 		return nil
 	}
 	if a.o.Now().Sub(i.Updated) < a.lim.ClaimGrace {
@@ -354,7 +359,7 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			if err := a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
 				return err
 			}
-		} else if _, err := a.o.Forge.Claim(ctx, i.Number); err != nil {
+		} else if _, err := a.o.Forge.Claim(ctx, i.Number, a.bots()); err != nil {
 			if errors.Is(err, forge.ErrClaimed) {
 				a.log.Info().Int64(logx.KeyIssue, i.Number).Msg("claim lost; trying the next issue")
 				continue

@@ -2,7 +2,6 @@ package dev
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 
@@ -13,54 +12,6 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
 )
-
-// ensurePR finds the open pull request of the branch or opens it.
-func (a *Agent) ensurePR(ctx context.Context, st *State, summary string) error {
-	if st.PR > 0 {
-		pr, err := a.o.Forge.GetPull(ctx, st.PR)
-		if err == nil && pr.State == forge.StateOpen {
-			return nil
-		}
-		if err != nil && !errors.Is(err, forge.ErrNotFound) {
-			return err
-		}
-	}
-	find := func() (forge.PullRequest, bool, error) {
-		ps, err := a.o.Forge.ListPulls(ctx, forge.StateOpen)
-		if err != nil {
-			return forge.PullRequest{}, false, err
-		}
-		for _, p := range ps {
-			if p.Head == st.Branch {
-				return p, true, nil
-			}
-		}
-		return forge.PullRequest{}, false, nil
-	}
-	if pr, ok, err := find(); err != nil || ok {
-		st.PR = pr.Number
-		return err
-	}
-	body := fmt.Sprintf("Fixes #%d\n\n## Changes\n\n%s\n\n%s", st.Issue,
-		clip(strings.TrimSpace(a.quote(summary)), 4000), forge.RefMarker(forge.RefDisintoIssue, fmt.Sprint(st.Issue)))
-	pr, err := a.o.Forge.CreatePull(ctx, forge.NewPull{
-		Title: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue), Body: body, Head: st.Branch, Base: a.o.PrimaryBranch,
-	})
-	if errors.Is(err, forge.ErrConflict) {
-		// Opened by an earlier attempt that died before saving it.
-		got, ok, ferr := find()
-		if ferr == nil && ok {
-			st.PR = got.Number
-			return nil
-		}
-	}
-	if err != nil {
-		return err
-	}
-	st.PR = pr.Number
-	a.issueLog(*st).Info().Msg("pull request opened")
-	return a.st.save(*st)
-}
 
 // refuse handles a (validated) refusal written instead of a push.
 func (a *Agent) refuse(ctx context.Context, st *State, r phase.Result) error {

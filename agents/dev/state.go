@@ -74,7 +74,7 @@ type State struct {
 	NonCodeSHA     string `json:"non_code_sha,omitempty"`
 	CodeCheckedSHA string `json:"code_checked_sha,omitempty"`
 	// ReviewRounds counts change requests; HandledReview is the newest
-	// verdict acted on (review id or comment id, prefixed r/c).
+	// verdict acted on (its head, verdict and a hash of its text).
 	ReviewRounds  int    `json:"review_rounds,omitempty"`
 	HandledReview string `json:"handled_review,omitempty"`
 	// ReviewedSHA is the head an approval was given for.

@@ -157,12 +157,25 @@ func (c *Client) CreateRepo(ctx context.Context, in NewRepo) (Repo, error) {
 // Permission is a collaborator access level.
 type Permission string
 
-// Collaborator permissions.
+// Collaborator permissions. PermNone and PermOwner are only reported by
+// CollaboratorPermission (the owner and site admins have PermOwner).
 const (
+	PermNone  Permission = "none"
 	PermRead  Permission = "read"
 	PermWrite Permission = "write"
 	PermAdmin Permission = "admin"
+	PermOwner Permission = "owner"
 )
+
+// CanWrite reports whether p allows pushing to and approving in the
+// repository: write, admin or owner.
+func (p Permission) CanWrite() bool {
+	switch p {
+	case PermWrite, PermAdmin, PermOwner:
+		return true
+	}
+	return false
+}
 
 // AddCollaborator grants login perm on the repository (idempotent).
 func (r *RepoClient) AddCollaborator(ctx context.Context, login string, perm Permission) error {

@@ -6,11 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
-
-// claimMarkerKind marks the short-lived comment that orders contenders.
-const claimMarkerKind = "claim"
 
 // claimTTL is how long an orphaned claim comment (its writer died before
 // finishing) keeps blocking others, judged on server timestamps.
@@ -34,7 +33,12 @@ type Claim struct {
 // too (each comment carries a nonce). An issue already assigned, even to
 // us, is reported as ErrClaimed: resuming one's own work is the caller's
 // decision.
-func (r *RepoClient) Claim(ctx context.Context, n int64) (Claim, error) {
+//
+// Only claim comments written by the acting identity or by one of bots
+// (the factory's identities) take part: anyone may post a comment that
+// looks like a claim, and if it counted it would make a bot give up a
+// claim it won, or, posted again and again, keep every bot off the issue.
+func (r *RepoClient) Claim(ctx context.Context, n int64, bots []string) (Claim, error) {
 	me, err := r.c.Me(ctx)
 	if err != nil {
 		return Claim{}, err
@@ -50,7 +54,7 @@ func (r *RepoClient) Claim(ctx context.Context, n int64) (Claim, error) {
 	if err != nil {
 		return Claim{}, err
 	}
-	body, err := Marker{Kind: claimMarkerKind, Fields: map[string]string{"by": me.Login, "nonce": nonce}}.String()
+	body, err := Marker{Kind: MarkerClaim, Fields: map[string]string{"by": me.Login, "nonce": nonce}}.String()
 	if err != nil {
 		return Claim{}, err
 	}
@@ -67,7 +71,7 @@ func (r *RepoClient) Claim(ctx context.Context, n int64) (Claim, error) {
 		}
 		return nil
 	}
-	won, err := r.oldestClaim(ctx, n, mine)
+	won, err := r.oldestClaim(ctx, n, mine, append([]string{me.Login}, bots...))
 	if err == nil && !won {
 		err = fmt.Errorf("claim %s#%d: lost the race: %w", r.slug, n, ErrClaimed)
 	}
@@ -103,8 +107,9 @@ func (r *RepoClient) Claim(ctx context.Context, n int64) (Claim, error) {
 	return c, nil
 }
 
-// oldestClaim reports whether mine is the oldest live claim comment on n.
-func (r *RepoClient) oldestClaim(ctx context.Context, n int64, mine Comment) (bool, error) {
+// oldestClaim reports whether mine is the oldest live claim comment on n
+// written by one of contenders.
+func (r *RepoClient) oldestClaim(ctx context.Context, n int64, mine Comment, contenders []string) (bool, error) {
 	comments, err := r.ListComments(ctx, n)
 	if err != nil {
 		return false, err
@@ -113,7 +118,10 @@ func (r *RepoClient) oldestClaim(ctx context.Context, n int64, mine Comment) (bo
 		if c.ID >= mine.ID {
 			break
 		}
-		if _, ok := FindMarker(c.Body, claimMarkerKind); !ok {
+		if !slices.ContainsFunc(contenders, func(l string) bool { return l != "" && strings.EqualFold(l, c.Author) }) {
+			continue // a look-alike written by someone else
+		}
+		if _, ok := FindMarker(c.Body, MarkerClaim); !ok {
 			continue
 		}
 		if mine.Created.Sub(c.Created) > claimTTL {

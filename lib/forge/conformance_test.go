@@ -32,7 +32,7 @@ type repoAPI interface {
 	EnsureLabels(ctx context.Context) ([]forge.LabelName, error)
 	AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error
 	RemoveLabels(ctx context.Context, n int64, names ...forge.LabelName) error
-	Claim(ctx context.Context, n int64) (forge.Claim, error)
+	Claim(ctx context.Context, n int64, bots []string) (forge.Claim, error)
 	Release(ctx context.Context, c forge.Claim) error
 	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
 	GetPull(ctx context.Context, n int64) (forge.PullRequest, error)
@@ -52,6 +52,9 @@ type repoAPI interface {
 	GetFile(ctx context.Context, path, ref string) (forge.File, error)
 	PutFile(ctx context.Context, f forge.FileChange) (string, error)
 	SetBranchProtection(ctx context.Context, p forge.Protection) error
+	Fork(ctx context.Context) (forge.Repo, error)
+	AddCollaborator(ctx context.Context, login string, perm forge.Permission) error
+	CollaboratorPermission(ctx context.Context, login string) (forge.Permission, error)
 }
 
 var (
@@ -60,10 +63,11 @@ var (
 )
 
 // confEnv is one repository seen by its owner and by a second user with
-// write access.
+// write access; otherOn opens another repository as the second user.
 type confEnv struct {
 	owner, other           repoAPI
 	ownerLogin, otherLogin string
+	otherOn                func(owner, name string) repoAPI
 }
 
 func realEnv(t *testing.T) confEnv {
@@ -73,12 +77,18 @@ func realEnv(t *testing.T) confEnv {
 	if err := r.AddCollaborator(ctxFor(t), b.Login, forge.PermWrite); err != nil {
 		t.Fatal(err)
 	}
-	return confEnv{owner: r, other: b.Client.Repo(r.Owner(), r.Name()), ownerLogin: a.Login, otherLogin: b.Login}
+	return confEnv{owner: r, other: b.Client.Repo(r.Owner(), r.Name()), ownerLogin: a.Login, otherLogin: b.Login,
+		otherOn: func(owner, name string) repoAPI { return b.Client.Repo(owner, name) }}
 }
 
 func fakeEnv(t *testing.T) confEnv {
 	f := forgefake.New(nil)
-	return confEnv{owner: f.Repo("alice", "conf", "alice"), other: f.Repo("alice", "conf", "bob"), ownerLogin: "alice", otherLogin: "bob"}
+	owner := f.Repo("alice", "conf", "alice")
+	if err := owner.AddCollaborator(ctxFor(t), "bob", forge.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	return confEnv{owner: owner, other: f.Repo("alice", "conf", "bob"), ownerLogin: "alice", otherLogin: "bob",
+		otherOn: func(o, name string) repoAPI { return f.Repo(o, name, "bob") }}
 }
 
 var conformance = []struct {
@@ -89,7 +99,10 @@ var conformance = []struct {
 	{"issues", confIssues},
 	{"comments", confComments},
 	{"claim", confClaim},
+	{"claim ignores look-alikes", confClaimLookAlike},
 	{"pulls and merge", confPulls},
+	{"pulls from a fork", confForkPulls},
+	{"permissions", confPermissions},
 	{"protection", confProtection},
 	{"files", confFiles},
 }
@@ -235,12 +248,12 @@ func confComments(t *testing.T, e confEnv) {
 func confClaim(t *testing.T, e confEnv) {
 	ctx := ctxFor(t)
 	iss := val(e.owner.CreateIssue(ctx, forge.NewIssue{Title: "claim me", Labels: []forge.LabelName{forge.LabelBacklog, forge.LabelPriority}})).must(t)
-	cl := val(e.owner.Claim(ctx, iss.Number)).must(t)
+	cl := val(e.owner.Claim(ctx, iss.Number, nil)).must(t)
 	got := val(e.owner.GetIssue(ctx, iss.Number)).must(t)
 	if !slices.Equal(got.Assignees, []string{e.ownerLogin}) || got.HasLabel(forge.LabelBacklog) || !got.HasLabel(forge.LabelInProgress) || !got.HasLabel(forge.LabelPriority) {
 		t.Fatalf("claimed issue = %+v", got)
 	}
-	_, err := e.other.Claim(ctx, iss.Number)
+	_, err := e.other.Claim(ctx, iss.Number, nil)
 	wantErr(t, err, forge.ErrClaimed)
 	if cs := val(e.owner.ListComments(ctx, iss.Number)).must(t); len(cs) != 0 {
 		t.Fatalf("claims left comments: %+v", cs)
@@ -250,14 +263,27 @@ func confClaim(t *testing.T, e confEnv) {
 	if len(got.Assignees) != 0 || !got.HasLabel(forge.LabelBacklog) || got.HasLabel(forge.LabelInProgress) {
 		t.Fatalf("released issue = %+v", got)
 	}
-	val(e.other.Claim(ctx, iss.Number)).must(t)
+	val(e.other.Claim(ctx, iss.Number, nil)).must(t)
 
 	closed := val(e.owner.CreateIssue(ctx, forge.NewIssue{Title: "closed", Labels: []forge.LabelName{forge.LabelBacklog}})).must(t)
 	ok(t, e.owner.CloseIssue(ctx, closed.Number))
-	_, err = e.owner.Claim(ctx, closed.Number)
+	_, err = e.owner.Claim(ctx, closed.Number, nil)
 	wantErr(t, err, forge.ErrClaimed)
 	if got := val(e.owner.GetIssue(ctx, closed.Number)).must(t); len(got.Assignees) != 0 || got.HasLabel(forge.LabelInProgress) {
 		t.Fatalf("claim of a closed issue left %+v", got)
+	}
+}
+
+// confClaimLookAlike: a claim comment by someone outside the bot set, even
+// one naming the claimant, neither wins nor blocks a claim.
+func confClaimLookAlike(t *testing.T, e confEnv) {
+	ctx := ctxFor(t)
+	iss := val(e.owner.CreateIssue(ctx, forge.NewIssue{Title: "contested", Labels: []forge.LabelName{forge.LabelBacklog}})).must(t)
+	fake := val(forge.Marker{Kind: forge.MarkerClaim, Fields: map[string]string{"by": e.ownerLogin, "nonce": "0000000000000000"}}.String()).must(t)
+	val(e.other.CreateComment(ctx, iss.Number, fake)).must(t)
+	val(e.owner.Claim(ctx, iss.Number, []string{"review-bot"})).must(t)
+	if got := val(e.owner.GetIssue(ctx, iss.Number)).must(t); !slices.Equal(got.Assignees, []string{e.ownerLogin}) {
+		t.Fatalf("claimed issue = %+v", got)
 	}
 }
 
@@ -349,6 +375,63 @@ func confPulls(t *testing.T, e confEnv) {
 	if p := val(e.owner.GetPull(ctx, pr2.Number)).must(t); p.State != forge.StateClosed || p.Merged {
 		t.Fatalf("closed pull = %+v", p)
 	}
+}
+
+// confForkPulls: a pull request from a fork reports its head repository
+// and FromFork; one from the repository itself does not.
+func confForkPulls(t *testing.T, e confEnv) {
+	ctx := ctxFor(t)
+	fork := val(e.other.Fork(ctx)).must(t)
+	fr := e.otherOn(fork.Owner, fork.Name)
+	val(fr.CreateBranch(ctx, "fix/issue-7", "main")).must(t)
+	head := commitOn(t, fr, "fix/issue-7", "f.txt", "from a fork\n")
+	pr := val(e.other.CreatePull(ctx, forge.NewPull{Title: "fork", Head: fork.Owner + ":fix/issue-7", Base: "main"})).must(t)
+	val(e.owner.CreateBranch(ctx, "fix/issue-7", "main")).must(t)
+	commitOn(t, e.owner, "fix/issue-7", "g.txt", "own\n")
+	own := val(e.owner.CreatePull(ctx, forge.NewPull{Title: "own", Head: "fix/issue-7", Base: "main"})).must(t)
+	for _, p := range []forge.PullRequest{pr, val(e.owner.GetPull(ctx, pr.Number)).must(t)} {
+		if !p.FromFork || p.HeadRepo != fork.FullName || p.Head != "fix/issue-7" || p.HeadSHA != head || p.Author != e.otherLogin {
+			t.Fatalf("fork pull = %+v, want from fork %s at %s by %s", p, fork.FullName, head, e.otherLogin)
+		}
+	}
+	for _, p := range []forge.PullRequest{own, val(e.owner.GetPull(ctx, own.Number)).must(t)} {
+		if p.FromFork || p.HeadRepo != e.owner.Slug() || p.Author != e.ownerLogin {
+			t.Fatalf("own pull = %+v, want from %s", p, e.owner.Slug())
+		}
+	}
+	listed := map[int64]bool{}
+	for _, p := range val(e.owner.ListPulls(ctx, forge.StateOpen)).must(t) {
+		listed[p.Number] = p.FromFork
+	}
+	if fromFork, ok := listed[pr.Number]; !ok || !fromFork {
+		t.Fatalf("listing: fork pull #%d from fork %v (listed %v)", pr.Number, fromFork, ok)
+	}
+	if fromFork, ok := listed[own.Number]; !ok || fromFork {
+		t.Fatalf("listing: own pull #%d from fork %v (listed %v)", own.Number, fromFork, ok)
+	}
+}
+
+// confPermissions: the owner reads anyone's permission, a collaborator
+// only its own.
+func confPermissions(t *testing.T, e confEnv) {
+	ctx := ctxFor(t)
+	for _, c := range []struct {
+		as    repoAPI
+		login string
+		want  forge.Permission
+	}{
+		{e.owner, e.otherLogin, forge.PermWrite},
+		{e.owner, e.ownerLogin, forge.PermOwner},
+		{e.other, e.otherLogin, forge.PermWrite},
+	} {
+		if got := val(c.as.CollaboratorPermission(ctx, c.login)).must(t); got != c.want || !got.CanWrite() {
+			t.Errorf("permission of %s = %q, want %q", c.login, got, c.want)
+		}
+	}
+	_, err := e.other.CollaboratorPermission(ctx, e.ownerLogin)
+	wantErr(t, err, forge.ErrForbidden)
+	_, err = e.owner.CollaboratorPermission(ctx, "no-such-user-zq9")
+	wantErr(t, err, forge.ErrNotFound)
 }
 
 func confProtection(t *testing.T, e confEnv) {

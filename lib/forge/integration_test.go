@@ -82,8 +82,10 @@ func TestClaimRace(t *testing.T) {
 	repo := srv.NewRepo(t, owner, "race")
 	val(repo.EnsureLabels(ctx)).must(t)
 	bots := []forgetest.User{srv.NewUser(t, "dev-bot"), srv.NewUser(t, "dev-qwen")}
+	logins := make([]string, 0, len(bots))
 	for _, b := range bots {
 		ok(t, repo.AddCollaborator(ctx, b.Login, forge.PermWrite))
+		logins = append(logins, b.Login)
 	}
 	const n = 25
 	issues := make([]int64, n)
@@ -101,7 +103,7 @@ func TestClaimRace(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := r.Claim(ctx, num)
+				_, err := r.Claim(ctx, num, logins)
 				switch {
 				case err == nil:
 					mu.Lock()

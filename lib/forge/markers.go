@@ -117,6 +117,10 @@ func unescapeMarkerValue(s string) (string, bool) {
 	return b.String(), true
 }
 
+// MarkerClaim is the kind of the short-lived comment that orders the
+// contenders of a claim: <!-- disinto:claim by=<login> nonce=<hex> -->.
+const MarkerClaim = "claim"
+
 // Neutralise makes every HTML comment opener in s visible text ("&lt;!--",
 // which a forge renders as "<!--"), so that untrusted text quoted into a
 // comment the bots post (issue text, model output, CI logs, errors) can

@@ -218,7 +218,9 @@ func (c *Client) IsOrg(ctx context.Context, name string) (bool, error) {
 }
 
 // CollaboratorPermission returns login's effective permission on the
-// repository (read, write, admin or none).
+// repository (none, read, write, admin or owner). The forge answers only a
+// site admin, a repository admin or login itself (else ErrForbidden); an
+// unknown login is ErrNotFound.
 func (r *RepoClient) CollaboratorPermission(ctx context.Context, login string) (Permission, error) {
 	var out struct {
 		Permission string `json:"permission"`

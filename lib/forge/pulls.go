@@ -14,7 +14,7 @@ import (
 type NewPull struct {
 	Title string
 	Body  string
-	Head  string // branch in this repository
+	Head  string // branch in this repository, or "<fork owner>:<branch>"
 	Base  string
 }
 
@@ -61,7 +61,9 @@ func (r *RepoClient) ListPulls(ctx context.Context, state State) ([]PullRequest,
 }
 
 // FindPullByHead returns the newest pull request (open first, then any
-// state) whose head is branch, or ErrNotFound.
+// state) whose head is branch, or ErrNotFound. It matches the branch name
+// only: anyone can open a pull request from a fork with that name, so
+// check Author and FromFork before taking the result as one's own.
 func (r *RepoClient) FindPullByHead(ctx context.Context, branch string) (PullRequest, error) {
 	for _, st := range []State{StateOpen, StateAll} {
 		ps, err := r.ListPulls(ctx, st)

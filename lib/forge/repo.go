@@ -19,6 +19,16 @@ func (r *RepoClient) Get(ctx context.Context) (Repo, error) {
 	return toRepo(rp), nil
 }
 
+// Fork forks the repository into the acting user's account and returns
+// the fork. Pull requests from it name their head "<fork owner>:<branch>".
+func (r *RepoClient) Fork(ctx context.Context) (Repo, error) {
+	rp, resp, err := r.c.api(ctx).CreateFork(r.owner, r.name, gitea.CreateForkOption{})
+	if err := r.c.check("fork "+r.slug, resp, err); err != nil {
+		return Repo{}, err
+	}
+	return toRepo(rp), nil
+}
+
 // GetBranch returns branch name and its head SHA.
 func (r *RepoClient) GetBranch(ctx context.Context, name string) (Branch, error) {
 	b, resp, err := r.c.api(ctx).GetRepoBranch(r.owner, r.name, name)

@@ -83,6 +83,13 @@ type PullRequest struct {
 	Labels    []LabelName
 	URL       string
 	Updated   time.Time
+	// HeadRepo is the full name (owner/name) of the repository holding the
+	// head branch; empty when the forge no longer knows it.
+	HeadRepo string
+	// FromFork reports that the head branch is not in the base repository
+	// (a fork, or a repository since deleted), so its name proves nothing
+	// about who owns the work.
+	FromFork bool
 }
 
 // ReviewEvent is the verdict of a formal review.
@@ -217,7 +224,12 @@ func toPull(p *gitea.PullRequest) PullRequest {
 	}
 	if p.Head != nil {
 		out.Head, out.HeadSHA = p.Head.Ref, p.Head.Sha
+		if p.Head.Repository != nil {
+			out.HeadRepo = p.Head.Repository.FullName
+		}
 	}
+	// Gitea reports a head repository it cannot load with id -1.
+	out.FromFork = p.Head == nil || p.Base == nil || p.Head.RepoID <= 0 || p.Head.RepoID != p.Base.RepoID
 	if p.Base != nil {
 		out.Base = p.Base.Ref
 	}

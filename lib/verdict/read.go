@@ -32,6 +32,9 @@ type Reading struct {
 // dismissed). Only reviewBot's writing counts: anyone can paste a marker.
 // ok is false when the review bot has not yet reviewed head.
 func Read(comments []forge.Comment, reviews []forge.Review, head, reviewBot string) (r Reading, ok bool) {
+	if reviewBot == "" {
+		return Reading{}, false // nobody's writing is the review bot's
+	}
 	for i := len(comments) - 1; i >= 0; i-- {
 		c := comments[i]
 		if !strings.EqualFold(c.Author, reviewBot) {
@@ -66,4 +69,43 @@ func Read(comments []forge.Comment, reviews []forge.Review, head, reviewBot stri
 		return Reading{Verdict: v, SHA: head, Feedback: rv.Body, Source: FromReview, Formal: true}, true
 	}
 	return r, ok
+}
+
+// ReadFormal returns the verdict on head of the newest formal review by a
+// reviewer that may approve, for repositories without a review bot: an
+// APPROVED or REQUEST_CHANGES review with commit_id == head, not
+// dismissed, whose author mayApprove accepts. Comments are never read:
+// without a review bot no marker has a trusted writer. mayApprove is asked
+// only about the authors of such reviews, newest first, until one is
+// accepted; its error ends the reading.
+func ReadFormal(reviews []forge.Review, head string, mayApprove func(login string) (bool, error)) (Reading, bool, error) {
+	asked := map[string]bool{}
+	for i := len(reviews) - 1; i >= 0; i-- {
+		rv := reviews[i]
+		if rv.CommitID != head || rv.Dismissed || rv.Author == "" {
+			continue
+		}
+		var v Verdict
+		switch rv.State {
+		case forge.ReviewApprove:
+			v = Approve
+		case forge.ReviewRequestChanges:
+			v = RequestChanges
+		default:
+			continue
+		}
+		login := strings.ToLower(rv.Author)
+		ok, seen := asked[login]
+		if !seen {
+			var err error
+			if ok, err = mayApprove(rv.Author); err != nil {
+				return Reading{}, false, err
+			}
+			asked[login] = ok
+		}
+		if ok {
+			return Reading{Verdict: v, SHA: head, Feedback: rv.Body, Source: FromReview, Formal: true}, true, nil
+		}
+	}
+	return Reading{}, false, nil
 }

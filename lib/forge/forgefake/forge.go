@@ -19,6 +19,7 @@ type Forge struct {
 	mu    sync.Mutex
 	now   func() time.Time
 	repos map[string]*repo
+	users map[string]bool // every login that has acted or owns a repository
 	calls map[string]int
 	fail  map[string][]error
 	seq   int64
@@ -34,11 +35,16 @@ type repo struct {
 	files      map[string]map[string]file
 	statuses   map[string][]forge.CommitStatus
 	protection map[string]forge.Protection
+	collab     map[string]forge.Permission // login -> explicit permission
+	parent     string                      // slug of the repository it was forked from
 }
 
 type issue struct {
 	forge.Issue
-	pull    *forge.PullRequest
+	pull *forge.PullRequest
+	// head is the repository holding the pull request's head branch: the
+	// base repository, or a fork of it.
+	head    *repo
 	diff    string // set by SetPullDiff; "" serves a placeholder
 	reviews []forge.Review
 }
@@ -58,7 +64,7 @@ func New(now func() time.Time) *Forge {
 	if now == nil {
 		now = time.Now
 	}
-	return &Forge{now: now, repos: map[string]*repo{}, calls: map[string]int{}, fail: map[string][]error{}}
+	return &Forge{now: now, repos: map[string]*repo{}, users: map[string]bool{}, calls: map[string]int{}, fail: map[string][]error{}}
 }
 
 // Repo returns a handle on owner/name acting as login, creating the
@@ -68,13 +74,18 @@ func (f *Forge) Repo(owner, name, login string) *Repo {
 	defer f.mu.Unlock()
 	slug := owner + "/" + name
 	if _, ok := f.repos[slug]; !ok {
-		f.repos[slug] = &repo{
-			slug: slug, issues: map[int64]*issue{}, next: 1, comments: map[int64]*comment{},
-			branches: map[string]string{"main": f.newSHA()}, files: map[string]map[string]file{},
-			statuses: map[string][]forge.CommitStatus{}, protection: map[string]forge.Protection{},
-		}
+		f.repos[slug] = f.newRepo(slug, map[string]string{"main": f.newSHA()}, map[string]map[string]file{})
 	}
+	f.users[owner], f.users[login] = true, true
 	return &Repo{f: f, slug: slug, owner: owner, name: name, login: login}
+}
+
+func (f *Forge) newRepo(slug string, branches map[string]string, files map[string]map[string]file) *repo {
+	return &repo{
+		slug: slug, issues: map[int64]*issue{}, next: 1, comments: map[int64]*comment{},
+		branches: branches, files: files, statuses: map[string][]forge.CommitStatus{},
+		protection: map[string]forge.Protection{}, collab: map[string]forge.Permission{},
+	}
 }
 
 // FailNext makes the next call of op (a method name such as "ListIssues")

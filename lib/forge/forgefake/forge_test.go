@@ -29,7 +29,7 @@ func TestClaimIsExclusive(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := r.Claim(ctx, iss.Number); err == nil {
+			if _, err := r.Claim(ctx, iss.Number, nil); err == nil {
 				mu.Lock()
 				wins++
 				mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
 )
@@ -21,29 +22,44 @@ func (r *Repo) pullView(i *issue) forge.PullRequest {
 	p := *i.pull
 	p.Title, p.Body, p.State, p.Labels = i.Title, i.Body, i.State, slices.Clone(i.Labels)
 	if p.State == forge.StateOpen {
-		p.HeadSHA = r.st().branches[p.Head]
+		p.HeadSHA = i.headSHA()
 	}
 	return p
 }
 
-// CreatePull opens a pull request from head into base.
+// headSHA is the current commit of the pull request's head branch.
+func (i *issue) headSHA() string { return i.head.branches[i.pull.Head] }
+
+// CreatePull opens a pull request from head into base; a head of
+// "<user>:<branch>" names a branch of user's fork.
 func (r *Repo) CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error) {
 	if err := r.f.enter("CreatePull"); err != nil {
 		return forge.PullRequest{}, err
 	}
 	defer r.f.mu.Unlock()
 	s := r.st()
-	sha, ok := s.branches[in.Head]
+	head, branch := s, in.Head
+	if user, b, ok := strings.Cut(in.Head, ":"); ok {
+		branch = b
+		if !strings.EqualFold(user, r.owner) {
+			if head = r.f.forkOf(r.slug, user); head == nil {
+				return forge.PullRequest{}, notFound("fork of %s by %s", r.slug, user)
+			}
+		}
+	}
+	sha, ok := head.branches[branch]
 	if _, bok := s.branches[in.Base]; !ok || !bok {
 		return forge.PullRequest{}, notFound("branch %s or %s in %s", in.Head, in.Base, r.slug)
 	}
 	for _, i := range s.issues {
-		if i.pull != nil && i.State == forge.StateOpen && i.pull.Head == in.Head && i.pull.Base == in.Base {
+		if i.pull != nil && i.State == forge.StateOpen && i.head == head && i.pull.Head == branch && i.pull.Base == in.Base {
 			return forge.PullRequest{}, fmt.Errorf("pull %s->%s exists: %w", in.Head, in.Base, forge.ErrConflict)
 		}
 	}
 	i := r.newIssue(in.Title, in.Body)
-	i.pull = &forge.PullRequest{Number: i.Number, Head: in.Head, HeadSHA: sha, Base: in.Base, Mergeable: true, Author: r.login, URL: i.URL}
+	i.head = head
+	i.pull = &forge.PullRequest{Number: i.Number, Head: branch, HeadSHA: sha, Base: in.Base, Mergeable: true, Author: r.login, URL: i.URL,
+		HeadRepo: head.slug, FromFork: head != s}
 	return r.pullView(i), nil
 }
 
@@ -114,7 +130,7 @@ func (r *Repo) PullDiff(ctx context.Context, n int64) (string, error) {
 	if i.diff != "" {
 		return i.diff, nil
 	}
-	return fmt.Sprintf("diff --git fake %s..%s\n", i.pull.Base, r.st().branches[i.pull.Head]), nil
+	return fmt.Sprintf("diff --git fake %s..%s\n", i.pull.Base, i.headSHA()), nil
 }
 
 // SetPullDiff makes PullDiff of n return diff. It is a test helper with no
@@ -141,7 +157,7 @@ func (r *Repo) ClosePull(ctx context.Context, n int64) error {
 	if err != nil {
 		return err
 	}
-	i.pull.HeadSHA = r.st().branches[i.pull.Head]
+	i.pull.HeadSHA = i.headSHA()
 	i.State = forge.StateClosed
 	return nil
 }
@@ -165,13 +181,13 @@ func (r *Repo) Merge(ctx context.Context, n int64, opts forge.MergeOptions) erro
 		return fmt.Errorf("merge %s#%d: %w", r.slug, n, forge.ErrAlreadyMerged)
 	case i.State != forge.StateOpen:
 		return notFound("open pull %s#%d", r.slug, n)
-	case s.branches[i.pull.Head] != opts.HeadSHA:
+	case i.headSHA() != opts.HeadSHA:
 		return fmt.Errorf("merge %s#%d: %w", r.slug, n, forge.ErrHeadMoved)
 	}
 	if err := r.mergeAllowed(i); err != nil {
 		return fmt.Errorf("merge %s#%d: %w: %v", r.slug, n, forge.ErrMergeBlocked, err)
 	}
-	i.pull.HeadSHA = s.branches[i.pull.Head]
+	i.pull.HeadSHA = i.headSHA()
 	i.pull.Merged, i.State = true, forge.StateClosed
 	i.pull.MergedSHA = r.f.newSHA()
 	s.branches[i.pull.Base] = i.pull.MergedSHA
@@ -179,10 +195,10 @@ func (r *Repo) Merge(ctx context.Context, n int64, opts forge.MergeOptions) erro
 	if s.files[i.pull.Base] == nil {
 		s.files[i.pull.Base] = map[string]file{}
 	}
-	for path, f := range s.files[i.pull.Head] {
+	for path, f := range i.head.files[i.pull.Head] {
 		s.files[i.pull.Base][path] = f
 	}
-	if opts.DeleteBranch {
+	if opts.DeleteBranch && i.head == s {
 		delete(s.branches, i.pull.Head)
 	}
 	return nil
@@ -196,7 +212,7 @@ func (r *Repo) mergeAllowed(i *issue) error {
 	if len(p.MergeWhitelist) > 0 && !slices.Contains(p.MergeWhitelist, r.login) {
 		return fmt.Errorf("%s may not merge into %s", r.login, i.pull.Base)
 	}
-	head := r.st().branches[i.pull.Head]
+	head := i.headSHA()
 	var approvals int64
 	for _, rv := range i.reviews {
 		ok := rv.State == forge.ReviewApprove && !rv.Dismissed && (!p.DismissStale || rv.CommitID == head)

@@ -26,7 +26,7 @@ func (r *Repo) CreateReview(ctx context.Context, n int64, in forge.NewReview) (f
 	}
 	commit := in.CommitID
 	if commit == "" {
-		commit = r.st().branches[i.pull.Head]
+		commit = i.headSHA()
 	}
 	rv := forge.Review{ID: r.f.newID(), State: in.Event, Body: in.Body, CommitID: commit, Author: r.login, Submitted: r.f.now()}
 	i.reviews = append(i.reviews, rv)
@@ -45,7 +45,7 @@ func (r *Repo) ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
 		return nil, err
 	}
 	out := slices.Clone(i.reviews)
-	head := r.st().branches[i.pull.Head]
+	head := i.headSHA()
 	for k := range out {
 		out[k].Stale = head != "" && out[k].CommitID != head
 	}
