@@ -156,6 +156,15 @@ func (g *fakeGit) commit(dir string) string {
 	return sha
 }
 
+// pushHead simulates a push of dir's HEAD to branch (by someone else than
+// the agent, which pushes what Collect returns).
+func (g *fakeGit) pushHead(dir, branch string) error {
+	g.mu.Lock()
+	sha := g.head[dir]
+	g.mu.Unlock()
+	return g.pushSHA(sha, branch)
+}
+
 // pushSHA simulates a push of commit sha to branch.
 func (g *fakeGit) pushSHA(sha, branch string) error {
 	ctx := context.Background()

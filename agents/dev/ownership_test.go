@@ -84,7 +84,7 @@ func outsiderPulls(fromFork bool) model {
 		}
 		res, err := h.implement(inv, phase.AwaitingCI)
 		if !fromFork {
-			if perr := h.g.push(inv.Dir, branch); perr != nil {
+			if perr := h.g.pushHead(inv.Dir, branch); perr != nil {
 				return res, perr
 			}
 		}
