@@ -78,6 +78,7 @@ type daemon struct {
 	sched         *scheduler.Scheduler
 	metrics       *metrics.Registry
 	services      *services
+	redactor      *redact.Redactor
 	unimplemented []string
 }
 
@@ -175,13 +176,15 @@ func waitDrained(ctx context.Context, schedDone <-chan struct{}, rt *agent.Runti
 // newDaemon wires the ledger, logs, metrics, runtime and scheduler, and
 // builds one job per enabled (project, role) that has an implementation.
 func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactory) (*daemon, error) {
-	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr,
-		Redactor: redact.New(cfg.Secrets()...)})
+	// One redactor for everything the daemon writes: logs, ledger,
+	// schedule, /status, and what the services send out.
+	red := redact.New(cfg.Secrets()...)
+	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr, Redactor: red})
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{cfg: cfg, dataDir: a.dataDir, started: time.Now(), logs: logs, log: logs.For("daemon")}
-	if d.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{}); err != nil {
+	d := &daemon{cfg: cfg, dataDir: a.dataDir, started: time.Now(), logs: logs, log: logs.For("daemon"), redactor: red}
+	if d.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{Redactor: red}); err != nil {
 		return nil, err
 	}
 	store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json"))
@@ -198,8 +201,8 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 			d.metrics.ObserveTick(p, string(r), dur, err)
 		},
 	})
-	d.sched = scheduler.New(scheduler.Options{Store: store, Log: logs.For("scheduler")})
-	if d.services, err = newServices(cfg, a.dataDir, d.metrics, a.env, logs.For("claude")); err != nil {
+	d.sched = scheduler.New(scheduler.Options{Store: store, Log: logs.For("scheduler"), Redactor: red})
+	if d.services, err = newServices(cfg, red, a.dataDir, d.metrics, a.env, logs.For("claude")); err != nil {
 		return nil, err
 	}
 	if err := a.addJobs(d, registry); err != nil {

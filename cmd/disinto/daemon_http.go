@@ -35,10 +35,7 @@ func (d *daemon) mux() http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	m.Handle("GET /metrics", d.metrics.Handler())
-	m.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(d.status())
-	})
+	m.HandleFunc("GET /status", d.serveStatus)
 	if d.cfg.WebhookSecret == "" {
 		d.log.Warn().Msg("DISINTO_WEBHOOK_SECRET is not set: webhooks disabled, polling only")
 		return m
@@ -57,6 +54,28 @@ func (d *daemon) mux() http.Handler {
 	}
 	m.Handle("POST "+webhook.Path, h)
 	return m
+}
+
+// serveStatus answers /status. The report is masked as the bytes that
+// leave: ledger records written before masking existed, or text from any
+// other source, never show a secret in any escaped form.
+func (d *daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	body, err := json.Marshal(d.status())
+	if err != nil {
+		d.log.Error().Err(err).Msg("encode /status")
+		http.Error(w, "status unavailable", http.StatusInternalServerError)
+		return
+	}
+	masked := []byte(d.redactor.String(string(body)))
+	if !json.Valid(masked) {
+		// A mask that cut across the JSON syntax: say nothing rather
+		// than something broken or unmasked.
+		d.log.Error().Msg("masking secrets broke the /status JSON; not serving it")
+		http.Error(w, "status unavailable", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(masked, '\n'))
 }
 
 func (d *daemon) status() statusReport {

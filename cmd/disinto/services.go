@@ -29,9 +29,11 @@ type services struct {
 	http     *http.Client
 }
 
-// newServices builds the shared services. reg may be nil (one-shot runs).
-func newServices(cfg *config.Config, dataDir string, reg *metrics.Registry, environ []string, log zerolog.Logger) (*services, error) {
-	s := &services{cfg: cfg, dataDir: dataDir, redactor: redact.New(cfg.Secrets()...), http: &http.Client{}}
+// newServices builds the shared services around the process's redactor
+// (built from cfg.Secrets(), and shared with the logs and the ledger). reg
+// may be nil (one-shot runs).
+func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *metrics.Registry, environ []string, log zerolog.Logger) (*services, error) {
+	s := &services{cfg: cfg, dataDir: dataDir, redactor: red, http: &http.Client{}}
 	if reg != nil {
 		s.http.Transport = reg.RoundTripper(nil)
 	}
