@@ -40,8 +40,10 @@ var roleStagger = map[config.Role]time.Duration{
 const projectSpread = time.Minute
 
 type daemonFlags struct {
-	listen string
-	grace  time.Duration
+	listen       string
+	statusListen string
+	readTimeout  string
+	grace        time.Duration
 }
 
 func (a *app) daemonCmd() *cobra.Command { return a.daemonCmdWith(agentRegistry) }
@@ -52,15 +54,20 @@ func (a *app) daemonCmdWith(registry func() map[config.Role]agentFactory) *cobra
 		Use:   "daemon",
 		Short: "Run every agent of every project on its schedule, with webhooks, /healthz, /metrics and /status",
 		Long: "Loads projects/*.toml and the environment, takes the data dir lock, schedules the agents\n" +
-			"(AGENT_ROLES, POLL_INTERVAL, GARDENER_INTERVAL, ...), serves /healthz, /metrics, /status and\n" +
-			"the Forgejo webhook receiver on /hooks/forgejo (DISINTO_WEBHOOK_SECRET), and runs until\n" +
-			"SIGTERM. Shutdown stops new work, gives running sessions --grace to finish, then cancels them.",
+			"(AGENT_ROLES, POLL_INTERVAL, GARDENER_INTERVAL, ...) and runs until SIGTERM. It serves\n" +
+			"/healthz and the Forgejo webhook receiver /hooks/forgejo (DISINTO_WEBHOOK_SECRET) on --listen,\n" +
+			"and /status and /metrics on --status-listen: loopback unless DISINTO_STATUS_TOKEN is set, which\n" +
+			"requests must then send as a bearer token. Shutdown stops new work, gives running sessions\n" +
+			"--grace to finish, then cancels them.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runDaemon(cmd.Context(), f, registry())
 		},
 	}
-	cmd.Flags().StringVar(&f.listen, "listen", a.envOr("DISINTO_LISTEN", ":8080"), "address of the HTTP server")
+	cmd.Flags().StringVar(&f.listen, "listen", a.envOr(envListen, defaultListen), "address of the webhook receiver and /healthz")
+	cmd.Flags().StringVar(&f.statusListen, "status-listen", a.envOr(envStatusListen, defaultStatusListen),
+		"address of /status and /metrics (off loopback only with "+envStatusToken+")")
+	cmd.Flags().StringVar(&f.readTimeout, "read-timeout", a.envOr(envReadTimeout, defaultReadTimeout.String()), "time a client has to send a whole request")
 	cmd.Flags().DurationVar(&f.grace, "grace", 5*time.Minute, "how long running sessions may finish after SIGTERM")
 	return cmd
 }
@@ -87,6 +94,10 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	if err != nil {
 		return err
 	}
+	hs, err := checkHTTPSettings(f, cfg.Env.Get(envStatusToken))
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(a.dataDir, 0o750); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -96,24 +107,28 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	}
 	defer lock.release()
 
+	hookLn, statusLn, err := openListeners(f, hs.statusToken)
+	if err != nil {
+		return err
+	}
+	// Serving closes them; these cover the returns before that.
+	defer hookLn.Close()
+	defer statusLn.Close()
 	d, err := a.newDaemon(cfg, registry)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = d.ledger.Close(); _ = d.logs.Close() }()
 
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", f.listen, err)
-	}
-	srv := &http.Server{Handler: d.mux(), ReadHeaderTimeout: 10 * time.Second}
-	if err := writeDaemonInfo(a.dataDir, daemonInfo{PID: os.Getpid(), Listen: ln.Addr().String(), Started: d.started}); err != nil {
-		_ = ln.Close()
+	hookSrv := newHTTPServer(d.hookMux(), hs.readTimeout)
+	statusSrv := newHTTPServer(requireBearer(hs.statusToken, d.statusMux()), hs.readTimeout)
+	info := daemonInfo{PID: os.Getpid(), Listen: hookLn.Addr().String(), Status: statusLn.Addr().String(), Started: d.started}
+	if err := writeDaemonInfo(a.dataDir, info); err != nil {
 		return err
 	}
 	defer os.Remove(filepath.Join(a.dataDir, "daemon.json"))
-	d.log.Info().Str("listen", ln.Addr().String()).Int("projects", len(cfg.Projects)).
-		Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
+	d.log.Info().Str("listen", info.Listen).Str("status_listen", info.Status).Bool("status_token", hs.statusToken != "").
+		Int("projects", len(cfg.Projects)).Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
 
 	// Two contexts: ctx (signals) stops claiming new work; jobsCtx is
 	// cancelled only after the grace period, and kills running sessions.
@@ -129,14 +144,20 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 		defer close(schedDone)
 		return d.sched.Run(ctx, jobsCtx)
 	})
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			d.log.Error().Err(err).Msg("HTTP server failed; shutting down")
-			stopDaemon()
-			return fmt.Errorf("serve: %w", err)
-		}
-		return nil
-	})
+	for _, s := range []struct {
+		name string
+		srv  *http.Server
+		ln   net.Listener
+	}{{"webhook", hookSrv, hookLn}, {"status", statusSrv, statusLn}} {
+		g.Go(func() error {
+			if err := serve(s.srv, s.ln); err != nil {
+				d.log.Error().Err(err).Str("server", s.name).Msg("HTTP server failed; shutting down")
+				stopDaemon()
+				return fmt.Errorf("serve %s: %w", s.name, err)
+			}
+			return nil
+		})
+	}
 
 	<-ctx.Done()
 	d.log.Info().Dur("grace", f.grace).Int("sessions", len(d.rt.Running())).Msg("shutting down: no new work; waiting for running sessions")
@@ -153,7 +174,7 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 		cancelHard()
 	}
 	shutCtx, cancelShut := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = srv.Shutdown(shutCtx)
+	_, _ = hookSrv.Shutdown(shutCtx), statusSrv.Shutdown(shutCtx)
 	cancelShut()
 	if err := g.Wait(); err != nil {
 		return err

@@ -28,14 +28,28 @@ type projectInfo struct {
 	Repo string `json:"repo"`
 }
 
-func (d *daemon) mux() http.Handler {
+// healthz answers health checks; it tells nothing but that the daemon
+// serves.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// statusMux serves the status listener: /status, /metrics and every page
+// for people or tools (new ones go here, never on the hook listener).
+func (d *daemon) statusMux() http.Handler {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	m.HandleFunc("GET /healthz", healthz)
 	m.Handle("GET /metrics", d.metrics.Handler())
 	m.HandleFunc("GET /status", d.serveStatus)
+	return m
+}
+
+// hookMux serves the hook listener, which the forge reaches: /healthz and
+// the HMAC-verified webhook receiver, nothing else.
+func (d *daemon) hookMux() http.Handler {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /healthz", healthz)
 	if d.cfg.WebhookSecret == "" {
 		d.log.Warn().Msg("DISINTO_WEBHOOK_SECRET is not set: webhooks disabled, polling only")
 		return m
