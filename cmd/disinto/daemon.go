@@ -40,8 +40,10 @@ var roleStagger = map[config.Role]time.Duration{
 const projectSpread = time.Minute
 
 type daemonFlags struct {
-	listen string
-	grace  time.Duration
+	listen       string
+	statusListen string
+	readTimeout  string
+	grace        time.Duration
 }
 
 func (a *app) daemonCmd() *cobra.Command { return a.daemonCmdWith(agentRegistry) }
@@ -52,15 +54,20 @@ func (a *app) daemonCmdWith(registry func() map[config.Role]agentFactory) *cobra
 		Use:   "daemon",
 		Short: "Run every agent of every project on its schedule, with webhooks, /healthz, /metrics and /status",
 		Long: "Loads projects/*.toml and the environment, takes the data dir lock, schedules the agents\n" +
-			"(AGENT_ROLES, POLL_INTERVAL, GARDENER_INTERVAL, ...), serves /healthz, /metrics, /status and\n" +
-			"the Forgejo webhook receiver on /hooks/forgejo (DISINTO_WEBHOOK_SECRET), and runs until\n" +
-			"SIGTERM. Shutdown stops new work, gives running sessions --grace to finish, then cancels them.",
+			"(AGENT_ROLES, POLL_INTERVAL, GARDENER_INTERVAL, ...) and runs until SIGTERM. It serves\n" +
+			"/healthz and the Forgejo webhook receiver /hooks/forgejo (DISINTO_WEBHOOK_SECRET) on --listen,\n" +
+			"and /status and /metrics on --status-listen: loopback unless DISINTO_STATUS_TOKEN is set, which\n" +
+			"requests must then send as a bearer token. Shutdown stops new work, gives running sessions\n" +
+			"--grace to finish, then cancels them.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runDaemon(cmd.Context(), f, registry())
 		},
 	}
-	cmd.Flags().StringVar(&f.listen, "listen", a.envOr("DISINTO_LISTEN", ":8080"), "address of the HTTP server")
+	cmd.Flags().StringVar(&f.listen, "listen", a.envOr(envListen, defaultListen), "address of the webhook receiver and /healthz")
+	cmd.Flags().StringVar(&f.statusListen, "status-listen", a.envOr(envStatusListen, defaultStatusListen),
+		"address of /status and /metrics (off loopback only with "+envStatusToken+")")
+	cmd.Flags().StringVar(&f.readTimeout, "read-timeout", a.envOr(envReadTimeout, defaultReadTimeout.String()), "time a client has to send a whole request")
 	cmd.Flags().DurationVar(&f.grace, "grace", 5*time.Minute, "how long running sessions may finish after SIGTERM")
 	return cmd
 }
@@ -78,11 +85,16 @@ type daemon struct {
 	sched         *scheduler.Scheduler
 	metrics       *metrics.Registry
 	services      *services
+	redactor      *redact.Redactor
 	unimplemented []string
 }
 
 func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.Role]agentFactory) error {
 	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	hs, err := checkHTTPSettings(f, cfg.Env.Get(envStatusToken))
 	if err != nil {
 		return err
 	}
@@ -95,24 +107,28 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	}
 	defer lock.release()
 
+	hookLn, statusLn, err := openListeners(f, hs.statusToken)
+	if err != nil {
+		return err
+	}
+	// Serving closes them; these cover the returns before that.
+	defer hookLn.Close()
+	defer statusLn.Close()
 	d, err := a.newDaemon(cfg, registry)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = d.ledger.Close(); _ = d.logs.Close() }()
 
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", f.listen, err)
-	}
-	srv := &http.Server{Handler: d.mux(), ReadHeaderTimeout: 10 * time.Second}
-	if err := writeDaemonInfo(a.dataDir, daemonInfo{PID: os.Getpid(), Listen: ln.Addr().String(), Started: d.started}); err != nil {
-		_ = ln.Close()
+	hookSrv := newHTTPServer(d.hookMux(), hs.readTimeout)
+	statusSrv := newHTTPServer(requireBearer(hs.statusToken, d.statusMux()), hs.readTimeout)
+	info := daemonInfo{PID: os.Getpid(), Listen: hookLn.Addr().String(), Status: statusLn.Addr().String(), Started: d.started}
+	if err := writeDaemonInfo(a.dataDir, info); err != nil {
 		return err
 	}
 	defer os.Remove(filepath.Join(a.dataDir, "daemon.json"))
-	d.log.Info().Str("listen", ln.Addr().String()).Int("projects", len(cfg.Projects)).
-		Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
+	d.log.Info().Str("listen", info.Listen).Str("status_listen", info.Status).Bool("status_token", hs.statusToken != "").
+		Int("projects", len(cfg.Projects)).Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
 
 	// Two contexts: ctx (signals) stops claiming new work; jobsCtx is
 	// cancelled only after the grace period, and kills running sessions.
@@ -128,14 +144,20 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 		defer close(schedDone)
 		return d.sched.Run(ctx, jobsCtx)
 	})
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			d.log.Error().Err(err).Msg("HTTP server failed; shutting down")
-			stopDaemon()
-			return fmt.Errorf("serve: %w", err)
-		}
-		return nil
-	})
+	for _, s := range []struct {
+		name string
+		srv  *http.Server
+		ln   net.Listener
+	}{{"webhook", hookSrv, hookLn}, {"status", statusSrv, statusLn}} {
+		g.Go(func() error {
+			if err := serve(s.srv, s.ln); err != nil {
+				d.log.Error().Err(err).Str("server", s.name).Msg("HTTP server failed; shutting down")
+				stopDaemon()
+				return fmt.Errorf("serve %s: %w", s.name, err)
+			}
+			return nil
+		})
+	}
 
 	<-ctx.Done()
 	d.log.Info().Dur("grace", f.grace).Int("sessions", len(d.rt.Running())).Msg("shutting down: no new work; waiting for running sessions")
@@ -152,7 +174,7 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 		cancelHard()
 	}
 	shutCtx, cancelShut := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = srv.Shutdown(shutCtx)
+	_, _ = hookSrv.Shutdown(shutCtx), statusSrv.Shutdown(shutCtx)
 	cancelShut()
 	if err := g.Wait(); err != nil {
 		return err
@@ -175,13 +197,15 @@ func waitDrained(ctx context.Context, schedDone <-chan struct{}, rt *agent.Runti
 // newDaemon wires the ledger, logs, metrics, runtime and scheduler, and
 // builds one job per enabled (project, role) that has an implementation.
 func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactory) (*daemon, error) {
-	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr,
-		Redactor: redact.New(cfg.Secrets()...)})
+	// One redactor for everything the daemon writes: logs, ledger,
+	// schedule, /status, and what the services send out.
+	red := redact.New(cfg.Secrets()...)
+	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr, Redactor: red})
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{cfg: cfg, dataDir: a.dataDir, started: time.Now(), logs: logs, log: logs.For("daemon")}
-	if d.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{}); err != nil {
+	d := &daemon{cfg: cfg, dataDir: a.dataDir, started: time.Now(), logs: logs, log: logs.For("daemon"), redactor: red}
+	if d.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{Redactor: red}); err != nil {
 		return nil, err
 	}
 	store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json"))
@@ -198,8 +222,8 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 			d.metrics.ObserveTick(p, string(r), dur, err)
 		},
 	})
-	d.sched = scheduler.New(scheduler.Options{Store: store, Log: logs.For("scheduler")})
-	if d.services, err = newServices(cfg, a.dataDir, d.metrics, a.env, a.allowUnisolated, logs.For("claude")); err != nil {
+	d.sched = scheduler.New(scheduler.Options{Store: store, Log: logs.For("scheduler"), Redactor: red})
+	if d.services, err = newServices(cfg, red, a.dataDir, d.metrics, a.env, a.allowUnisolated, logs.For("claude")); err != nil {
 		return nil, err
 	}
 	if err := a.addJobs(d, registry); err != nil {

@@ -32,17 +32,28 @@ type projectInfo struct {
 	Repo string `json:"repo"`
 }
 
-func (d *daemon) mux() http.Handler {
+// healthz answers health checks; it tells nothing but that the daemon
+// serves.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// statusMux serves the status listener: /status, /metrics and every page
+// for people or tools (new ones go here, never on the hook listener).
+func (d *daemon) statusMux() http.Handler {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	m.HandleFunc("GET /healthz", healthz)
 	m.Handle("GET /metrics", d.metrics.Handler())
-	m.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(d.status())
-	})
+	m.HandleFunc("GET /status", d.serveStatus)
+	return m
+}
+
+// hookMux serves the hook listener, which the forge reaches: /healthz and
+// the HMAC-verified webhook receiver, nothing else.
+func (d *daemon) hookMux() http.Handler {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /healthz", healthz)
 	if d.cfg.WebhookSecret == "" {
 		d.log.Warn().Msg("DISINTO_WEBHOOK_SECRET is not set: webhooks disabled, polling only")
 		return m
@@ -61,6 +72,28 @@ func (d *daemon) mux() http.Handler {
 	}
 	m.Handle("POST "+webhook.Path, h)
 	return m
+}
+
+// serveStatus answers /status. The report is masked as the bytes that
+// leave: ledger records written before masking existed, or text from any
+// other source, never show a secret in any escaped form.
+func (d *daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	body, err := json.Marshal(d.status())
+	if err != nil {
+		d.log.Error().Err(err).Msg("encode /status")
+		http.Error(w, "status unavailable", http.StatusInternalServerError)
+		return
+	}
+	masked := []byte(d.redactor.String(string(body)))
+	if !json.Valid(masked) {
+		// A mask that cut across the JSON syntax: say nothing rather
+		// than something broken or unmasked.
+		d.log.Error().Msg("masking secrets broke the /status JSON; not serving it")
+		http.Error(w, "status unavailable", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(masked, '\n'))
 }
 
 func (d *daemon) status() statusReport {

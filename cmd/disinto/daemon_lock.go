@@ -14,8 +14,12 @@ import (
 // daemonInfo is written to <data>/daemon.json while a daemon runs, so that
 // `disinto status` can find its /status endpoint.
 type daemonInfo struct {
-	PID     int       `json:"pid"`
-	Listen  string    `json:"listen"`
+	PID int `json:"pid"`
+	// Listen is the address of the webhook receiver.
+	Listen string `json:"listen"`
+	// Status is the address of /status and /metrics; empty in the files
+	// of daemons that served everything on Listen.
+	Status  string    `json:"status,omitempty"`
 	Started time.Time `json:"started"`
 }
 

@@ -128,7 +128,7 @@ func TestDaemonSIGTERM(t *testing.T) {
 	const grace = time.Second
 	var out bytes.Buffer
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestDaemonHelperProcess$", "--", "daemon",
-		"--listen", "127.0.0.1:0", "--grace", grace.String()}, flags...)...)
+		"--listen", "127.0.0.1:0", "--status-listen", "127.0.0.1:0", "--grace", grace.String()}, flags...)...)
 	cmd.Env = append(append(os.Environ(), "DISINTO_DAEMON_HELPER=1"), env...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -148,7 +148,7 @@ func TestDaemonSIGTERM(t *testing.T) {
 	waitFor(t, "daemon.json", 30*time.Second, func() bool { var ok bool; info, ok = readDaemonInfo(data); return ok })
 
 	// A second daemon on the same data dir is refused.
-	if code, _, errOut := runCLI(t, env, append([]string{"daemon", "--listen", "127.0.0.1:0"}, flags...)...); code != exitFailure || !strings.Contains(errOut, "in use by another disinto process") {
+	if code, _, errOut := runCLI(t, env, append([]string{"daemon", "--listen", "127.0.0.1:0", "--status-listen", "127.0.0.1:0"}, flags...)...); code != exitFailure || !strings.Contains(errOut, "in use by another disinto process") {
 		t.Fatalf("second daemon: code %d, stderr %q", code, errOut)
 	}
 

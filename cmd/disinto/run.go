@@ -60,19 +60,21 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 				return err
 			}
 			defer lock.release()
+			// One redactor for everything the run writes.
+			red := redact.New(cfg.Secrets()...)
 			logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug,
-				Console: a.stderr, Redactor: redact.New(cfg.Secrets()...)})
+				Console: a.stderr, Redactor: red})
 			if err != nil {
 				return err
 			}
 			defer logs.Close()
-			led, err := ledger.Open(ledgerDir(a.dataDir), ledger.Options{})
+			led, err := ledger.Open(ledgerDir(a.dataDir), ledger.Options{Redactor: red})
 			if err != nil {
 				return err
 			}
 			defer led.Close()
 			log := logs.For(string(role))
-			svc, err := newServices(cfg, a.dataDir, nil, a.env, a.allowUnisolated, logs.For("claude"))
+			svc, err := newServices(cfg, red, a.dataDir, nil, a.env, a.allowUnisolated, logs.For("claude"))
 			if err != nil {
 				return err
 			}

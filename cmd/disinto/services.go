@@ -31,13 +31,15 @@ type services struct {
 	sandbox  *sandbox.Sandbox
 }
 
-// newServices builds the shared services. reg may be nil (one-shot runs).
-func newServices(cfg *config.Config, dataDir string, reg *metrics.Registry, environ []string, allowUnisolated bool, log zerolog.Logger) (*services, error) {
+// newServices builds the shared services around the process's redactor
+// (built from cfg.Secrets(), and shared with the logs and the ledger), and
+// the sandbox of the model sessions. reg may be nil (one-shot runs).
+func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *metrics.Registry, environ []string, allowUnisolated bool, log zerolog.Logger) (*services, error) {
 	sb, err := openSandbox(dataDir, allowUnisolated, log)
 	if err != nil {
 		return nil, err
 	}
-	s := &services{cfg: cfg, dataDir: dataDir, redactor: redact.New(cfg.Secrets()...), http: &http.Client{}, sandbox: sb}
+	s := &services{cfg: cfg, dataDir: dataDir, redactor: red, http: &http.Client{}, sandbox: sb}
 	if reg != nil {
 		s.http.Transport = reg.RoundTripper(nil)
 	}

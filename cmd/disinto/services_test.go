@@ -12,6 +12,7 @@ import (
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/redact"
 )
 
 // TestForgeClientsRedactWrites checks the wiring of the forge clients the
@@ -38,7 +39,7 @@ func TestForgeClientsRedactWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newServices(cfg, sessionDataDir(t), nil, nil, true, logx.Nop())
+	s, err := newServices(cfg, redact.New(cfg.Secrets()...), sessionDataDir(t), nil, nil, true, logx.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

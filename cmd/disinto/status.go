@@ -46,17 +46,23 @@ func (a *app) statusCmd() *cobra.Command {
 	return cmd
 }
 
-// fetchStatus asks a running daemon for its /status.
+// fetchStatus asks a running daemon for its /status, on the status
+// listener daemon.json names, with DISINTO_STATUS_TOKEN (env file or
+// environment) when one is set.
 func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 	info, ok := readDaemonInfo(a.dataDir)
 	if !ok {
 		return statusReport{}, false
 	}
-	host, port, err := net.SplitHostPort(info.Listen)
+	addr := info.Status
+	if addr == "" {
+		addr = info.Listen
+	}
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return statusReport{}, false
 	}
-	if host == "" || host == "::" || host == "0.0.0.0" {
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -64,6 +70,9 @@ func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/status", nil)
 	if err != nil {
 		return statusReport{}, false
+	}
+	if env, err := config.LoadEnv(a.envFile, a.env); err == nil && env.Get(envStatusToken) != "" {
+		req.Header.Set("Authorization", "Bearer "+env.Get(envStatusToken))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -75,7 +84,7 @@ func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 		return statusReport{}, false
 	}
 	if rep.Daemon != nil {
-		rep.Daemon.PID, rep.Daemon.Listen = info.PID, info.Listen
+		rep.Daemon.PID, rep.Daemon.Listen, rep.Daemon.Status = info.PID, info.Listen, info.Status
 	}
 	return rep, true
 }
@@ -109,7 +118,8 @@ func (a *app) loadConfigQuiet() (*config.Config, error) {
 
 func printStatus(w io.Writer, rep statusReport, live bool) {
 	if live && rep.Daemon != nil {
-		fmt.Fprintf(w, "daemon: running (pid %d, %s, up since %s)\n", rep.Daemon.PID, rep.Daemon.Listen, rep.Daemon.Started.Format(time.RFC3339))
+		fmt.Fprintf(w, "daemon: running (pid %d, webhooks on %s, status on %s, up since %s)\n", rep.Daemon.PID,
+			rep.Daemon.Listen, orDash(rep.Daemon.Status), rep.Daemon.Started.Format(time.RFC3339))
 		switch rep.Sessions {
 		case sessionsIsolated:
 			fmt.Fprintln(w, "sessions: isolated (each runs under a uid of its own)")

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/disinto/disinto/lib/redact"
 )
 
 // Record is one agent run.
@@ -35,7 +37,8 @@ type Record struct {
 	PR      int64     `json:"pr,omitempty"`
 	Reason  Reason    `json:"reason"`
 	Code    Code      `json:"code,omitempty"`
-	// Detail is a short human-readable explanation (never secrets).
+	// Detail is a short human-readable explanation; the ledger masks
+	// secrets in it as in every free-text field.
 	Detail       string        `json:"detail,omitempty"`
 	SessionID    string        `json:"session_id,omitempty"`
 	CostUSD      float64       `json:"cost_usd,omitempty"`
@@ -69,6 +72,15 @@ func (r Record) Validate() error {
 	return nil
 }
 
+// redacted returns r with secrets masked in its free-text fields. Reason
+// and Code are closed vocabularies that validation checks.
+func (r Record) redacted(red *redact.Redactor) Record {
+	for _, f := range []*string{&r.Run, &r.Project, &r.Role, &r.Detail, &r.SessionID} {
+		*f = red.String(*f)
+	}
+	return r
+}
+
 const (
 	currentName = "runs.jsonl"
 	// DefaultMaxBytes is the size at which the current file is rotated.
@@ -85,6 +97,9 @@ type Options struct {
 	MaxFiles int
 	// Now stamps rotated file names; nil means time.Now.
 	Now func() time.Time
+	// Redactor masks secrets in every free-text field before a record is
+	// written; nil still masks credential-shaped text.
+	Redactor *redact.Redactor
 }
 
 // Ledger appends records to the files of one directory. It is safe for
@@ -153,9 +168,10 @@ func (l *Ledger) openCurrent() error {
 	return nil
 }
 
-// Append validates r and writes it as one line. End defaults to Start+Wall
-// and Wall to End-Start when either is zero.
+// Append masks secrets in r, validates it and writes it as one line. End
+// defaults to Start+Wall and Wall to End-Start when either is zero.
 func (l *Ledger) Append(r Record) error {
+	r = r.redacted(l.opts.Redactor)
 	if r.End.IsZero() && !r.Start.IsZero() {
 		r.End = r.Start.Add(r.Wall)
 	}

@@ -69,14 +69,17 @@ func New(opts Options) (*Set, error) {
 			return nil, fmt.Errorf("create log dir %s: %w", opts.Dir, err)
 		}
 	}
-	var console io.Writer = opts.Console
+	// The redactor sees the bytes as they are written: the console
+	// writer unquotes JSON strings, so masking its input would miss a
+	// secret that only its output spells out.
+	console := opts.Redactor.Writer(opts.Console)
 	if !opts.JSONConsole {
 		noColor := opts.NoColor || !isTerminal(opts.Console)
-		console = zerolog.ConsoleWriter{Out: opts.Console, NoColor: noColor, TimeFormat: time.RFC3339}
+		console = zerolog.ConsoleWriter{Out: console, NoColor: noColor, TimeFormat: time.RFC3339}
 	}
 	return &Set{
 		opts:    opts,
-		console: opts.Redactor.Writer(console),
+		console: console,
 		files:   make(map[string]*lumberjack.Logger),
 	}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,39 @@ func TestNoSecretInLogs(t *testing.T) {
 		}
 		if m[logx.KeyAgent] != "dev" {
 			t.Errorf("agent key missing: %q", line)
+		}
+	}
+}
+
+// TestEscapedSecretInLogs logs secrets holding ", \ and %, which zerolog
+// writes escaped to the file and the console writer prints unescaped or
+// quoted: no form of them reaches either sink.
+func TestEscapedSecretInLogs(t *testing.T) {
+	secrets := []string{`quo"te-t0ken`, `back\slash-t0ken`, `per%cent t0ken`}
+	for _, jsonConsole := range []bool{false, true} {
+		dir := t.TempDir()
+		var console bytes.Buffer
+		set, err := logx.New(logx.Options{Console: &console, NoColor: true, JSONConsole: jsonConsole, Dir: dir, Redactor: redact.New(secrets...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := set.For("dev")
+		for _, s := range secrets {
+			log.Info().Str("token", s).Msg("using " + s)
+			log.Error().Err(errors.New("GET /user?token=" + url.QueryEscape(s) + ": rejected")).Msg("tick")
+			log.Warn().Interface("cfg", map[string]string{"FORGE_TOKEN": s}).Msg("config")
+		}
+		if err := set.Close(); err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.ReadFile(filepath.Join(dir, "dev.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, out := range map[string]string{"console": console.String(), "file": string(file)} {
+			if strings.Contains(out, "t0ken") {
+				t.Errorf("%s log (JSON console %t) holds a secret:\n%s", name, jsonConsole, out)
+			}
 		}
 	}
 }

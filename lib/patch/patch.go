@@ -11,54 +11,18 @@ import (
 	"unicode/utf8"
 )
 
-// fileDiff is one file's part of a unified diff.
-type fileDiff struct {
-	Path string // the new path; the old one for deletions
-	Text string
-}
-
-// splitDiff cuts a unified diff (git format) into per-file parts.
-func splitDiff(diff string) []fileDiff {
-	var out []fileDiff
-	lines := strings.SplitAfter(diff, "\n")
-	cur := -1
-	for _, l := range lines {
-		if strings.HasPrefix(l, "diff --git ") {
-			out = append(out, fileDiff{Path: pathFromHeader(l)})
-			cur = len(out) - 1
-		}
-		if cur < 0 {
-			continue
-		}
-		out[cur].Text += l
-		switch {
-		case strings.HasPrefix(l, "+++ b/"):
-			out[cur].Path = strings.TrimSpace(strings.TrimPrefix(l, "+++ b/"))
-		case strings.HasPrefix(l, "--- a/") && out[cur].Path == "":
-			out[cur].Path = strings.TrimSpace(strings.TrimPrefix(l, "--- a/"))
-		}
-	}
-	return out
-}
-
-// pathFromHeader reads "diff --git a/x b/x" (paths without spaces; the
-// +++/--- lines correct it otherwise).
-func pathFromHeader(l string) string {
-	f := strings.Fields(strings.TrimSpace(l))
-	if len(f) >= 4 {
-		return strings.TrimPrefix(f[3], "b/")
-	}
-	return ""
-}
-
-// Files lists the paths a diff touches, sorted, deletions included.
+// Files lists the paths a diff touches, sorted: deleted files and both
+// sides of a rename included. Only real diff headers name files; added or
+// removed lines never do, whatever they say.
 func Files(diff string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range splitDiff(diff) {
-		if f.Path != "" && !seen[f.Path] {
-			seen[f.Path] = true
-			out = append(out, f.Path)
+		for _, p := range f.paths() {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
 		}
 	}
 	sort.Strings(out)
@@ -127,9 +91,9 @@ func Truncate(diff string, limit int) (string, string) {
 // omittedLine names a file left out of a truncated diff.
 func omittedLine(f fileDiff, cut bool) string {
 	if cut {
-		return fmt.Sprintf("#   %s (cut; %d bytes)\n", f.Path, len(f.Text))
+		return fmt.Sprintf("#   %s (cut; %d bytes)\n", f.path(), len(f.Text))
 	}
-	return fmt.Sprintf("#   %s (%d bytes)\n", f.Path, len(f.Text))
+	return fmt.Sprintf("#   %s (%d bytes)\n", f.path(), len(f.Text))
 }
 
 // cutAtHunk returns the longest prefix of one file's diff that ends before

@@ -31,7 +31,7 @@ func TestChangedFiles(t *testing.T) {
 		"diff --git a/from.md b/docs/to.md\nsimilarity index 100%\nrename from from.md\nrename to docs/to.md\n" +
 		"diff --git a/with space.md b/with space.md\n--- a/with space.md\n+++ b/with space.md\n@@ -1 +1 @@\n-a\n+b\n"
 	got := Files(diff)
-	want := []string{"a.bin", "docs/to.md", "lib/x.go", "old.md", "with space.md"}
+	want := []string{"a.bin", "docs/to.md", "from.md", "lib/x.go", "old.md", "with space.md"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("changedFiles = %q, want %q", got, want)
 	}

@@ -1,11 +1,21 @@
 // Package redact masks secret values in text before it reaches a log line,
 // a forge comment or an error message.
+//
+// A secret is masked in every form the daemon's encoders write it in: as
+// is, JSON-escaped (zerolog and encoding/json turn " into \" and \ into
+// \\; the console quotes values the same way) and URL-escaped (query and
+// path escaping, so % becomes %25 and a space + or %20). A redactor that
+// knew only the raw value would miss a secret holding any of " \ % or a
+// space once it had been through one of them.
 package redact
 
 import (
+	"encoding/json"
 	"io"
+	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -30,8 +40,10 @@ var patterns = []*regexp.Regexp{
 // Mask. The zero value masks only the built-in patterns. It is safe for
 // concurrent use.
 type Redactor struct {
-	mu      sync.RWMutex
-	secrets []string // longest first, so a secret containing another is masked whole
+	mu sync.RWMutex
+	// secrets holds every form of every secret, longest first, so a
+	// secret containing another is masked whole.
+	secrets []string
 }
 
 // New returns a Redactor that masks the given secret values.
@@ -41,8 +53,8 @@ func New(secrets ...string) *Redactor {
 	return r
 }
 
-// Add registers more secret values. Values shorter than six characters are
-// ignored.
+// Add registers more secret values, in all their escaped forms. Values
+// shorter than six characters are ignored.
 func (r *Redactor) Add(secrets ...string) {
 	if r == nil {
 		return
@@ -55,13 +67,56 @@ func (r *Redactor) Add(secrets ...string) {
 	}
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
-		if len(s) < minSecretLen || seen[s] {
+		if len(s) < minSecretLen {
 			continue
 		}
-		seen[s] = true
-		r.secrets = append(r.secrets, s)
+		for _, f := range forms(s) {
+			if !seen[f] {
+				seen[f] = true
+				r.secrets = append(r.secrets, f)
+			}
+		}
 	}
 	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+}
+
+// forms returns s as written by each encoder between a value and the
+// daemon's output: JSON with and without HTML escaping (<, >, & as \u003c
+// …), Go quoting (the console writer's), and URL query and path escaping
+// with upper- and lower-case hex digits.
+func forms(s string) []string {
+	q, p := url.QueryEscape(s), url.PathEscape(s)
+	quoted := strconv.Quote(s)
+	return []string{s, jsonString(s, false), jsonString(s, true), quoted[1 : len(quoted)-1],
+		q, p, lowerHex(q), lowerHex(p)}
+}
+
+// jsonString is s encoded as a JSON string, without the quotes.
+func jsonString(s string, escapeHTML bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	_ = enc.Encode(s) // a string always encodes
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+// lowerHex rewrites the %XX escapes of s with lower-case hex digits.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = toLower(b[i+1]), toLower(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func toLower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // String returns s with every secret masked. A nil Redactor still masks the

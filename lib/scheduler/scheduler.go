@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/redact"
 )
 
 // Cause says why a run started.
@@ -85,6 +86,10 @@ type Options struct {
 	// Debounce delays a triggered run so that a burst of events becomes one
 	// run (default 500ms).
 	Debounce time.Duration
+	// Redactor masks secrets in the last error a job keeps, which the
+	// store persists and /status shows; nil still masks credential-shaped
+	// text.
+	Redactor *redact.Redactor
 }
 
 // ErrDuplicate is returned by Add for a job whose key is already scheduled.
@@ -300,7 +305,7 @@ func (s *Scheduler) finish(j *job, err error) {
 	j.state.LastEnd = s.opts.Clock.Now()
 	j.state.LastError = ""
 	if err != nil {
-		j.state.LastError = err.Error()
+		j.state.LastError = s.opts.Redactor.Error(err)
 	}
 	if j.AfterFinish {
 		j.next = j.state.LastEnd.Add(j.Interval)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/scheduler"
 	"github.com/disinto/disinto/lib/scheduler/schedtest"
 )
@@ -31,8 +32,15 @@ type harness struct {
 
 func newHarness(t *testing.T, clk *schedtest.Clock, store *scheduler.Store, jobs ...scheduler.Job) *harness {
 	t.Helper()
+	return newHarnessWith(t, scheduler.Options{Clock: clk, Store: store, Log: logx.Nop(), Debounce: time.Second}, jobs...)
+}
+
+// newHarnessWith is newHarness with the scheduler's options spelled out.
+func newHarnessWith(t *testing.T, opts scheduler.Options, jobs ...scheduler.Job) *harness {
+	t.Helper()
+	clk := opts.Clock.(*schedtest.Clock)
 	h := &harness{t: t, clk: clk, ticks: map[string][]scheduler.Tick{}, gates: map[string]chan struct{}{}}
-	h.s = scheduler.New(scheduler.Options{Clock: clk, Store: store, Log: logx.Nop(), Debounce: time.Second})
+	h.s = scheduler.New(opts)
 	for _, j := range jobs {
 		if j.Run == nil {
 			role := j.Role
@@ -384,6 +392,27 @@ func TestPanicAndErrorRecorded(t *testing.T) {
 	h.walk(10*time.Second, 10*time.Second, 0)
 	if st := h.s.Snapshot()[0]; st.LastError != "forge down" || st.Runs != 2 {
 		t.Fatalf("after second run: %+v", st)
+	}
+}
+
+func TestLastErrorRedacted(t *testing.T) {
+	const secret = `f0rge"t0ken\x`
+	clk := schedtest.NewClock(t0)
+	store, err := scheduler.OpenStore(filepath.Join(t.TempDir(), "schedule.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessWith(t, scheduler.Options{Clock: clk, Store: store, Log: logx.Nop(), Redactor: redact.New(secret)},
+		scheduler.Job{Project: "p", Role: "dev", Interval: 10 * time.Second,
+			Run: func(context.Context, scheduler.Tick) error { return errors.New("forge said: bad token " + secret) }})
+	h.start()
+	if st := h.s.Snapshot()[0]; st.LastError != "forge said: bad token "+redact.Mask {
+		t.Fatalf("last error %q", st.LastError)
+	}
+	for key, st := range store.All() {
+		if strings.Contains(st.LastError, "t0ken") {
+			t.Errorf("store keeps the secret for %s: %q", key, st.LastError)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -185,11 +186,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	// A declared length over the cap is refused before reading a byte;
+	// an undeclared one is cut off at the cap.
+	if r.ContentLength > h.opts.MaxBody {
+		log.Warn().Int64("length", r.ContentLength).Msg("webhook rejected: body too large")
+		h.observe(typ, "bad_request")
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
 	if err != nil {
-		log.Warn().Err(err).Msg("webhook rejected: unreadable or too large body")
+		code, msg := readFailure(err)
+		log.Warn().Err(err).Msg("webhook rejected: " + msg)
 		h.observe(typ, "bad_request")
-		http.Error(w, "bad request", http.StatusRequestEntityTooLarge)
+		http.Error(w, msg, code)
 		return
 	}
 	if !h.verify(r, body) {
@@ -223,6 +233,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.observe(typ, "accepted")
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// readFailure classifies a failed body read: over the cap, too slow (the
+// server's read timeout), or cut short.
+func readFailure(err error) (int, string) {
+	var tooLarge *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge, "body too large"
+	case errors.As(err, &ne) && ne.Timeout():
+		return http.StatusRequestTimeout, "body not received in time"
+	}
+	return http.StatusBadRequest, "unreadable body"
 }
 
 func (h *Handler) observe(typ, result string) {

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -85,14 +86,64 @@ func TestNewRequiresSecret(t *testing.T) {
 	}
 }
 
+// failingBody yields n bytes, then err; it counts the reads.
+type failingBody struct {
+	n     int
+	err   error
+	reads int
+}
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	b.reads++
+	if b.n == 0 {
+		return 0, b.err
+	}
+	k := min(len(p), b.n)
+	for i := range k {
+		p[i] = ' '
+	}
+	b.n -= k
+	return k, nil
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
 func TestBodyLimit(t *testing.T) {
-	h, _ := webhook.New(webhook.Options{Secret: secret, Trigger: &recorder{}, MaxBody: 10, Log: logx.Nop()})
-	req := httptest.NewRequest("POST", webhook.Path, strings.NewReader(labelled))
-	req.Header.Set("X-Gitea-Signature", webhook.Sign(secret, []byte(labelled)))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
-	if w.Code != http.StatusRequestEntityTooLarge {
-		t.Fatalf("status %d", w.Code)
+	tests := []struct {
+		name      string
+		body      *failingBody
+		length    int64
+		want      int
+		wantReads bool
+	}{
+		{name: "declared length over the cap is refused unread", body: &failingBody{n: 20, err: io.EOF}, length: 20,
+			want: http.StatusRequestEntityTooLarge},
+		{name: "undeclared length cut at the cap", body: &failingBody{n: 20, err: io.EOF}, length: -1,
+			want: http.StatusRequestEntityTooLarge, wantReads: true},
+		{name: "read timeout", body: &failingBody{n: 3, err: timeoutErr{}}, length: 8,
+			want: http.StatusRequestTimeout, wantReads: true},
+		{name: "body cut short", body: &failingBody{n: 3, err: io.ErrUnexpectedEOF}, length: 8,
+			want: http.StatusBadRequest, wantReads: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _ := webhook.New(webhook.Options{Secret: secret, Trigger: &recorder{}, MaxBody: 10, Log: logx.Nop()})
+			req := httptest.NewRequest("POST", webhook.Path, tt.body)
+			req.ContentLength = tt.length
+			req.Header.Set("X-Gitea-Signature", webhook.Sign(secret, []byte(labelled)))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != tt.want {
+				t.Errorf("status %d, want %d", w.Code, tt.want)
+			}
+			if (tt.body.reads > 0) != tt.wantReads {
+				t.Errorf("%d reads of the body", tt.body.reads)
+			}
+		})
 	}
 }
 

@@ -18,8 +18,10 @@ type system struct {
 	srv   *forgetest.Server
 	model *claudetest.Server
 	// listen is the daemon's address; the webhook points at it.
-	listen   string
-	initArgs []string
+	listen string
+	// statusListen is where the daemon serves /status and /metrics.
+	statusListen string
+	initArgs     []string
 	// daemonEnv is the process environment of the daemon and of one-shot
 	// runs, besides the env file.
 	daemonEnv []string
@@ -35,7 +37,7 @@ type system struct {
 func bootSystem(t *testing.T, grace time.Duration, scenarios ...claudetest.Scenario) *system {
 	t.Helper()
 	cli := claudetest.RequireCLI(t)
-	y := &system{sysEnv: newSysEnv(t), srv: forgetest.Start(t), listen: freeAddr(t)}
+	y := &system{sysEnv: newSysEnv(t), srv: forgetest.Start(t), listen: freeAddr(t), statusListen: freeAddr(t)}
 	var modelURL string
 	y.model, modelURL = claudetest.Start(t, scenarios...)
 
@@ -66,7 +68,7 @@ func bootSystem(t *testing.T, grace time.Duration, scenarios ...claudetest.Scena
 		"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
 		"POLL_INTERVAL=3600", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=240",
 	}
-	y.d = y.startDaemon(y.daemonEnv, y.listen, grace)
+	y.d = y.startDaemon(y.daemonEnv, y.listen, y.statusListen, grace)
 	pollUntil(t, "the daemon's daemon.json", time.Minute, y.died, func() bool {
 		return isFile(filepath.Join(y.data, "daemon.json"))
 	})

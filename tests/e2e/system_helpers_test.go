@@ -110,10 +110,10 @@ type daemonProc struct {
 	stderr string
 }
 
-// startDaemon starts the daemon listening on listen, giving running
-// sessions grace at shutdown; the test's cleanup
-// kills it if it is still running.
-func (s *sysEnv) startDaemon(env []string, listen string, grace time.Duration) *daemonProc {
+// startDaemon starts the daemon with its webhook receiver on listen and
+// /status and /metrics on statusListen, giving running sessions grace at
+// shutdown; the test's cleanup kills it if it is still running.
+func (s *sysEnv) startDaemon(env []string, listen, statusListen string, grace time.Duration) *daemonProc {
 	s.t.Helper()
 	d := &daemonProc{done: make(chan struct{}), stdout: filepath.Join(s.dir, "daemon.stdout"), stderr: filepath.Join(s.dir, "daemon.stderr")}
 	outf, err := os.Create(d.stdout)
@@ -124,7 +124,7 @@ func (s *sysEnv) startDaemon(env []string, listen string, grace time.Duration) *
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	d.cmd = exec.Command(s.bin, append([]string{"daemon", "--listen", listen, "--grace", grace.String()}, s.globals()...)...)
+	d.cmd = exec.Command(s.bin, append([]string{"daemon", "--listen", listen, "--status-listen", statusListen, "--grace", grace.String()}, s.globals()...)...)
 	d.cmd.Env = append(append([]string{}, s.base...), env...)
 	d.cmd.Dir = s.dir
 	d.cmd.Stdout, d.cmd.Stderr = outf, errf

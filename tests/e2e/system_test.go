@@ -61,7 +61,7 @@ func TestSystem(t *testing.T) {
 		}},
 	)
 	s, srv, model, d, secrets := y.sysEnv, y.srv, y.model, y.d, y.secrets
-	daemonEnv, initArgs, base, died := y.daemonEnv, y.initArgs, "http://"+y.listen, y.died
+	daemonEnv, initArgs, statusBase, died := y.daemonEnv, y.initArgs, "http://"+y.statusListen, y.died
 
 	// A human files an issue and puts it on the backlog; the dev agent
 	// implements it, the review agent approves, the dev agent merges.
@@ -168,7 +168,7 @@ func TestSystem(t *testing.T) {
 	if _, errOut, err := s.run(daemonEnv, "run", "dev", "--project", "widgets", "--once"); err == nil {
 		t.Errorf("disinto run next to a running daemon succeeded: %s", errOut)
 	}
-	m := httpGet(t, base+"/metrics")
+	m := httpGet(t, statusBase+"/metrics")
 	if n := metricSum(m, "disinto_forge_requests_total", ""); n <= 0 {
 		t.Errorf("forge requests in /metrics: %v", n)
 	}
