@@ -11,6 +11,7 @@ package compose_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -237,7 +238,11 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	buildModelServer(ctx, t, vars["DISINTO_TEST_MODELSERVER_DIR"], claudetest.Scenario{
 		Name: "stack-dev",
 		Turns: []claudetest.Turn{
-			claudetest.Tools(claudetest.Bash(`printf 'built in a container\n' >> STACK.md && git add STACK.md && ` +
+			// A session that goes looking for credentials, then commits
+			// what it found (the daemon pushes it for the test to read).
+			claudetest.Tools(claudetest.Bash(`{ id; env; cat /home/agent/data/disinto.env; ls -la /home/agent/data; ` +
+				`ls -la /home/agent/data/sessions; cat /proc/1/environ; } >> PROBE.txt 2>&1; ` +
+				`printf 'built in a container\n' >> STACK.md && git add STACK.md PROBE.txt && ` +
 				`git commit -q -m "fix: add STACK.md (#$DISINTO_ISSUE)" && ` +
 				`printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo committed`)),
 			claudetest.Text("Added STACK.md."),
@@ -267,6 +272,11 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	if backlog == 0 {
 		t.Fatalf("provisioning created no backlog label: %+v", labels)
 	}
+	// The project's own claude settings, which no session may load.
+	hook := `{"hooks":{"SessionStart":[{"matcher":"","hooks":[{"type":"command","command":"echo HOOK-RAN >> PROBE.txt"}]}]}}`
+	api.do(ctx, t, http.MethodPost, repo+"/contents/.claude/settings.json", map[string]any{
+		"content": base64.StdEncoding.EncodeToString([]byte(hook)), "message": "project settings with a hook",
+	}, nil)
 	var issue struct {
 		Number int `json:"number"`
 	}
@@ -295,6 +305,17 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("PR for issue #%d opened %s after labelling", issue.Number, time.Since(start).Round(100*time.Millisecond))
+	// In the container too, the session was confined: its own uid, no
+	// credential readable, no hook of the project's run.
+	var file struct {
+		Content string `json:"content"`
+	}
+	api.do(ctx, t, http.MethodGet, repo+"/contents/PROBE.txt?ref="+branch, nil, &file)
+	probe, err := base64.StdEncoding.DecodeString(file.Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProbe(t, string(probe), creds)
 	logs := s.must(ctx, "logs", "--no-color", "agents")
 	if !strings.Contains(logs, "daemon started") || !strings.Contains(logs, "dev") {
 		t.Errorf("agents logs do not show the loop:\n%s", tail(logs, 30))
@@ -322,6 +343,27 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("after restart: %d PRs from %s, want 1", n, branch)
+	}
+}
+
+// checkProbe fails t when what a session found holds a credential of the
+// provisioned env file, ran as root, or shows that a project hook ran.
+func checkProbe(t *testing.T, probe, creds string) {
+	t.Helper()
+	if !strings.Contains(probe, "uid=") || strings.Contains(probe, "uid=0(") || strings.Contains(probe, "uid=0 ") {
+		t.Errorf("the session did not run under a uid of its own:\n%s", probe)
+	}
+	if !strings.Contains(probe, "disinto.env: Permission denied") {
+		t.Errorf("the session could open the env file:\n%s", probe)
+	}
+	if strings.Contains(probe, "HOOK-RAN") {
+		t.Error("a hook of the project's .claude/settings.json ran in the session")
+	}
+	for _, line := range strings.Split(creds, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if ok && len(v) >= 8 && strings.Contains(probe, v) {
+			t.Errorf("the session read %s", k)
+		}
 	}
 }
 

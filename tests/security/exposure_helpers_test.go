@@ -30,7 +30,8 @@ type rig struct {
 // forgeURL. env is the environment of every command it runs.
 func newRig(t *testing.T, forgeURL string, env ...string) *rig {
 	t.Helper()
-	dir := t.TempDir()
+	// Session users must be able to pass to the data dir's workspaces.
+	dir := reachableDir(t, "rig")
 	r := &rig{bin: filepath.Join(dir, "disinto"), dir: dir, projects: filepath.Join(dir, "projects"), data: filepath.Join(dir, "data")}
 	build := exec.Command("go", "build", "-o", r.bin, "./cmd/disinto")
 	build.Dir = filepath.Join("..", "..")

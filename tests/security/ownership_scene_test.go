@@ -3,6 +3,7 @@ package security
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,8 +43,10 @@ type scene struct {
 	agent    *dev.Agent
 	rt       *agent.Runtime
 	runner   *claudetest.Runner
-	// push makes the session push its commit itself (the agent pushes
-	// otherwise); during, when set, runs in each session after that.
+	// push puts the session's commit on the forge's branch before the
+	// session ends (as an earlier turn of the agent's would have), so that
+	// the branch exists while the session runs; during, when set, runs in
+	// each session after that.
 	push   bool
 	during func(inv claude.Invocation)
 }
@@ -125,7 +128,12 @@ func (s *scene) session(_ context.Context, n int, inv claude.Invocation) (claude
 	}
 	steps := [][]string{{"add", "-A"}, {"commit", "-q", "-m", "fix: the requested change"}}
 	if s.push {
-		steps = append(steps, []string{"push", "-q", "origin", "HEAD"})
+		u, err := url.Parse(s.srv.URL + "/" + s.repo.Slug() + ".git")
+		if err != nil {
+			return claude.Result{}, err
+		}
+		u.User = url.UserPassword(s.devBot.Login, s.devBot.Password)
+		steps = append(steps, []string{"push", "-q", u.String(), "HEAD:refs/heads/" + inv.Env[formula.EnvBranch]})
 	}
 	for _, args := range steps {
 		cmd := exec.Command("git", args...)
