@@ -57,12 +57,10 @@ func (e *Exec) prepareWorkspace(ws *sandbox.Workspace) error {
 	if err != nil {
 		return fmt.Errorf("claude login: %w", err)
 	}
-	dst := filepath.Join(ws.ConfigDir(), credentialsFile)
-	_ = os.Remove(dst) // never write through what the session left there
-	if err := atomicfile.Write(dst, data, 0o600); err != nil {
+	if err := ws.WriteHome(filepath.Join(".claude", credentialsFile), data, 0o600); err != nil {
 		return fmt.Errorf("claude login: %w", err)
 	}
-	return ws.Own(dst)
+	return nil
 }
 
 // finishWorkspace ends whatever the session left running and carries a
@@ -79,7 +77,7 @@ func (e *Exec) finishWorkspace(ws *sandbox.Workspace) error {
 	if err != nil {
 		return reapErr
 	}
-	cur, _, err := atomicfile.ReadUntrusted(filepath.Join(ws.ConfigDir(), credentialsFile), maxCredentials)
+	cur, err := ws.ReadHome(filepath.Join(".claude", credentialsFile), maxCredentials)
 	if err != nil || bytes.Equal(cur, old) || !sameKeys(old, cur) {
 		return reapErr
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -203,4 +204,64 @@ func zombie(status []byte) bool {
 		}
 	}
 	return false
+}
+
+// WriteHome writes a file into the session's home (rel is relative to
+// it), owned by the workspace's uid. The home is the session's to shape,
+// so the write never leaves the workspace, whatever links it holds, and
+// replaces rather than writes through what is there.
+func (w *Workspace) WriteHome(rel string, data []byte, perm os.FileMode) error {
+	root, err := os.OpenRoot(w.dir)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	defer root.Close()
+	name := filepath.Join("home", rel)
+	if err := root.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if w.Isolated() {
+		if err := root.Lchown(filepath.Dir(name), w.uid, w.gid); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if err := root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if err := root.WriteFile(name, data, perm); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if w.Isolated() {
+		if err := root.Lchown(name, w.uid, w.gid); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReadHome reads a file of the session's home (rel is relative to it): a
+// regular file inside the workspace, of at most max bytes.
+func (w *Workspace) ReadHome(rel string, max int64) ([]byte, error) {
+	root, err := os.OpenRoot(w.dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	defer root.Close()
+	f, err := root.OpenFile(filepath.Join("home", rel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, fmt.Errorf("sandbox: %s: not a regular file of at most %d bytes: %w", rel, max, ErrUnsafe)
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
