@@ -7,24 +7,12 @@ import (
 	"testing"
 
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
 )
 
-// sessionDataDir is a data dir that session users can reach as the daemon
-// requires when it runs as root (t.TempDir is private to its owner).
-func sessionDataDir(t testing.TB) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data := filepath.Join(dir, "data")
-	if err := os.Mkdir(data, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
+// sessionDataDir is a data dir that session users can reach, as the
+// daemon requires when it runs as root.
+func sessionDataDir(t testing.TB) string { return sandboxtest.Dir(t, "data") }
 
 func TestOpenSandbox(t *testing.T) {
 	if os.Geteuid() != 0 {

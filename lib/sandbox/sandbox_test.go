@@ -13,20 +13,8 @@ import (
 
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/sandbox"
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
 )
-
-// reachable returns a directory that other users can search, as a data
-// dir must be for isolated sessions.
-func reachable(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func needRoot(t *testing.T) {
 	t.Helper()
@@ -89,7 +77,7 @@ func TestUnreachableRootIsAClearError(t *testing.T) {
 
 func TestIsolatedWorkspaces(t *testing.T) {
 	needRoot(t)
-	root := filepath.Join(reachable(t), "sessions")
+	root := sandboxtest.Dir(t, "sessions")
 	sb, err := sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: 310000, UIDCount: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +175,7 @@ func TestReadOutRefusesLinksAndSize(t *testing.T) {
 
 func TestReapEndsEscapedProcesses(t *testing.T) {
 	needRoot(t)
-	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(reachable(t), "sessions"), Isolate: true, UIDBase: 320000, UIDCount: 1})
+	sb, err := sandbox.New(sandbox.Options{Root: sandboxtest.Dir(t, "sessions"), Isolate: true, UIDBase: 320000, UIDCount: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

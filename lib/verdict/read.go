@@ -53,13 +53,8 @@ func Read(comments []forge.Comment, reviews []forge.Review, head, reviewBot stri
 		if !strings.EqualFold(rv.Author, reviewBot) || rv.CommitID != head || rv.Dismissed {
 			continue
 		}
-		var v Verdict
-		switch rv.State {
-		case forge.ReviewApprove:
-			v = Approve
-		case forge.ReviewRequestChanges:
-			v = RequestChanges
-		default:
+		v, formal := ofEvent(rv.State)
+		if !formal {
 			continue
 		}
 		if ok {
@@ -85,13 +80,8 @@ func ReadFormal(reviews []forge.Review, head string, mayApprove func(login strin
 		if rv.CommitID != head || rv.Dismissed || rv.Author == "" {
 			continue
 		}
-		var v Verdict
-		switch rv.State {
-		case forge.ReviewApprove:
-			v = Approve
-		case forge.ReviewRequestChanges:
-			v = RequestChanges
-		default:
+		v, formal := ofEvent(rv.State)
+		if !formal {
 			continue
 		}
 		login := strings.ToLower(rv.Author)
@@ -108,4 +98,16 @@ func ReadFormal(reviews []forge.Review, head string, mayApprove func(login strin
 		}
 	}
 	return Reading{}, false, nil
+}
+
+// ofEvent is the verdict a formal review of state e gives, if any (a
+// plain comment gives none).
+func ofEvent(e forge.ReviewEvent) (Verdict, bool) {
+	switch e {
+	case forge.ReviewApprove:
+		return Approve, true
+	case forge.ReviewRequestChanges:
+		return RequestChanges, true
+	}
+	return "", false
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
 )
 
 // sysEnv runs the disinto binary as an operator does: one projects dir,
@@ -36,14 +37,9 @@ type sysEnv struct {
 
 func newSysEnv(t testing.TB) *sysEnv {
 	t.Helper()
-	dir := t.TempDir()
 	// As root the daemon gives each model session a uid of its own, which
 	// must be able to pass through to its workspace in the data dir.
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := sandboxtest.Dir(t, "system")
 	home := filepath.Join(dir, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)

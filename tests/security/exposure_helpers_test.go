@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
 )
 
 // rig runs the disinto binary as an operator does: one project file, a data
@@ -30,7 +32,7 @@ type rig struct {
 func newRig(t *testing.T, forgeURL string, env ...string) *rig {
 	t.Helper()
 	// Session users must be able to pass to the data dir's workspaces.
-	dir := reachableDir(t, "rig")
+	dir := sandboxtest.Dir(t, "rig")
 	r := &rig{bin: filepath.Join(dir, "disinto"), dir: dir, projects: filepath.Join(dir, "projects"), data: filepath.Join(dir, "data")}
 	build := exec.Command("go", "build", "-o", r.bin, "./cmd/disinto")
 	build.Dir = filepath.Join("..", "..")

@@ -13,14 +13,19 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/agents/review"
+	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/sandbox"
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
 )
 
 // sessionWorld is a project on the real Gitea with a dev bot, a review bot
@@ -63,7 +68,7 @@ func newSessionWorld(t *testing.T, scenarios ...claudetest.Scenario) *sessionWor
 			t.Fatal(err)
 		}
 	}
-	w.data = reachableDir(t, "data")
+	w.data = sandboxtest.Dir(t, "data")
 	w.envFile = filepath.Join(w.data, "disinto.env")
 	env := fmt.Sprintf("FORGE_TOKEN=%s\nFORGE_PASS=%s\nFORGE_REVIEW_TOKEN=%s\nFORGE_REVIEW_PASS=%s\n",
 		w.dev.Token, w.dev.Password, w.reviewer.Token, w.reviewer.Password)
@@ -168,6 +173,32 @@ func (w *sessionWorld) holder() int {
 	return cmd.Process.Pid
 }
 
+// reviewAgent is the review agent of proj as the daemon builds it: the
+// review bot's forge client and clone, sessions in the world's sandbox.
+func (w *sessionWorld) reviewAgent(proj *config.Project) *review.Agent {
+	w.t.Helper()
+	f, err := formula.Load(formulas.FS, "review-pr")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	fc, err := forge.New(forge.Options{URL: w.srv.URL, Token: w.reviewer.Token, User: w.reviewer.Login})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
+		Credentials: &git.Credentials{URL: w.srv.URL, Username: w.reviewer.Login, Password: w.reviewer.Password}})
+	a, err := review.New(review.Options{
+		Project: proj, Forge: fc.Repo(w.repo.Owner(), w.repo.Name()), Claude: w.runner(), Formula: f,
+		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: w.srv.URL + "/" + w.repo.Slug() + ".git",
+			CloneDir: filepath.Join(w.data, "review", "clone"), Sandbox: w.sb, KeyPrefix: "review-proj"}),
+		StateDir: filepath.Join(w.data, "state", "review"), Timeout: 4 * time.Minute,
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return a
+}
+
 // pushAs pushes files to branch of the repository at slug as u, starting
 // from main.
 func (w *sessionWorld) pushAs(u forgetest.User, slug, branch string, files map[string]string) {
@@ -199,28 +230,11 @@ func (w *sessionWorld) authURL(u forgetest.User, slug string) string {
 	return pu.String()
 }
 
-// reachableDir is a new directory that session users can search, as the
-// daemon requires of its data dir.
-func reachableDir(t *testing.T, name string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p := filepath.Join(dir, name)
-	if err := os.Mkdir(p, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // markerDir is a directory any session user could write a marker file
 // to, so that a hook that ran would leave a trace whichever uid ran it.
 func markerDir(t *testing.T) string {
 	t.Helper()
-	d := reachableDir(t, "markers")
+	d := sandboxtest.Dir(t, "markers")
 	if err := os.Chmod(d, 0o777); err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/agents/dev"
-	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
-	"github.com/disinto/disinto/lib/git"
 )
 
 // probe is what a prompt-injected session would try: its environment,
@@ -126,25 +124,7 @@ func TestSessionsSeeNoCredential(t *testing.T) {
 	}
 
 	// The review session, on that pull request.
-	reviewForge, err := forge.New(forge.Options{URL: w.srv.URL, Token: w.reviewer.Token, User: w.reviewer.Login})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reviewFormula, err := formula.Load(formulas.FS, "review-pr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := git.New(git.Options{Credentials: &git.Credentials{URL: w.srv.URL, Username: w.reviewer.Login, Password: w.reviewer.Password}})
-	r, err := review.New(review.Options{
-		Project: proj, Forge: reviewForge.Repo(w.repo.Owner(), w.repo.Name()), Claude: w.runner(), Formula: reviewFormula,
-		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: w.srv.URL + "/" + w.repo.Slug() + ".git",
-			CloneDir: filepath.Join(w.data, "review", "clone"), Sandbox: w.sb, KeyPrefix: "review-proj"}),
-		StateDir: filepath.Join(w.data, "state", "review"), Timeout: 4 * time.Minute,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.tick(r, proj, config.RoleReview)
+	w.tick(w.reviewAgent(proj), proj, config.RoleReview)
 
 	results := w.toolResults()
 	if n := strings.Count(results, "PROBE-END"); n != 2 {

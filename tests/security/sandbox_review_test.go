@@ -4,21 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "code.gitea.io/sdk/gitea"
 
-	"github.com/disinto/disinto/agents/review"
-	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formula/formulatest"
-	"github.com/disinto/disinto/lib/git"
 )
 
 // hostileClaudeConfig is what an attacker's pull request adds: hooks for
@@ -101,26 +95,7 @@ func TestReviewTakesNoInstructionsFromThePullRequest(t *testing.T) {
 
 			proj := &config.Project{Name: "proj", Repo: w.repo.Slug(), ForgeURL: w.srv.URL, PrimaryBranch: "main",
 				CI: config.CI{System: config.CINone}}
-			f, err := formula.Load(formulas.FS, "review-pr")
-			if err != nil {
-				t.Fatal(err)
-			}
-			fc, err := forge.New(forge.Options{URL: w.srv.URL, Token: w.reviewer.Token, User: w.reviewer.Login})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
-				Credentials: &git.Credentials{URL: w.srv.URL, Username: w.reviewer.Login, Password: w.reviewer.Password}})
-			a, err := review.New(review.Options{
-				Project: proj, Forge: fc.Repo(w.repo.Owner(), w.repo.Name()), Claude: w.runner(), Formula: f,
-				Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: w.srv.URL + "/" + w.repo.Slug() + ".git",
-					CloneDir: filepath.Join(w.data, "review", "clone"), Sandbox: w.sb, KeyPrefix: "review-proj"}),
-				StateDir: filepath.Join(w.data, "state", "review"), Timeout: 4 * time.Minute,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.tick(a, proj, config.RoleReview)
+			w.tick(w.reviewAgent(proj), proj, config.RoleReview)
 
 			if ents, _ := os.ReadDir(markers); len(ents) > 0 {
 				var names []string
