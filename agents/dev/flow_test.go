@@ -586,3 +586,21 @@ func TestPublishRetriedWithoutModel(t *testing.T) {
 		t.Fatalf("%d sessions, want 1: a failed publish must not re-run the model", len(h.r.Calls()))
 	}
 }
+
+// TestCommitsOutweighARefusal: a session that committed work and also
+// wrote a refusal has done the work; the commits go to a pull request
+// (sessions no longer push, so "nothing pushed" cannot tell them apart).
+func TestCommitsOutweighARefusal(t *testing.T) {
+	h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+		if _, err := h.writeResult(inv, `{"status":"too_large","reason":"changed my mind"}`); err != nil {
+			return claude.Result{}, err
+		}
+		return h.implement(inv, phase.AwaitingCI)
+	})
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	h.tick()
+	st := h.wantStage(n, StageAwaitingCI)
+	if st.PR == 0 || h.f.issue(n).HasLabel(forge.LabelUnderspecified) {
+		t.Fatalf("committed work refused: %+v", st)
+	}
+}

@@ -182,8 +182,12 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 	if err != nil {
 		return err
 	}
-	// A refusal counts only when nothing was pushed.
-	if (refErr == nil || badResult) && remote == "" && st.PR == 0 {
+	head, ahead, err := a.o.Git.Collect(ctx, ws, st.Branch)
+	if err != nil {
+		return err
+	}
+	// A refusal counts only when nothing was committed for the issue yet.
+	if (refErr == nil || badResult) && remote == "" && st.PR == 0 && ahead == 0 {
 		if badResult {
 			return a.block(ctx, st, ledger.Code("builder.bad_result"),
 				"The model wrote a result file this agent does not understand.", a.red.Error(refErr))
@@ -201,19 +205,15 @@ func (a *Agent) afterSession(ctx context.Context, st *State, res claude.Result) 
 		return a.block(ctx, st, ledger.Code("builder.failed"), "The model gave up on this issue.",
 			fmt.Sprintf("reason: %s\n%s", rep.Reason, clip(res.Text, 2000)))
 	}
-	// awaiting_ci, awaiting_review, done or nothing: whatever was pushed
-	// goes to CI; nothing pushed earns one nudge.
-	head, ahead, err := a.o.Git.Collect(ctx, ws, st.Branch)
-	if err != nil {
-		return err
-	}
+	// awaiting_ci, awaiting_review, done or nothing: whatever was
+	// committed goes to CI; nothing committed earns one nudge.
 	if ahead == 0 {
 		if !st.Nudged && st.SessionID != "" {
 			st.Nudged = true
 			if err := a.st.save(*st); err != nil {
 				return err
 			}
-			a.issueLog(*st).Info().Msg("nothing pushed; nudging the session once")
+			a.issueLog(*st).Info().Msg("nothing committed; nudging the session once")
 			res, err := a.run(ctx, st, nudgeText, st.SessionID)
 			if ctx.Err() != nil {
 				return ctx.Err()
