@@ -272,19 +272,21 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	if backlog == 0 {
 		t.Fatalf("provisioning created no backlog label: %+v", labels)
 	}
-	// The project's own claude settings, which no session may load.
-	hook := `{"hooks":{"SessionStart":[{"matcher":"","hooks":[{"type":"command","command":"echo HOOK-RAN >> PROBE.txt"}]}]}}`
-	api.do(ctx, t, http.MethodPost, repo+"/contents/.claude/settings.json", map[string]any{
-		"content": base64.StdEncoding.EncodeToString([]byte(hook)), "message": "project settings with a hook",
-	}, nil)
 	var issue struct {
 		Number int `json:"number"`
 	}
 	api.do(ctx, t, http.MethodPost, repo+"/issues", map[string]any{
-		"title":  "Add STACK.md",
-		"body":   "scenario: stack-dev\n\nAdd a STACK.md file.",
-		"labels": []int64{backlog},
+		"title": "Add STACK.md",
+		"body":  "scenario: stack-dev\n\nAdd a STACK.md file.",
 	}, &issue)
+	// The issue's branch already holds claude settings with a hook (main is
+	// protected), so the session's checkout does: no session may load them.
+	hook := `{"hooks":{"SessionStart":[{"matcher":"","hooks":[{"type":"command","command":"echo HOOK-RAN >> PROBE.txt"}]}]}}`
+	api.do(ctx, t, http.MethodPost, repo+"/contents/.claude/settings.json", map[string]any{
+		"content": base64.StdEncoding.EncodeToString([]byte(hook)), "message": "project settings with a hook",
+		"branch": "main", "new_branch": fmt.Sprintf("fix/issue-%d", issue.Number),
+	}, nil)
+	api.do(ctx, t, http.MethodPost, fmt.Sprintf("%s/issues/%d/labels", repo, issue.Number), map[string]any{"labels": []int64{backlog}}, nil)
 
 	start := time.Now()
 	branch := fmt.Sprintf("fix/issue-%d", issue.Number)
@@ -315,6 +317,8 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	id, _, _ := strings.Cut(string(probe), "\n")
+	t.Logf("the dev session in the container ran as: %s", id)
 	checkProbe(t, string(probe), creds)
 	logs := s.must(ctx, "logs", "--no-color", "agents")
 	if !strings.Contains(logs, "daemon started") || !strings.Contains(logs, "dev") {
