@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/phase"
 	"github.com/disinto/disinto/lib/sandbox"
 )
@@ -41,6 +42,13 @@ func (a *Agent) startSession(ctx context.Context, st State) {
 		}
 		if ctx.Err() != nil {
 			log.Info().Msg("session interrupted by shutdown; it resumes after the restart")
+			return
+		}
+		if claude.Transient(err) || errors.Is(err, claude.ErrAuth) {
+			// The model backend's fault, not the issue's: no strike, the
+			// session runs again at the next tick.
+			log.Warn().Str(logx.KeyOutcome, claude.Code(err)).Str("error", a.red.Error(err)).
+				Msg("model backend unavailable; the session runs again next tick")
 			return
 		}
 		// Both the work after a session and the start of one (worktree,
@@ -102,6 +110,9 @@ func (a *Agent) session(ctx context.Context, st *State) error {
 			return serr
 		}
 		return a.session(ctx, st)
+	}
+	if claude.Transient(err) || errors.Is(err, claude.ErrAuth) {
+		return err
 	}
 	if err != nil && !errors.Is(err, claude.ErrMaxTurns) {
 		return a.crashed(ctx, st, res, err)

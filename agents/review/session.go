@@ -134,6 +134,13 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	case errors.Is(err, claude.ErrTimeout):
 		fail(ledger.CodeClaudeTimeout, "the review session timed out", res)
 		return
+	case claude.Transient(err), errors.Is(err, claude.ErrAuth):
+		// The backend's fault, not the pull request's: no error comment,
+		// no strike against the head; the next tick tries again.
+		code := ledger.Code(claude.Code(err))
+		log.Warn().Str(logx.KeyOutcome, string(code)).Str("error", err.Error()).Msg("model backend unavailable; review retried next tick")
+		finish(ledger.ReasonEngineError, code, "the model backend is unavailable", res)
+		return
 	case err != nil:
 		log.Error().Err(err).Msg("review session")
 		fail(ledger.CodeClaudeCrashed, "the review session failed", res)

@@ -39,7 +39,7 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 	if err != nil {
 		return nil, err
 	}
-	s := &services{cfg: cfg, dataDir: dataDir, redactor: red, http: &http.Client{}, sandbox: sb}
+	s := &services{cfg: cfg, dataDir: dataDir, redactor: red, http: &http.Client{Timeout: cfg.Policy.ForgeTimeout}, sandbox: sb}
 	if reg != nil {
 		s.http.Transport = reg.RoundTripper(nil)
 	}

@@ -63,6 +63,9 @@ type Run struct {
 	Log zerolog.Logger
 
 	rt *Runtime
+	// workCtx is the context Runtime.Tick was given: background work runs
+	// under it, not under the tick's own deadline.
+	workCtx context.Context
 }
 
 // Record appends a terminal record of finished work to the ledger. Project,
@@ -86,8 +89,9 @@ func (r *Run) Record(rec ledger.Record) error {
 }
 
 // Go runs fn in a goroutine tracked by the runtime, so the daemon waits for
-// it on shutdown. ctx must be the context Tick was given (the daemon's jobs
-// context), which fn receives. key scopes "no overlap" to a unit of work (for example
+// it on shutdown. fn receives the context Runtime.Tick was given (the
+// daemon's jobs context), without the tick's deadline; ctx is used only
+// for a Run that no Runtime.Tick made. key scopes "no overlap" to a unit of work (for example
 // "issue-42"): if work with the same project, role and key is still running,
 // Go does nothing and returns false. fn gets a context that is cancelled in
 // the second phase of shutdown; a panic in fn is recovered and recorded as

@@ -32,6 +32,10 @@ type Options struct {
 	Log zerolog.Logger
 	// OnTick, if set, observes every tick (metrics).
 	OnTick func(project string, role config.Role, d time.Duration, err error)
+	// TickTimeout bounds one tick (not the work it starts); a tick past
+	// it is cancelled and recorded as engine.tick_timeout. Zero means no
+	// bound.
+	TickTimeout time.Duration
 }
 
 // Runtime runs ticks and tracks the background work they spawn.
@@ -41,8 +45,9 @@ type Runtime struct {
 	seq  atomic.Int64
 	wg   sync.WaitGroup
 
-	mu   sync.Mutex
-	work map[string]Work // by project/role/key
+	mu      sync.Mutex
+	work    map[string]Work   // by project/role/key
+	streaks map[string]streak // by project/role: failures in a row
 }
 
 // Work describes one piece of background work in flight.
@@ -59,7 +64,7 @@ func New(opts Options) *Runtime {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Runtime{opts: opts, work: map[string]Work{}}
+	return &Runtime{opts: opts, work: map[string]Work{}, streaks: map[string]streak{}}
 }
 
 // ErrPaused is returned by Tick when the role is paused for the project.
@@ -77,8 +82,9 @@ func (rt *Runtime) Tick(ctx context.Context, a Agent, p *config.Project, role co
 	}
 	start := rt.opts.Now()
 	id := fmt.Sprintf("%s-%s-%s-%d", p.Name, role, start.UTC().Format("20060102T150405"), rt.seq.Add(1))
+	// Work the tick starts runs under ctx, not under the tick's deadline.
 	run := &Run{
-		ID: id, Project: p, Role: role, Cause: cause, Start: start, rt: rt,
+		ID: id, Project: p, Role: role, Cause: cause, Start: start, rt: rt, workCtx: ctx,
 		Log: rt.opts.Log.With().Str(logx.KeyProject, p.Name).Str(logx.KeyAgent, string(role)).Str(logx.KeyRun, id).Logger(),
 	}
 	defer func() {
@@ -90,19 +96,43 @@ func (rt *Runtime) Tick(ctx context.Context, a Agent, p *config.Project, role co
 			rt.opts.OnTick(p.Name, role, rt.opts.Now().Sub(start), err)
 		}
 	}()
-	if err := a.Tick(ctx, run); err != nil {
-		code := ledger.CodeEngineTick
-		var c ledger.Coder
-		if errors.As(err, &c) && c.OutcomeCode().Validate() == nil {
-			code = c.OutcomeCode()
+	tickCtx, cancel := ctx, context.CancelFunc(func() {})
+	if rt.opts.TickTimeout > 0 {
+		tickCtx, cancel = context.WithTimeout(ctx, rt.opts.TickTimeout)
+	}
+	defer cancel()
+	if err := a.Tick(tickCtx, run); err != nil {
+		code, permanent := Classify(err)
+		switch {
+		case ctx.Err() != nil:
+			code, permanent = ledger.CodeEngineShutdown, false
+		case tickCtx.Err() != nil:
+			code, permanent = CodeTickTimeout, false
+			err = fmt.Errorf("tick exceeded %s: %w", rt.opts.TickTimeout, err)
 		}
-		if ctx.Err() != nil {
-			code = ledger.CodeEngineShutdown
-		}
-		rt.fail(run, start, code, err, nil)
-		return fmt.Errorf("tick %s: %w", id, err)
+		first, count := rt.noteFailure(p, role, code, permanent)
+		rt.failTick(run, start, code, err, first, count)
+		return &TickError{Code: code, Permanent: permanent, Err: fmt.Errorf("tick %s: %w", id, err)}
+	}
+	if n := rt.noteSuccess(p, role); n > 0 {
+		run.Log.Info().Int("failures", n).Msg("agent runs succeed again")
 	}
 	return nil
+}
+
+// failTick records a failed tick. Only the first failure of a streak is
+// an error line; the rest of the streak is counted at debug level, so a
+// forge that is down for an hour is said once, not every tick.
+func (rt *Runtime) failTick(run *Run, start time.Time, code ledger.Code, err error, first bool, count int) {
+	if first || code == ledger.CodeEngineShutdown {
+		rt.fail(run, start, code, err, nil)
+		return
+	}
+	run.Log.Debug().Err(err).Str(logx.KeyOutcome, string(code)).Int("streak", count).Msg("agent run failed again")
+	reason := ledger.ReasonEngineError
+	if rerr := run.Record(ledger.Record{Start: start, Reason: reason, Code: code, Detail: truncate(err.Error(), 300)}); rerr != nil {
+		run.Log.Error().Err(rerr).Msg("write ledger record")
+	}
 }
 
 // fail logs a failed tick or work and writes its engine-error record.
@@ -146,6 +176,10 @@ func (rt *Runtime) spawn(ctx context.Context, run *Run, key string, fn func(cont
 	rt.wg.Add(1)
 	rt.mu.Unlock()
 
+	if run.workCtx != nil {
+		// Not the tick's context: its deadline ends the tick, not the work.
+		ctx = run.workCtx
+	}
 	go func() {
 		defer rt.wg.Done()
 		defer func() {

@@ -53,7 +53,45 @@ var (
 	// ErrInvalid means the invocation itself is unusable (no prompt, no
 	// directory).
 	ErrInvalid = errors.New("invalid claude invocation")
+	// ErrAuth means the model backend rejected the credentials (HTTP 401
+	// or 403): permanent until someone fixes them.
+	ErrAuth = errors.New("claude backend rejected the credentials")
+	// ErrRateLimited means the backend kept answering 429 until the CLI
+	// gave up: transient.
+	ErrRateLimited = errors.New("claude backend rate limit")
+	// ErrOverloaded means the backend kept failing (529, 5xx) until the
+	// CLI gave up: transient.
+	ErrOverloaded = errors.New("claude backend overloaded")
 )
+
+// APIError is a run that ended on an error of the model API. It unwraps
+// to ErrAuth, ErrRateLimited or ErrOverloaded.
+type APIError struct {
+	Status int    // the API's HTTP status
+	Text   string // what the CLI said, redacted
+}
+
+// Error implements error.
+func (e *APIError) Error() string {
+	return fmt.Sprintf("model API error %d: %s", e.Status, e.Text)
+}
+
+// Unwrap returns the sentinel of the status.
+func (e *APIError) Unwrap() error {
+	switch {
+	case e.Status == 401 || e.Status == 403:
+		return ErrAuth
+	case e.Status == 429:
+		return ErrRateLimited
+	}
+	return ErrOverloaded
+}
+
+// Transient reports whether err is worth retrying later unchanged: a
+// backend that is busy or down, as opposed to one that refuses us.
+func Transient(err error) bool {
+	return errors.Is(err, ErrRateLimited) || errors.Is(err, ErrOverloaded)
+}
 
 // CrashError reports a CLI that exited without a result event.
 type CrashError struct {
@@ -167,6 +205,9 @@ type Result struct {
 	KilledAfterResult bool
 	// TimedOut reports that the hard ceiling fired.
 	TimedOut bool
+	// APIErrorStatus is the model API's HTTP status when the run ended on
+	// an API error; 0 otherwise.
+	APIErrorStatus int
 	// TranscriptPath is where the transcript was saved, if anywhere.
 	TranscriptPath string
 }
@@ -178,7 +219,8 @@ func (r Result) Success() bool {
 
 // Code maps a Run error to the dotted outcome code the ledger records:
 // "" for nil, "claude.timeout", "claude.crashed", "claude.no_result",
-// "claude.max_turns", "claude.session_not_found", "claude.canceled",
+// "claude.max_turns", "claude.session_not_found", "claude.auth",
+// "claude.rate_limited", "claude.overloaded", "claude.canceled",
 // "claude.invalid", else "claude.error".
 func Code(err error) string {
 	switch {
@@ -194,6 +236,12 @@ func Code(err error) string {
 		return "claude.max_turns"
 	case errors.Is(err, ErrSessionNotFound):
 		return "claude.session_not_found"
+	case errors.Is(err, ErrAuth):
+		return "claude.auth"
+	case errors.Is(err, ErrRateLimited):
+		return "claude.rate_limited"
+	case errors.Is(err, ErrOverloaded):
+		return "claude.overloaded"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "claude.canceled"
 	case errors.Is(err, ErrInvalid), errors.Is(err, ErrBackend):

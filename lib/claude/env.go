@@ -15,7 +15,7 @@ import (
 func DefaultAllowEnv() []string {
 	return []string{
 		"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "TERM",
-		"CLAUDE_CONFIG_DIR", "IS_SANDBOX",
+		"CLAUDE_CONFIG_DIR", "IS_SANDBOX", "CLAUDE_CODE_MAX_RETRIES",
 		"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
 		"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
 		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",

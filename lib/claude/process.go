@@ -172,6 +172,9 @@ func (e *Exec) runProcess(ctx context.Context, inv Invocation, args, env []strin
 		res.TimedOut = true
 		return res, fmt.Errorf("after %s: %w", timeout, ErrTimeout)
 	case res.HasResult:
+		if res.IsError && (res.APIErrorStatus == 401 || res.APIErrorStatus == 403 || res.APIErrorStatus == 429 || res.APIErrorStatus >= 500) {
+			return res, &APIError{Status: res.APIErrorStatus, Text: e.redactor().String(truncate(res.Text, 300))}
+		}
 		if inv.ResumeID != "" && sessionMissing(res) {
 			return res, fmt.Errorf("resume %s: %w: %s", inv.ResumeID, ErrSessionNotFound, strings.Join(res.Errors, "; "))
 		}

@@ -35,6 +35,9 @@ type event struct {
 	CostUSD      float64  `json:"cost_usd"` // older CLIs
 	Usage        Usage    `json:"usage"`
 	Errors       []string `json:"errors"`
+	// APIErrorStatus is the model API's HTTP status when the run ended on
+	// an API error the CLI gave up retrying.
+	APIErrorStatus int `json:"api_error_status"`
 }
 
 // maxLine bounds one stream-json line kept in memory; tool results can be
@@ -155,6 +158,7 @@ func (p *streamParser) result(res *Result) {
 	res.IsError = ev.IsError
 	res.Subtype = ev.Subtype
 	res.Errors = ev.Errors
+	res.APIErrorStatus = ev.APIErrorStatus
 	res.CostUSD = ev.TotalCostUSD
 	if res.CostUSD == 0 {
 		res.CostUSD = ev.CostUSD

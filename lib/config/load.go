@@ -38,6 +38,9 @@ type Config struct {
 	// Backends by name; "anthropic" always exists.
 	Backends map[string]Backend
 	Claude   Claude
+	// Policy bounds how long the daemon waits and when it calls itself
+	// unhealthy.
+	Policy Policy
 	// WebhookSecret verifies forge webhooks (DISINTO_WEBHOOK_SECRET).
 	WebhookSecret string
 	BotUsernames  []string
@@ -50,6 +53,27 @@ type Claude struct {
 	Timeout   time.Duration // CLAUDE_TIMEOUT
 	IdleGrace time.Duration // CLAUDE_IDLE_GRACE
 }
+
+// Policy is the daemon's failure policy.
+type Policy struct {
+	// ForgeTimeout bounds one forge request, body included
+	// (DISINTO_FORGE_TIMEOUT, default 30 s); retries have their own budget.
+	ForgeTimeout time.Duration
+	// TickTimeout bounds one agent tick, not the sessions it starts
+	// (DISINTO_TICK_TIMEOUT, default 10 min).
+	TickTimeout time.Duration
+	// UnhealthyAfter is how long every tick of a role may fail before
+	// /readyz reports the daemon not ready (DISINTO_UNHEALTHY_AFTER,
+	// default 30 min).
+	UnhealthyAfter time.Duration
+}
+
+// Defaults of the failure policy.
+const (
+	DefaultForgeTimeout   = 30 * time.Second
+	DefaultTickTimeout    = 10 * time.Minute
+	DefaultUnhealthyAfter = 30 * time.Minute
+)
 
 // Project returns the project called name, or nil.
 func (c *Config) Project(name string) *Project {
@@ -160,10 +184,13 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	if c.Claude.Bin == "" {
 		c.Claude.Bin = "claude"
 	}
+	c.Policy = Policy{ForgeTimeout: DefaultForgeTimeout, TickTimeout: DefaultTickTimeout, UnhealthyAfter: DefaultUnhealthyAfter}
 	for _, s := range []struct {
 		key string
 		dst *time.Duration
-	}{{"CLAUDE_TIMEOUT", &c.Claude.Timeout}, {"CLAUDE_IDLE_GRACE", &c.Claude.IdleGrace}} {
+	}{{"CLAUDE_TIMEOUT", &c.Claude.Timeout}, {"CLAUDE_IDLE_GRACE", &c.Claude.IdleGrace},
+		{"DISINTO_FORGE_TIMEOUT", &c.Policy.ForgeTimeout}, {"DISINTO_TICK_TIMEOUT", &c.Policy.TickTimeout},
+		{"DISINTO_UNHEALTHY_AFTER", &c.Policy.UnhealthyAfter}} {
 		if v := env.Get(s.key); v != "" {
 			var d Duration
 			if err := d.UnmarshalTOML(parseEnvNumber(v)); err != nil || d.D() <= 0 {

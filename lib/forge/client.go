@@ -41,7 +41,8 @@ type Options struct {
 	Password string
 	// HTTPClient is the base client; its Transport is wrapped with retries
 	// and its Timeout applies to each attempt, not to all retries together.
-	// Nil means a 30 s timeout per attempt.
+	// A nil client or a zero Timeout means DefaultAttemptTimeout: no forge
+	// call waits without a deadline.
 	HTTPClient *http.Client
 	// Logger receives debug lines per request.
 	Logger zerolog.Logger
@@ -57,6 +58,9 @@ type Options struct {
 	// network errors), e.g. to count forge requests for metrics.
 	OnRequest func(method, path string, status int, d time.Duration)
 }
+
+// DefaultAttemptTimeout bounds one HTTP attempt when the caller sets none.
+const DefaultAttemptTimeout = 30 * time.Second
 
 // Client talks to one forge as one identity. It is safe for concurrent use.
 type Client struct {
@@ -86,7 +90,11 @@ func New(opts Options) (*Client, error) {
 	}
 	base := opts.HTTPClient
 	if base == nil {
-		base = &http.Client{Timeout: 30 * time.Second}
+		base = &http.Client{}
+	}
+	attempt := base.Timeout
+	if attempt <= 0 {
+		attempt = DefaultAttemptTimeout
 	}
 	next := base.Transport
 	if next == nil {
@@ -102,7 +110,7 @@ func New(opts Options) (*Client, error) {
 	hc := *base
 	hc.Timeout = 0
 	hc.Transport = &transport{
-		attemptTimeout: base.Timeout,
+		attemptTimeout: attempt,
 		next:           next,
 		maxRetries:     retries,
 		onRequest:      opts.OnRequest,

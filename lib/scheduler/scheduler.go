@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"hash/fnv"
 	"runtime/debug"
 	"sort"
@@ -90,6 +91,31 @@ type Options struct {
 	// store persists and /status shows; nil still masks credential-shaped
 	// text.
 	Redactor *redact.Redactor
+	// MaxBackoff caps how far failures push a job's next run: after n
+	// failed runs in a row the next comes Interval·2^(n-1) later (with
+	// jitter), at most MaxBackoff or Interval if that is longer. Default
+	// one hour.
+	MaxBackoff time.Duration
+	// Jitter spreads a backoff delay d; default ±10 % at random.
+	Jitter func(d time.Duration) time.Duration
+}
+
+// backoff is how long after a failed run the next regular run of a job
+// with interval every waits, after failures failed runs in a row.
+func backoff(every, limit time.Duration, failures int) time.Duration {
+	limit = max(limit, every)
+	d := every
+	for i := 1; i < failures && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func tenPercent(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	return d + time.Duration(rand.Int64N(int64(d)/5+1)) - d/10
 }
 
 // ErrDuplicate is returned by Add for a job whose key is already scheduled.
@@ -115,6 +141,7 @@ type job struct {
 	catchUp   bool
 	runs      int
 	skips     int
+	failures  int // failed runs in a row
 	state     JobState
 }
 
@@ -125,6 +152,12 @@ func New(opts Options) *Scheduler {
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = 500 * time.Millisecond
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = time.Hour
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = tenPercent
 	}
 	return &Scheduler{opts: opts, wake: make(chan struct{}, 1), byKey: map[string]*job{}}
 }
@@ -310,6 +343,19 @@ func (s *Scheduler) finish(j *job, err error) {
 	if j.AfterFinish {
 		j.next = j.state.LastEnd.Add(j.Interval)
 	}
+	if err == nil {
+		j.failures = 0
+	} else {
+		// Failing again at the same pace only repeats the failure: back
+		// off, up to the cap, until a run succeeds.
+		j.failures++
+		if j.failures > 1 {
+			hold := j.state.LastEnd.Add(s.opts.Jitter(backoff(j.Interval, s.opts.MaxBackoff, j.failures)))
+			if !j.next.IsZero() && j.next.Before(hold) {
+				j.next = hold
+			}
+		}
+	}
 	s.persist(j)
 	select {
 	case s.wake <- struct{}{}:
@@ -376,6 +422,8 @@ type JobStatus struct {
 	TriggerAt time.Time `json:"trigger_at,omitzero"`
 	Runs      int       `json:"runs"`
 	Skips     int       `json:"skips"`
+	// Failures counts the failed runs in a row that push Next back.
+	Failures int `json:"failures,omitempty"`
 	JobState
 }
 
@@ -388,7 +436,7 @@ func (s *Scheduler) Snapshot() []JobStatus {
 		out = append(out, JobStatus{
 			Project: j.Project, Role: j.Role, Interval: j.Interval, Next: j.next,
 			Running: j.running, TriggerAt: j.triggerAt,
-			Runs: j.runs, Skips: j.skips, JobState: j.state,
+			Runs: j.runs, Skips: j.skips, Failures: j.failures, JobState: j.state,
 		})
 	}
 	sort.Slice(out, func(a, b int) bool {

@@ -471,3 +471,50 @@ func TestRunAfterCancelStartsNothing(t *testing.T) {
 		t.Fatalf("runs = %d, want 0", st[0].Runs)
 	}
 }
+
+// TestBackoffOnFailures: a job that keeps failing runs at its interval,
+// then twice, four times as far apart, up to the cap; one success brings
+// its interval back.
+func TestBackoffOnFailures(t *testing.T) {
+	clk := schedtest.NewClock(t0)
+	var mu sync.Mutex
+	var dues []time.Duration
+	failing := true
+	job := scheduler.Job{Project: "p", Role: "dev", Interval: 10 * time.Second,
+		Run: func(_ context.Context, tk scheduler.Tick) error {
+			mu.Lock()
+			defer mu.Unlock()
+			dues = append(dues, tk.Due.Sub(t0))
+			if failing {
+				return errors.New("forge down")
+			}
+			return nil
+		}}
+	h := newHarnessWith(t, scheduler.Options{Clock: clk, Log: logx.Nop(), Debounce: time.Second,
+		MaxBackoff: 40 * time.Second, Jitter: func(d time.Duration) time.Duration { return d }}, job)
+	h.start()
+	h.walk(110*time.Second, time.Second, 0)
+	mu.Lock()
+	got := fmt.Sprint(dues)
+	failing = false
+	mu.Unlock()
+	// 0 fails; 10 fails (next in 20s); 30 fails (next in 40s, the cap); 70; 110.
+	if want := "[0s 10s 30s 1m10s 1m50s]"; got != want {
+		t.Fatalf("runs at %s, want %s", got, want)
+	}
+	if st := h.s.Snapshot()[0]; st.Failures != 5 {
+		t.Errorf("failures = %d, want 5", st.Failures)
+	}
+	h.walk(50*time.Second, time.Second, 0)
+	mu.Lock()
+	got = fmt.Sprint(dues)
+	mu.Unlock()
+	// 110 fails and holds the next run until 150, which succeeds; from
+	// then on the interval is 10s again.
+	if want := "[0s 10s 30s 1m10s 1m50s 2m30s 2m40s]"; got != want {
+		t.Fatalf("runs at %s, want %s", got, want)
+	}
+	if st := h.s.Snapshot()[0]; st.Failures != 0 {
+		t.Errorf("failures after a success = %d", st.Failures)
+	}
+}

@@ -172,7 +172,7 @@ func (s *Server) messages(w http.ResponseWriter, rec Request) {
 		turn = sc.Turns[rec.Turn]
 	}
 	if turn.Status != 0 {
-		writeJSON(w, turn.Status, apiError("overloaded_error", "scripted error"))
+		writeJSON(w, turn.Status, apiError(errorType(turn.Status), "scripted error"))
 		return
 	}
 	m := match(cwdRe.FindStringSubmatch(system.String()))
@@ -313,6 +313,23 @@ func userContent(v any) (texts, results []string) {
 		}
 	}
 	return texts, results
+}
+
+// errorType is the Messages API's error type for an HTTP status.
+func errorType(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusBadRequest:
+		return "invalid_request_error"
+	case 529:
+		return "overloaded_error"
+	}
+	return "api_error"
 }
 
 func apiError(kind, msg string) map[string]any {
