@@ -86,6 +86,8 @@ type daemon struct {
 	metrics       *metrics.Registry
 	services      *services
 	redactor      *redact.Redactor
+	gates         gates
+	ready         readiness
 	unimplemented []string
 }
 
@@ -129,6 +131,13 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	defer os.Remove(filepath.Join(a.dataDir, "daemon.json"))
 	d.log.Info().Str("listen", info.Listen).Str("status_listen", info.Status).Bool("status_token", hs.statusToken != "").
 		Int("projects", len(cfg.Projects)).Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
+	// Every bot token is tried once before any job runs: a rejected one
+	// disables its jobs with one line, instead of failing every tick.
+	for _, gt := range d.gates.all() {
+		if err := gt.check(ctx); err != nil {
+			d.log.Warn().Str("bot", gt.bot.User).Str("error", d.redactor.Error(err)).Msg("could not check the bot's token; its jobs find out")
+		}
+	}
 
 	// Two contexts: ctx (signals) stops claiming new work; jobsCtx is
 	// cancelled only after the grace period, and kills running sessions.
@@ -205,6 +214,7 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 		return nil, err
 	}
 	d := &daemon{cfg: cfg, dataDir: a.dataDir, started: time.Now(), logs: logs, log: logs.For("daemon"), redactor: red}
+	d.ready.d = d
 	if d.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{Redactor: red}); err != nil {
 		return nil, err
 	}
@@ -215,9 +225,10 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 	d.enablement = agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)
 	d.metrics = metrics.New(func() int { return len(d.rt.Running()) })
 	d.rt = agent.New(agent.Options{
-		Ledger:     metrics.Recorder{Next: d.ledger, Reg: d.metrics},
-		Enablement: d.enablement,
-		Log:        d.log,
+		Ledger:      metrics.Recorder{Next: d.ledger, Reg: d.metrics},
+		Enablement:  d.enablement,
+		Log:         d.log,
+		TickTimeout: cfg.Policy.TickTimeout,
 		OnTick: func(p string, r config.Role, dur time.Duration, err error) {
 			d.metrics.ObserveTick(p, string(r), dur, err)
 		},
@@ -249,7 +260,13 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 			if err != nil {
 				return fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
 			}
-			if err := d.sched.Add(jobFor(d.rt, ag, p, role)); err != nil {
+			// An agent acts as its role's bot; one that needs no token
+			// (none configured, as in tests) has no gate.
+			var g *gate
+			if bot, err := d.cfg.Bot(role); err == nil {
+				g = d.gates.of(p.ForgeURL, bot, p.Name+"/"+string(role), d.services.http, d.logs.For("daemon"))
+			}
+			if err := d.sched.Add(jobFor(d.rt, ag, p, role, g)); err != nil {
 				return err
 			}
 		}
@@ -266,7 +283,10 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 }
 
 // jobFor turns one agent into a scheduler job with the project's cadence.
-func jobFor(rt *agent.Runtime, ag agent.Agent, p *config.Project, role config.Role) scheduler.Job {
+// A job whose bot's token the forge rejects runs no tick until the token
+// authenticates again (g re-checks it at each run); a tick that meets a
+// rejected token closes g.
+func jobFor(rt *agent.Runtime, ag agent.Agent, p *config.Project, role config.Role, g *gate) scheduler.Job {
 	j := scheduler.Job{
 		Project:  p.Name,
 		Role:     string(role),
@@ -291,9 +311,20 @@ func jobFor(rt *agent.Runtime, ag agent.Agent, p *config.Project, role config.Ro
 		if t.Cause == scheduler.CauseTrigger {
 			cause = agent.CauseEvent
 		}
+		if g != nil && g.isClosed() {
+			if err := g.check(ctx); err != nil || g.isClosed() {
+				return nil // said when it closed; said again when it opens
+			}
+		}
 		err := rt.Tick(ctx, ag, p, role, cause)
 		if errors.Is(err, agent.ErrPaused) {
 			return nil
+		}
+		var te *agent.TickError
+		if errors.As(err, &te) && te.Code == ledger.CodeForgeUnauthorized && g != nil {
+			if cerr := g.check(ctx); cerr == nil && g.isClosed() {
+				return nil
+			}
 		}
 		return err
 	}

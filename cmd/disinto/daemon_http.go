@@ -17,14 +17,18 @@ type statusReport struct {
 	// Sessions is "isolated" (each model session has a uid of its own)
 	// or "unisolated" (they run as the daemon's user and can read its
 	// credentials); empty without a running daemon.
-	Sessions      string                `json:"sessions,omitempty"`
-	Projects      []projectInfo         `json:"projects"`
-	Jobs          []scheduler.JobStatus `json:"jobs"`
-	Running       []agent.Work          `json:"running"`
-	Paused        []agent.Pause         `json:"paused"`
-	Unimplemented []string              `json:"unimplemented,omitempty"`
-	Recent        []ledger.Record       `json:"recent"`
-	CostTodayUSD  float64               `json:"cost_today_usd"`
+	Sessions string                `json:"sessions,omitempty"`
+	Projects []projectInfo         `json:"projects"`
+	Jobs     []scheduler.JobStatus `json:"jobs"`
+	Running  []agent.Work          `json:"running"`
+	Paused   []agent.Pause         `json:"paused"`
+	// Disabled are jobs held back because their bot's token is rejected.
+	Disabled []disabledRole `json:"disabled"`
+	// Failing are jobs whose latest runs failed, with the streak.
+	Failing       []agent.Failing `json:"failing"`
+	Unimplemented []string        `json:"unimplemented,omitempty"`
+	Recent        []ledger.Record `json:"recent"`
+	CostTodayUSD  float64         `json:"cost_today_usd"`
 }
 
 type projectInfo struct {
@@ -44,6 +48,7 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 func (d *daemon) statusMux() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", healthz)
+	m.HandleFunc("GET /readyz", d.ready.serve)
 	m.Handle("GET /metrics", d.metrics.Handler())
 	m.HandleFunc("GET /status", d.serveStatus)
 	return m
@@ -54,6 +59,7 @@ func (d *daemon) statusMux() http.Handler {
 func (d *daemon) hookMux() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", healthz)
+	m.HandleFunc("GET /readyz", d.ready.serve)
 	if d.cfg.WebhookSecret == "" {
 		d.log.Warn().Msg("DISINTO_WEBHOOK_SECRET is not set: webhooks disabled, polling only")
 		return m
@@ -104,6 +110,7 @@ func (d *daemon) status() statusReport {
 		rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
 	}
 	rep.Paused, _ = d.enablement.List()
+	rep.Disabled, rep.Failing = d.gates.disabled(), d.rt.Failing()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

@@ -83,7 +83,8 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 			if err != nil {
 				return fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
 			}
-			rt := agent.New(agent.Options{Ledger: led, Enablement: agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil), Log: log})
+			rt := agent.New(agent.Options{Ledger: led, Enablement: agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil),
+				Log: log, TickTimeout: cfg.Policy.TickTimeout})
 			tickErr := rt.Tick(cmd.Context(), ag, p, role, agent.CauseManual)
 			// Work started by the tick belongs to this run: wait for it.
 			if err := rt.Wait(cmd.Context()); err != nil {

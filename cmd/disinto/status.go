@@ -150,15 +150,29 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	fmt.Fprintln(w, "\nagents:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  PROJECT\tROLE\tENABLED\tLAST RUN\tNEXT RUN\tRUNNING\tLAST ERROR")
+	disabled := map[string]disabledRole{}
+	for _, dr := range rep.Disabled {
+		disabled[dr.Project+"/"+dr.Role] = dr
+	}
 	for _, j := range rep.Jobs {
 		run := "-"
 		if j.Running || running[j.Project+"/"+j.Role] > 0 {
 			run = fmt.Sprintf("yes (%d work)", running[j.Project+"/"+j.Role])
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Project, j.Role, yesNo(!paused(j.Project, j.Role)),
+		enabled := yesNo(!paused(j.Project, j.Role))
+		if _, ok := disabled[j.Project+"/"+j.Role]; ok {
+			enabled = "DISABLED"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Project, j.Role, enabled,
 			stamp(j.LastStart), stamp(j.Next), run, oneLine(j.LastError, 60))
 	}
 	_ = tw.Flush()
+	for _, dr := range rep.Disabled {
+		fmt.Fprintf(w, "  %s %s is disabled since %s: %s\n", dr.Project, dr.Role, stamp(dr.Since), dr.Reason)
+	}
+	for _, f := range rep.Failing {
+		fmt.Fprintf(w, "  %s %s has failed %d times in a row since %s (%s)\n", f.Project, f.Role, f.Count, stamp(f.Since), f.Code)
+	}
 	if len(rep.Unimplemented) > 0 {
 		fmt.Fprintf(w, "  (configured but not implemented yet: %s)\n", strings.Join(rep.Unimplemented, ", "))
 	}

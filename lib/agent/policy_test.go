@@ -73,10 +73,17 @@ func TestFailureStreakIsSaidOnce(t *testing.T) {
 		t.Errorf("%d ledger records, want 5", n)
 	}
 	// Another kind of failure starts a streak of its own.
-	unauthorized := func(context.Context, *agent.Run) error { return &forge.StatusError{Status: 401} }
-	_ = rt.Tick(context.Background(), tickFunc(unauthorized), proj, config.RoleDev, agent.CauseSchedule)
+	backend := func(context.Context, *agent.Run) error { return &claude.APIError{Status: 401} }
+	_ = rt.Tick(context.Background(), tickFunc(backend), proj, config.RoleDev, agent.CauseSchedule)
 	if n := strings.Count(logs.String(), `"level":"error"`); n != 2 {
 		t.Errorf("%d error lines after a new kind of failure, want 2", n)
+	}
+	// A rejected forge token is said by whoever holds it (the daemon's
+	// gate): a warning here.
+	unauthorized := func(context.Context, *agent.Run) error { return &forge.StatusError{Status: 401} }
+	_ = rt.Tick(context.Background(), tickFunc(unauthorized), proj, config.RoleDev, agent.CauseSchedule)
+	if n := strings.Count(logs.String(), `"level":"error"`); n != 2 || !strings.Contains(logs.String(), "forge token rejected") {
+		t.Errorf("a rejected token: %d error lines, want still 2:\n%s", n, logs.String())
 	}
 	ok := func(context.Context, *agent.Run) error { return nil }
 	if err := rt.Tick(context.Background(), tickFunc(ok), proj, config.RoleDev, agent.CauseSchedule); err != nil {

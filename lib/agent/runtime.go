@@ -123,14 +123,21 @@ func (rt *Runtime) Tick(ctx context.Context, a Agent, p *config.Project, role co
 // failTick records a failed tick. Only the first failure of a streak is
 // an error line; the rest of the streak is counted at debug level, so a
 // forge that is down for an hour is said once, not every tick.
+//
+// A rejected forge token is the exception: whoever holds the token says
+// that (the daemon disables the bot's jobs with one error line; a one-shot
+// run exits with the error), so the tick's own line is a warning.
 func (rt *Runtime) failTick(run *Run, start time.Time, code ledger.Code, err error, first bool, count int) {
-	if first || code == ledger.CodeEngineShutdown {
+	switch {
+	case first && code == ledger.CodeForgeUnauthorized:
+		run.Log.Warn().Err(err).Str(logx.KeyOutcome, string(code)).Msg("agent run failed: forge token rejected")
+	case first || code == ledger.CodeEngineShutdown:
 		rt.fail(run, start, code, err, nil)
 		return
+	default:
+		run.Log.Debug().Err(err).Str(logx.KeyOutcome, string(code)).Int("streak", count).Msg("agent run failed again")
 	}
-	run.Log.Debug().Err(err).Str(logx.KeyOutcome, string(code)).Int("streak", count).Msg("agent run failed again")
-	reason := ledger.ReasonEngineError
-	if rerr := run.Record(ledger.Record{Start: start, Reason: reason, Code: code, Detail: truncate(err.Error(), 300)}); rerr != nil {
+	if rerr := run.Record(ledger.Record{Start: start, Reason: ledger.ReasonEngineError, Code: code, Detail: truncate(err.Error(), 300)}); rerr != nil {
 		run.Log.Error().Err(rerr).Msg("write ledger record")
 	}
 }

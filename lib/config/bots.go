@@ -66,8 +66,11 @@ func botFromEnv(env Env, role Role) (Bot, error) {
 	if b.Token != "" {
 		return b, nil
 	}
-	if role == RoleReview {
+	switch role {
+	case RoleReview:
 		return Bot{}, fmt.Errorf("no token for the review bot: set FORGE_REVIEW_TOKEN (review has no fallback to FORGE_TOKEN, or the dev bot would approve its own pull requests)")
+	case RoleDev:
+		return Bot{}, fmt.Errorf("no token for the dev bot: set FORGE_TOKEN")
 	}
 	dev, err := botFromEnv(env, RoleDev)
 	if err != nil || dev.Token == "" {

@@ -302,3 +302,14 @@ func TestDevBotOverride(t *testing.T) {
 		t.Fatalf("missing local token: %v", err)
 	}
 }
+
+// TestBotWithoutAnyToken: no token at all is an error naming the
+// variable, for the dev bot as for the roles that fall back to it.
+func TestBotWithoutAnyToken(t *testing.T) {
+	cfg := &config.Config{Env: config.NewEnv(nil)}
+	for _, role := range []config.Role{config.RoleDev, config.RoleGardener} {
+		if _, err := cfg.Bot(role); err == nil || !strings.Contains(err.Error(), "FORGE_TOKEN") {
+			t.Errorf("%s bot without tokens: %v", role, err)
+		}
+	}
+}
