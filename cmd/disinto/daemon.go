@@ -19,6 +19,7 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/metrics"
+	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/scheduler"
 )
@@ -87,6 +88,7 @@ type daemon struct {
 	services      *services
 	redactor      *redact.Redactor
 	gates         gates
+	ops           opsCheckouts
 	ready         readiness
 	unimplemented []string
 }
@@ -136,6 +138,21 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	for _, gt := range d.gates.all() {
 		if err := gt.check(ctx); err != nil {
 			d.log.Warn().Str("bot", gt.bot.User).Str("error", d.redactor.Error(err)).Msg("could not check the bot's token; its jobs find out")
+		}
+	}
+	// The ops checkouts every later role works in: cloned, with the ops
+	// layout made where it is missing. A forge that is down now only
+	// delays this.
+	for _, p := range cfg.Projects {
+		if d.ops.open(d.services, p) == nil {
+			continue
+		}
+		switch err := d.ops.sync(ctx, p, d.redactor.Error); {
+		case errors.Is(err, ops.ErrProtected):
+			d.log.Warn().Str("project", p.Name).Strs("dirs", ops.Layout).
+				Msg("the ops repository lacks part of its layout and its primary branch is protected: add the directories by pull request")
+		case err != nil:
+			d.log.Warn().Str("project", p.Name).Str("error", d.redactor.Error(err)).Msg("ops checkout not synced")
 		}
 	}
 

@@ -25,7 +25,9 @@ type statusReport struct {
 	// Disabled are jobs held back because their bot's token is rejected.
 	Disabled []disabledRole `json:"disabled"`
 	// Failing are jobs whose latest runs failed, with the streak.
-	Failing       []agent.Failing `json:"failing"`
+	Failing []agent.Failing `json:"failing"`
+	// Ops are the projects' ops checkouts.
+	Ops           []opsInfo       `json:"ops,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
 	Recent        []ledger.Record `json:"recent"`
 	CostTodayUSD  float64         `json:"cost_today_usd"`
@@ -110,7 +112,7 @@ func (d *daemon) status() statusReport {
 		rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
 	}
 	rep.Paused, _ = d.enablement.List()
-	rep.Disabled, rep.Failing = d.gates.disabled(), d.rt.Failing()
+	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.rt.Failing(), d.ops.list(d.cfg.Projects)
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

@@ -129,6 +129,14 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	} else {
 		fmt.Fprintln(w, "daemon: not running")
 	}
+	for _, o := range rep.Ops {
+		switch {
+		case o.Error != "":
+			fmt.Fprintf(w, "ops %s (%s): not synced: %s\n", o.Project, o.Repo, oneLine(o.Error, 80))
+		default:
+			fmt.Fprintf(w, "ops %s (%s): at %.8s, synced %s\n", o.Project, o.Repo, o.Head, stamp(o.Synced))
+		}
+	}
 	if len(rep.Projects) > 0 {
 		fmt.Fprintln(w, "\nprojects:")
 		for _, p := range rep.Projects {

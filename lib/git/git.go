@@ -31,6 +31,9 @@ var (
 	// ErrRejected: the remote refused a push (not a fast-forward, or the
 	// lease of --force-with-lease did not hold).
 	ErrRejected = errors.New("push rejected")
+	// ErrProtected: the remote refused a push to a protected branch; it
+	// also wraps ErrRejected.
+	ErrProtected = errors.New("protected branch")
 	// ErrConflict: a rebase stopped on conflicts and was aborted.
 	ErrConflict = errors.New("rebase conflict")
 	// ErrDetached: HEAD is not on a branch.

@@ -117,3 +117,15 @@ func (r *Repo) UpdateRef(ctx context.Context, ref, sha string) error {
 	}
 	return nil
 }
+
+// PathExists reports whether rev has a file or directory at path.
+func (r *Repo) PathExists(ctx context.Context, rev, path string) (bool, error) {
+	_, err := r.g.run(ctx, r.dir, "cat-file", "-e", rev+":"+path)
+	switch {
+	case err == nil:
+		return true, nil
+	case exitCode(err) == 128 || exitCode(err) == 1:
+		return false, nil
+	}
+	return false, fmt.Errorf("look up %s at %s: %w", path, rev, err)
+}

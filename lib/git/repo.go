@@ -223,6 +223,10 @@ func (r *Repo) Push(ctx context.Context, dir, branch string, opt PushOptions) er
 	// --porcelain reports per-ref status on stdout; "!" marks a rejected ref.
 	for line := range strings.SplitSeq(out, "\n") {
 		if strings.HasPrefix(line, "!\t") {
+			var ge *Error
+			if errors.As(err, &ge) && strings.Contains(strings.ToLower(ge.Stderr), "protected branch") {
+				return fmt.Errorf("push %s: %w: %w: %w", branch, ErrProtected, ErrRejected, err)
+			}
 			return fmt.Errorf("push %s: %w: %w", branch, ErrRejected, err)
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 	"time"
 
@@ -30,6 +29,11 @@ import (
 // Layout is the top of the ops repository (spec 00 §3): the directories
 // every role expects, made on first use.
 var Layout = []string{"vault", "sprints", "knowledge", "predictions", "journal", "gardener"}
+
+// ErrProtected means the primary branch takes no direct commits (the
+// vault protection of an ops repository): the change needs a pull
+// request.
+var ErrProtected = errors.New("the ops primary branch is protected")
 
 // DefaultAttempts bounds how often a commit is made again after losing a
 // race to another writer.
@@ -117,6 +121,9 @@ type Files struct {
 // Read returns the file at path; fs.ErrNotExist when there is none.
 func (f Files) Read(path string) ([]byte, error) { return f.r.ShowFile(f.ctx, f.rev, path) }
 
+// Has reports whether path (a file or a directory) exists.
+func (f Files) Has(path string) (bool, error) { return f.r.PathExists(f.ctx, f.rev, path) }
+
 // Read returns a file of the primary branch as the forge has it now.
 func (r *Repo) Read(ctx context.Context, path string) ([]byte, error) {
 	r.mu.Lock()
@@ -180,6 +187,9 @@ func (r *Repo) Commit(ctx context.Context, message string, edit Edit) (string, e
 			_ = repo.UpdateRef(ctx, r.ref(), sha)
 			return sha, nil
 		}
+		if errors.Is(err, git.ErrProtected) {
+			return "", fmt.Errorf("ops commit %q: %w", message, ErrProtected)
+		}
 		if !errors.Is(err, git.ErrRejected) {
 			return "", fmt.Errorf("ops commit: %w", err)
 		}
@@ -197,10 +207,10 @@ func (r *Repo) EnsureLayout(ctx context.Context) (string, error) {
 	return r.Commit(ctx, "ops: create the repository layout", func(f Files) ([]git.FileChange, error) {
 		var out []git.FileChange
 		for _, d := range Layout {
-			if _, err := f.Read(d + "/.gitkeep"); errors.Is(err, fs.ErrNotExist) {
-				out = append(out, git.FileChange{Path: d + "/.gitkeep"})
-			} else if err != nil {
+			if ok, err := f.Has(d); err != nil {
 				return nil, err
+			} else if !ok {
+				out = append(out, git.FileChange{Path: d + "/.gitkeep"})
 			}
 		}
 		return out, nil

@@ -159,3 +159,18 @@ func TestTwoProcessesLoseNothing(t *testing.T) {
 		t.Errorf("%d lines, want %d", len(lines), 2*n)
 	}
 }
+
+// TestProtectedBranch: a primary branch that takes no direct pushes is
+// said at once, not retried as a lost race.
+func TestProtectedBranch(t *testing.T) {
+	_, u, p := newOpsRepo(t)
+	repo := u.Client.Repo(u.Login, "ops")
+	if err := repo.SetBranchProtection(t.Context(), forge.Protection{Branch: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	p.Dir = filepath.Join(t.TempDir(), "ops")
+	_, err := open(p).EnsureLayout(t.Context())
+	if !errors.Is(err, ops.ErrProtected) {
+		t.Fatalf("layout on a protected branch: %v", err)
+	}
+}

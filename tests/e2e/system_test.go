@@ -136,6 +136,10 @@ func TestSystem(t *testing.T) {
 			PID int `json:"pid"`
 		} `json:"daemon"`
 		Recent []ledger.Record `json:"recent"`
+		Ops    []struct {
+			Head  string `json:"head"`
+			Error string `json:"error"`
+		} `json:"ops"`
 	}
 	// Two merges, one escalation and three reviews (PR 2, and PR 4 twice); the status is
 	// read once the ledger has them all, as the agents record a run after
@@ -153,6 +157,10 @@ func TestSystem(t *testing.T) {
 	}
 	if n := len(st.Recent); n != 6 {
 		t.Errorf("%d runs in the ledger, want 6: %+v", n, st.Recent)
+	}
+	// The daemon keeps the ops checkout itself (no ops_repo_root is set).
+	if len(st.Ops) != 1 || st.Ops[0].Head == "" || st.Ops[0].Error != "" {
+		t.Errorf("status shows no synced ops checkout: %+v", st.Ops)
 	}
 	logs := s.mustRun(nil, "logs", "--agent", "dev")
 	for _, want := range []string{"[dev] claimed issue=1 ", "[dev] merged issue=1 ", "[dev] changes requested", "[dev] merged issue=3 "} {

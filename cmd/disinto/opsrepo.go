@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/ops"
+)
+
+// opsSyncTimeout bounds the start-up sync of one ops checkout.
+const opsSyncTimeout = 2 * time.Minute
+
+// opsCheckouts are the daemon's managed checkouts of the projects' ops
+// repositories, one per project, as the dev bot.
+type opsCheckouts struct {
+	mu    sync.Mutex
+	repos map[string]*ops.Repo
+	state map[string]opsInfo
+}
+
+// opsInfo is what status shows of one ops checkout.
+type opsInfo struct {
+	Project string    `json:"project"`
+	Repo    string    `json:"repo"`
+	Head    string    `json:"head,omitempty"`
+	Synced  time.Time `json:"synced,omitzero"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// open makes the checkout of p's ops repository under the data dir, or
+// nil when no bot can act on it.
+func (oc *opsCheckouts) open(s *services, p *config.Project) *ops.Repo {
+	bot, err := s.cfg.Bot(config.RoleDev)
+	if err != nil || p.OpsRepo == "" {
+		return nil
+	}
+	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: bot.User, Password: bot.Password},
+		Redactor: s.redactor})
+	name, email := git.Identity(bot.User)
+	r := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+		Dir: filepath.Join(s.dataDir, "ops", p.Name), Name: name, Email: email})
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	if oc.repos == nil {
+		oc.repos, oc.state = map[string]*ops.Repo{}, map[string]opsInfo{}
+	}
+	oc.repos[p.Name] = r
+	oc.state[p.Name] = opsInfo{Project: p.Name, Repo: p.OpsRepo}
+	return r
+}
+
+// sync fetches p's checkout and creates the ops layout it lacks,
+// recording the outcome for status. A layout that cannot be committed
+// because the primary branch is protected leaves the checkout synced and
+// returns ops.ErrProtected for the caller to say.
+func (oc *opsCheckouts) sync(ctx context.Context, p *config.Project, red func(error) string) error {
+	oc.mu.Lock()
+	r := oc.repos[p.Name]
+	oc.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, opsSyncTimeout)
+	defer cancel()
+	_, layoutErr := r.EnsureLayout(ctx)
+	head, err := r.Sync(ctx)
+	if err == nil && layoutErr != nil && !errors.Is(layoutErr, ops.ErrProtected) {
+		err = layoutErr
+	}
+	oc.mu.Lock()
+	info := oc.state[p.Name]
+	if err != nil {
+		info.Error = red(err)
+	} else {
+		info.Head, info.Synced, info.Error = head, time.Now(), ""
+	}
+	oc.state[p.Name] = info
+	oc.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return layoutErr
+}
+
+// list returns the checkouts' state, by project.
+func (oc *opsCheckouts) list(projects []*config.Project) []opsInfo {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	var out []opsInfo
+	for _, p := range projects {
+		if info, ok := oc.state[p.Name]; ok {
+			out = append(out, info)
+		}
+	}
+	return out
+}
