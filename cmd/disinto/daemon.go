@@ -18,6 +18,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/memory"
 	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/redact"
@@ -89,6 +90,7 @@ type daemon struct {
 	redactor      *redact.Redactor
 	gates         gates
 	ops           opsCheckouts
+	journals      journals
 	ready         readiness
 	unimplemented []string
 }
@@ -165,6 +167,14 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	ctx, stopDaemon := context.WithCancel(ctx)
 	defer stopDaemon()
 	var g errgroup.Group
+	// Journals drain until the very end; what is still queued lands after
+	// the next start.
+	journalsCtx, stopJournals := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopJournals()
+	g.Go(func() error {
+		d.journals.run(journalsCtx)
+		return nil
+	})
 	schedDone := make(chan struct{})
 	g.Go(func() error {
 		defer close(schedDone)
@@ -202,6 +212,7 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	shutCtx, cancelShut := context.WithTimeout(context.Background(), 5*time.Second)
 	_, _ = hookSrv.Shutdown(shutCtx), statusSrv.Shutdown(shutCtx)
 	cancelShut()
+	stopJournals()
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -242,7 +253,8 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 	d.enablement = agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)
 	d.metrics = metrics.New(func() int { return len(d.rt.Running()) })
 	d.rt = agent.New(agent.Options{
-		Ledger:      metrics.Recorder{Next: d.ledger, Reg: d.metrics},
+		Ledger: memory.Recorder{Next: metrics.Recorder{Next: d.ledger, Reg: d.metrics},
+			For: d.journals.journalFor, Redactor: red, Log: logs.For("daemon")},
 		Enablement:  d.enablement,
 		Log:         d.log,
 		TickTimeout: cfg.Policy.TickTimeout,
@@ -279,6 +291,7 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 			}
 			// An agent acts as its role's bot; one that needs no token
 			// (none configured, as in tests) has no gate.
+			d.journals.add(d.services, p, role, d.logs.For("daemon"))
 			var g *gate
 			if bot, err := d.cfg.Bot(role); err == nil {
 				g = d.gates.of(p.ForgeURL, bot, p.Name+"/"+string(role), d.services.http, d.logs.For("daemon"))

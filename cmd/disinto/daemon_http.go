@@ -7,6 +7,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/memory"
 	"github.com/disinto/disinto/lib/scheduler"
 	"github.com/disinto/disinto/lib/webhook"
 )
@@ -27,7 +28,9 @@ type statusReport struct {
 	// Failing are jobs whose latest runs failed, with the streak.
 	Failing []agent.Failing `json:"failing"`
 	// Ops are the projects' ops checkouts.
-	Ops           []opsInfo       `json:"ops,omitempty"`
+	Ops []opsInfo `json:"ops,omitempty"`
+	// Journals are the bots' journals in their .profile repositories.
+	Journals      []memory.Status `json:"journals,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
 	Recent        []ledger.Record `json:"recent"`
 	CostTodayUSD  float64         `json:"cost_today_usd"`
@@ -113,6 +116,7 @@ func (d *daemon) status() statusReport {
 	}
 	rep.Paused, _ = d.enablement.List()
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.rt.Failing(), d.ops.list(d.cfg.Projects)
+	rep.Journals = d.journals.status()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

@@ -72,9 +72,10 @@ func (r Record) Validate() error {
 	return nil
 }
 
-// redacted returns r with secrets masked in its free-text fields. Reason
-// and Code are closed vocabularies that validation checks.
-func (r Record) redacted(red *redact.Redactor) Record {
+// Redacted returns r with secrets masked in its free-text fields (a nil
+// red still masks credential-shaped text). Reason and Code are closed
+// vocabularies that validation checks.
+func (r Record) Redacted(red *redact.Redactor) Record {
 	for _, f := range []*string{&r.Run, &r.Project, &r.Role, &r.Detail, &r.SessionID} {
 		*f = red.String(*f)
 	}
@@ -171,7 +172,7 @@ func (l *Ledger) openCurrent() error {
 // Append masks secrets in r, validates it and writes it as one line. End
 // defaults to Start+Wall and Wall to End-Start when either is zero.
 func (l *Ledger) Append(r Record) error {
-	r = r.redacted(l.opts.Redactor)
+	r = r.Redacted(l.opts.Redactor)
 	if r.End.IsZero() && !r.Start.IsZero() {
 		r.End = r.Start.Add(r.Wall)
 	}

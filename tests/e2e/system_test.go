@@ -162,6 +162,12 @@ func TestSystem(t *testing.T) {
 	if len(st.Ops) != 1 || st.Ops[0].Head == "" || st.Ops[0].Error != "" {
 		t.Errorf("status shows no synced ops checkout: %+v", st.Ops)
 	}
+	// Every run the dev bot finished is in its journal, in its .profile
+	// repository, written by the daemon from the run's record.
+	pollUntil(t, "the dev bot's journal entry of issue #1", time.Minute, died, func() bool {
+		f, err := srv.Admin(t).Repo("dev-bot", ".profile").GetFile(ctx, "journal/"+time.Now().UTC().Format("2006-01-02")+".md", "main")
+		return err == nil && strings.Contains(string(f.Content), "issue #1, pull request #2, merged")
+	})
 	logs := s.mustRun(nil, "logs", "--agent", "dev")
 	for _, want := range []string{"[dev] claimed issue=1 ", "[dev] merged issue=1 ", "[dev] changes requested", "[dev] merged issue=3 "} {
 		if !strings.Contains(logs, want) {
