@@ -36,7 +36,9 @@ type SeedOptions struct {
 // the objects are copied (never hard-linked, so the copy's owner can
 // change without touching the clone), the clone's remote-tracking
 // branches become the copy's, origin points at o.RemoteURL, and o.Branch
-// or o.Detach is checked out. It runs before anyone else can write dst.
+// or o.Detach is checked out. It runs before anyone else can write dst,
+// and builds the copy beside it first, so an interrupted seed leaves no
+// half-made checkout at dst.
 func (r *Repo) Seed(ctx context.Context, dst string, o SeedOptions) error {
 	if _, err := os.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("seed %s: already exists", dst)
@@ -44,14 +46,18 @@ func (r *Repo) Seed(ctx context.Context, dst string, o SeedOptions) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return fmt.Errorf("seed %s: %w", dst, err)
 	}
+	tmp := dst + ".seed-tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("seed %s: %w", dst, err)
+	}
 	fail := func(err error) error {
-		_ = os.RemoveAll(dst)
+		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("seed %s: %w", dst, err)
 	}
 	unlock := r.g.lock(r.dir)
-	_, err := r.g.exec(ctx, call{dir: r.dir, noCfg: true, args: []string{"clone", "--quiet", "--no-hardlinks", "--no-checkout", "--origin", Remote, "--", r.dir, dst}})
+	_, err := r.g.exec(ctx, call{dir: r.dir, noCfg: true, args: []string{"clone", "--quiet", "--no-hardlinks", "--no-checkout", "--origin", Remote, "--", r.dir, tmp}})
 	if err == nil {
-		_, err = r.g.exec(ctx, call{dir: dst, noCfg: true, args: []string{"fetch", "--quiet", "--no-tags", r.dir, "+refs/remotes/" + Remote + "/*:refs/remotes/" + Remote + "/*"}})
+		_, err = r.g.exec(ctx, call{dir: tmp, noCfg: true, args: []string{"fetch", "--quiet", "--no-tags", r.dir, "+refs/remotes/" + Remote + "/*:refs/remotes/" + Remote + "/*"}})
 	}
 	unlock()
 	if err != nil {
@@ -67,15 +73,18 @@ func (r *Repo) Seed(ctx context.Context, dst string, o SeedOptions) error {
 		steps = append(steps, []string{"checkout", "--quiet", "--detach", o.Detach})
 	case o.Branch != "":
 		start := o.Start
-		if _, err := r.g.run(ctx, dst, "rev-parse", "--verify", "--quiet", "refs/remotes/"+Remote+"/"+o.Branch); err == nil {
+		if _, err := r.g.run(ctx, tmp, "rev-parse", "--verify", "--quiet", "refs/remotes/"+Remote+"/"+o.Branch); err == nil {
 			start = Remote + "/" + o.Branch
 		}
 		steps = append(steps, []string{"checkout", "--quiet", "--no-track", "-B", o.Branch, start})
 	}
 	for _, args := range steps {
-		if _, err := r.g.run(ctx, dst, args...); err != nil {
+		if _, err := r.g.run(ctx, tmp, args...); err != nil {
 			return fail(err)
 		}
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fail(err)
 	}
 	return nil
 }
