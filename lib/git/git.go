@@ -88,6 +88,10 @@ type Options struct {
 	// WaitDelay is how long to wait for git's output pipes after it was
 	// killed; 5 s by default.
 	WaitDelay time.Duration
+	// NetworkTimeout bounds every command that reaches a remote (clone,
+	// fetch, push, ls-remote), so a forge that stops answering mid-transfer
+	// cannot hold a run forever; DefaultNetworkTimeout when zero.
+	NetworkTimeout time.Duration
 	// RunAs runs every git process as this identity (a session's, to work
 	// in its checkout on its behalf); nil runs them as the daemon. Such a
 	// Git must carry no Credentials.
@@ -115,7 +119,11 @@ type Git struct {
 	log       zerolog.Logger
 	waitDelay time.Duration
 	runAs     *User
+	netLimit  time.Duration
 }
+
+// DefaultNetworkTimeout bounds one network git command.
+const DefaultNetworkTimeout = 10 * time.Minute
 
 // New returns a Git configured by opts.
 func New(opts Options) *Git {
@@ -126,6 +134,10 @@ func New(opts Options) *Git {
 		waitDelay: opts.WaitDelay,
 		secrets:   redact.New(),
 		runAs:     opts.RunAs,
+		netLimit:  opts.NetworkTimeout,
+	}
+	if g.netLimit <= 0 {
+		g.netLimit = DefaultNetworkTimeout
 	}
 	if g.binary == "" {
 		g.binary = "git"
@@ -212,8 +224,14 @@ func (g *Git) run(ctx context.Context, dir string, args ...string) (string, erro
 
 func (g *Git) exec(ctx context.Context, c call) (string, error) {
 	creds := c.creds
-	if creds == nil && !c.noCfg && talksToRemote(c.args) {
+	remote := talksToRemote(c.args)
+	if creds == nil && !c.noCfg && remote {
 		creds = g.creds
+	}
+	if remote {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.netLimit)
+		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, g.binary, c.args...)
 	cmd.Dir = c.dir

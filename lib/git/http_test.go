@@ -1,6 +1,7 @@
 package git_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/disinto/disinto/lib/git"
 )
@@ -265,5 +267,24 @@ func assertNoSecretOnDisk(t *testing.T, clone string) {
 	}
 	if strings.Contains(string(cfg), botPass) || strings.Contains(string(cfg), "s3cret") {
 		t.Errorf("password written to %s/.git/config:\n%s", clone, cfg)
+	}
+}
+
+// TestNetworkTimeout: a remote that stops answering fails a network
+// command at the network timeout, not never.
+func TestNetworkTimeout(t *testing.T) {
+	t.Parallel()
+	stall := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(stall); srv.Close() })
+	g := git.New(git.Options{Env: isolatedEnv, NetworkTimeout: time.Second})
+	_, err := g.EnsureClone(t.Context(), srv.URL+"/repo.git", filepath.Join(t.TempDir(), "clone"), "")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("clone from a stalled remote: %v", err)
 	}
 }
