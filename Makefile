@@ -15,7 +15,7 @@ STATICCHECK := $(GOBIN_CACHE)/staticcheck-$(STATICCHECK_VERSION)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 
-.PHONY: test quick build setup lint vet fmt-check staticcheck formula-lint unit clean
+.PHONY: test quick build setup lint vet fmt-check staticcheck formula-lint cross unit clean
 
 test: setup lint unit
 
@@ -33,7 +33,7 @@ setup:
 	tests/setup/claude.sh
 	tests/setup/docker.sh
 
-lint: fmt-check vet staticcheck formula-lint
+lint: fmt-check vet staticcheck formula-lint cross
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; \
@@ -52,6 +52,10 @@ staticcheck: $(STATICCHECK)
 
 formula-lint:
 	go run ./cmd/disinto formula lint formulas/*.toml
+
+# The CLI also builds for macOS (operators run status and logs there).
+cross:
+	GOOS=darwin GOARCH=arm64 go build -o /dev/null ./cmd/disinto
 
 unit:
 	go test $(GO_TEST_FLAGS) ./...

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/provision"
@@ -226,10 +226,7 @@ func parseSlug(s string) (string, error) {
 }
 
 // isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // termPrompter asks on a terminal; secrets are read with echo off.
 type termPrompter struct {
@@ -241,17 +238,14 @@ type termPrompter struct {
 // Ask prints label and reads one line.
 func (p *termPrompter) Ask(label string, secret bool) (string, error) {
 	fmt.Fprintf(p.out, "%s: ", label)
-	if secret {
-		if old, err := unix.IoctlGetTermios(p.fd, unix.TCGETS); err == nil {
-			quiet := *old
-			quiet.Lflag &^= unix.ECHO
-			if err := unix.IoctlSetTermios(p.fd, unix.TCSETS, &quiet); err == nil {
-				defer func() {
-					_ = unix.IoctlSetTermios(p.fd, unix.TCSETS, old)
-					fmt.Fprintln(p.out)
-				}()
-			}
+	if secret && p.in.Buffered() == 0 {
+		// Echo off while the secret is typed.
+		b, err := term.ReadPassword(p.fd)
+		fmt.Fprintln(p.out)
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", strings.ToLower(label), err)
 		}
+		return strings.TrimSpace(string(b)), nil
 	}
 	line, err := p.in.ReadString('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
