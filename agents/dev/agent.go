@@ -179,6 +179,7 @@ type Agent struct {
 	red *redact.Redactor
 	log zerolog.Logger
 	sb  *sandbox.Sandbox
+	m   map[Stage]stageDef
 
 	mu      sync.Mutex
 	running map[int64]bool
@@ -223,6 +224,7 @@ func New(o Options) (*Agent, error) {
 		red:     redact.New(o.Secrets...),
 		log:     o.Log.With().Str(logx.KeyAgent, string(config.RoleDev)).Str(logx.KeyProject, o.Project).Logger(),
 		sb:      sb,
+		m:       machine(),
 		running: map[int64]bool{},
 	}, nil
 }

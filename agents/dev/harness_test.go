@@ -1,7 +1,9 @@
 package dev
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"sync"
@@ -72,13 +74,36 @@ func (h *harness) newAgent() *Agent {
 	o := Options{Project: "proj", Repo: "owner/proj", PrimaryBranch: "main", CISystem: config.CIStatuses,
 		Forge: h.f.bot, Claude: h.r, Git: h.g, Formula: f, DataDir: h.data, Now: h.clock,
 		Mirrors: map[string]string{"github": "/srv/mirror.git"}, Secrets: []string{"s3cr3t-value"},
-		Maintainers: []string{"alice"}, ReviewBot: "review-bot", Log: zerolog.Nop()}
+		Maintainers: []string{"alice"}, ReviewBot: "review-bot", Log: zerolog.New(moveWatch{h.t, machine()})}
 	h.opts(&o)
 	a, err := New(o)
 	if err != nil {
 		h.t.Fatalf("new agent: %v", err)
 	}
 	return a
+}
+
+// moveWatch reads the agent's log: every move it logs must be in the
+// transition table, and a move the table refused fails the test even
+// when it happened in background work, whose errors are only logged.
+type moveWatch struct {
+	t *testing.T
+	m map[Stage]stageDef
+}
+
+func (w moveWatch) Write(p []byte) (int, error) {
+	var l struct {
+		Msg  string `json:"message"`
+		From Stage  `json:"phase"`
+		To   Stage  `json:"to"`
+	}
+	if err := json.Unmarshal(p, &l); err == nil && l.Msg == "stage" && !allows(w.m, l.From, l.To) {
+		w.t.Errorf("move %q to %q is not in the transition table", l.From, l.To)
+	}
+	if bytes.Contains(p, []byte(errTransition.Error())) {
+		w.t.Errorf("a move was refused: %s", p)
+	}
+	return len(p), nil
 }
 
 func (h *harness) clock() time.Time {

@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,45 +210,48 @@ func issueOfBranch(head string) int64 {
 // adopt rebuilds the state of an own in-progress issue from the forge, or
 // resumes its ended state as pick does.
 func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error {
-	st, resumed, err := a.startState(i)
+	st, carried, err := a.newRun(i)
 	if err != nil {
 		return err
 	}
-	if pr, ok := snap.own[st.Branch]; ok && !resumed {
+	to := StageImplementing
+	if carried {
+		to = StageResuming
+	} else if pr, ok := snap.own[st.Branch]; ok {
 		st.PR, st.HeadSHA = pr.Number, pr.HeadSHA
-		a.await(&st, StageAwaitingCI)
+		to = StageAwaitingCI
 	}
 	if i.HasLabel(forge.LabelBacklog) {
 		if err := a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
 			return err
 		}
 	}
-	a.issueLog(st).Info().Bool("resumed", resumed).Msg("adopting in-progress issue without live local state")
-	if err := a.st.save(st); err != nil {
+	a.issueLog(st).Info().Bool("resumed", carried).Msg("adopting in-progress issue without live local state")
+	if err := a.move(&st, to); err != nil {
 		return err
 	}
 	return a.advance(ctx, snap, &st)
 }
 
-// startState is the state a claimed issue starts from: its ended state,
-// when there is one, with branch, pull request and session kept and the
-// budgets reset (the way back from blocked or escalated); else a new one.
-func (a *Agent) startState(i forge.Issue) (State, bool, error) {
-	st, ok, err := a.st.load(i.Number)
+// newRun returns the state a run on issue i starts from, at StageNone.
+// When the issue has an ended state (the way back from blocked or
+// escalated), its branch, pull request and session are carried over with
+// the budgets reset.
+func (a *Agent) newRun(i forge.Issue) (st State, carried bool, err error) {
+	old, ok, err := a.st.load(i.Number)
 	if err != nil {
 		return State{}, false, err
 	}
 	if !ok {
 		return a.newState(i), false, nil
 	}
-	return State{Issue: st.Issue, Title: i.Title, Branch: st.Branch, Worktree: st.Worktree,
-		SessionID: st.SessionID, PR: st.PR, Started: a.o.Now(), Stage: StageImplementing, Resumed: true}, true, nil
+	return State{Issue: old.Issue, Title: i.Title, Branch: old.Branch, Worktree: old.Worktree,
+		SessionID: old.SessionID, PR: old.PR, Started: a.o.Now()}, true, nil
 }
 
+// newState is a fresh run's state of issue i.
 func (a *Agent) newState(i forge.Issue) State {
-	return State{
-		Issue: i.Number, Title: i.Title, Stage: StageImplementing, Branch: branchFor(i.Number), Started: a.o.Now(),
-	}
+	return State{Issue: i.Number, Title: i.Title, Branch: branchFor(i.Number), Started: a.o.Now()}
 }
 
 // repairStale relabels an unassigned in-progress issue nobody works on.
@@ -366,24 +366,21 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			}
 			return fmt.Errorf("claim #%d: %w", i.Number, err)
 		}
-		st, _, err := a.startState(i)
+		st, carried, err := a.newRun(i)
 		if err != nil {
 			return err
 		}
-		if err := a.st.save(st); err != nil {
+		to := StageImplementing
+		if carried {
+			to = StageResuming
+		}
+		if err := a.move(&st, to); err != nil {
 			return err
 		}
 		a.issueLog(st).Info().Msg("claimed")
-		a.startSession(ctx, st)
-		return nil
+		return a.advance(ctx, snap, &st)
 	}
 	return nil
-}
-
-// refusalRecord remembers an unmet-dependency refusal for one body text.
-type refusalRecord struct {
-	Body       string `json:"body_sha256"`
-	Dependency int64  `json:"dependency,omitempty"`
 }
 
 func bodyHash(s string) string {
@@ -391,33 +388,7 @@ func bodyHash(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func (a *Agent) refusalsPath() string { return filepath.Join(a.st.root, "refusals.json") }
-
-func (a *Agent) loadRefusals() map[int64]refusalRecord {
-	out := map[int64]refusalRecord{}
-	data, err := os.ReadFile(a.refusalsPath())
-	if err == nil {
-		_ = json.Unmarshal(data, &out)
-	}
-	return out
-}
-
-func (a *Agent) saveRefusal(n int64, r refusalRecord) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	all := a.loadRefusals()
-	all[n] = r
-	data, err := json.Marshal(all)
-	if err != nil {
-		return fmt.Errorf("encode refusals: %w", err)
-	}
-	if err := os.MkdirAll(a.st.root, 0o750); err != nil {
-		return fmt.Errorf("state dir: %w", err)
-	}
-	return writeAtomic(a.refusalsPath(), data)
-}
-
-// advanceBounded advances st one step. A step that keeps failing for a
+// advanceBounded advances st (see advance). A step that keeps failing for a
 // reason other than an unavailable forge or shutdown blocks the issue after
 // maxAfterFailures ticks, with the error in the diagnostic, instead of
 // failing every tick forever.
