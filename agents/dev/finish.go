@@ -58,7 +58,10 @@ func (a *Agent) settle(_ context.Context, _ *snapshot, st *State) error {
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Turns: st.Turns,
 			Wall: a.o.Now().Sub(st.Started),
 		}
-		if err := a.handle().Record(rec); err != nil {
+		if st.run == nil {
+			return errors.New("ledger: no run to record the outcome on")
+		}
+		if err := st.run.Record(rec); err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 		st.Recorded = true

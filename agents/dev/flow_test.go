@@ -218,7 +218,7 @@ func TestMergeRaceHeadMismatch(t *testing.T) {
 	h.tick()
 	st = h.wantStage(n, StageAwaitingReview)
 	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
-	st.ReviewedSHA = "0000000000000000000000000000000000000bad"
+	st.ReviewedSHA, st.run = "0000000000000000000000000000000000000bad", direct{h.led}
 	if err := h.a.merge(t.Context(), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +546,7 @@ func TestSessionPhase(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
-			st := State{Issue: 1}
+			st := State{Issue: 1, run: direct{h.led}}
 			ws, err := h.a.workspace(1)
 			if err != nil {
 				t.Fatal(err)

@@ -207,7 +207,7 @@ func (a *Agent) advance(ctx context.Context, snap *snapshot, st *State) error {
 // work, one after the other, until one waits for the forge or ends the
 // run. A failing step is retried next tick, a bounded number of times.
 func (a *Agent) startBackground(ctx context.Context, st State) {
-	a.spawn(ctx, st.Issue, func(ctx context.Context) {
+	a.spawn(ctx, st, func(ctx context.Context) {
 		for {
 			def := a.m[st.Stage]
 			if def.by != inBackground {

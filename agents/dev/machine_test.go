@@ -105,7 +105,7 @@ func TestMachineIsWellFormed(t *testing.T) {
 // and leaves the state as it was.
 func TestMoveRefusesWhatTheTableLacks(t *testing.T) {
 	h := newHarness(t, nil)
-	st := State{Issue: 9, Stage: StageAwaitingCI}
+	st := State{Issue: 9, Stage: StageAwaitingCI, run: direct{h.led}}
 	err := h.a.move(&st, StagePublishing)
 	if !errors.Is(err, errTransition) || st.Stage != StageAwaitingCI {
 		t.Fatalf("move awaiting_ci to publishing: %v, stage %q", err, st.Stage)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/deps"
 	"github.com/disinto/disinto/lib/forge"
@@ -37,8 +39,10 @@ func hasAny(i forge.Issue, names []forge.LabelName) bool {
 	return false
 }
 
-// snapshot is the forge state read once per tick.
+// snapshot is the forge state read once per tick, with the tick's run.
 type snapshot struct {
+	run   runHandle
+	log   zerolog.Logger
 	me    string
 	open  map[int64]forge.Issue
 	order []forge.Issue
@@ -49,7 +53,7 @@ type snapshot struct {
 }
 
 func newSnapshot(me string, issues []forge.Issue, pulls []forge.PullRequest) *snapshot {
-	s := &snapshot{me: me, open: map[int64]forge.Issue{}, order: issues, pulls: pulls, own: map[string]forge.PullRequest{}}
+	s := &snapshot{log: zerolog.Nop(), me: me, open: map[int64]forge.Issue{}, order: issues, pulls: pulls, own: map[string]forge.PullRequest{}}
 	for _, i := range issues {
 		s.open[i.Number] = i
 	}
@@ -73,9 +77,6 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 }
 
 func (a *Agent) tick(ctx context.Context, h runHandle) error {
-	a.mu.Lock()
-	a.h = h
-	a.mu.Unlock()
 	me, err := a.identity(ctx)
 	if err != nil {
 		return err
@@ -89,6 +90,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 		return fmt.Errorf("list open pulls: %w", err)
 	}
 	snap := newSnapshot(me, issues, pulls)
+	snap.run, snap.log = h, h.Logger()
 
 	// 1. Advance the issues this agent holds: merges of approved green
 	// pull requests come first, then CI and review waits, then sessions
@@ -102,7 +104,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	ended := map[int64]bool{} // states that were terminal before this tick
 	for _, n := range tracked {
 		have[n] = true
-		if a.Busy(n) {
+		if h.Busy(workKey(n)) {
 			continue
 		}
 		st, ok, err := a.st.load(n)
@@ -110,6 +112,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 			errs = append(errs, err)
 			continue
 		}
+		st.run = h
 		ended[n] = st.Stage.Terminal()
 		if err := a.advanceBounded(ctx, snap, &st); err != nil {
 			errs = append(errs, fmt.Errorf("issue #%d: %w", n, err))
@@ -156,7 +159,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	}
 	// 4. Per-agent gate, then the queue.
 	if n := a.inFlight(snap); n >= a.lim.InFlight {
-		a.log.Debug().Int("in_flight", n).Msg("holding new work: own work in flight")
+		snap.log.Debug().Int("in_flight", n).Msg("holding new work: own work in flight")
 		return nil
 	}
 	return a.pick(ctx, snap)
@@ -210,7 +213,7 @@ func issueOfBranch(head string) int64 {
 // adopt rebuilds the state of an own in-progress issue from the forge, or
 // resumes its ended state as pick does.
 func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error {
-	st, carried, err := a.newRun(i)
+	st, carried, err := a.newRun(snap, i)
 	if err != nil {
 		return err
 	}
@@ -237,16 +240,17 @@ func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error 
 // When the issue has an ended state (the way back from blocked or
 // escalated), its branch, pull request and session are carried over with
 // the budgets reset.
-func (a *Agent) newRun(i forge.Issue) (st State, carried bool, err error) {
+func (a *Agent) newRun(snap *snapshot, i forge.Issue) (st State, carried bool, err error) {
 	old, ok, err := a.st.load(i.Number)
 	if err != nil {
 		return State{}, false, err
 	}
-	if !ok {
-		return a.newState(i), false, nil
+	st = a.newState(i)
+	if ok {
+		st.Branch, st.Worktree, st.SessionID, st.PR = old.Branch, old.Worktree, old.SessionID, old.PR
 	}
-	return State{Issue: old.Issue, Title: i.Title, Branch: old.Branch, Worktree: old.Worktree,
-		SessionID: old.SessionID, PR: old.PR, Started: a.o.Now()}, true, nil
+	st.run = snap.run
+	return st, ok, nil
 }
 
 // newState is a fresh run's state of issue i.
@@ -275,7 +279,7 @@ func (a *Agent) repairStale(ctx context.Context, snap *snapshot, i forge.Issue) 
 	if err := a.o.Forge.AddLabels(ctx, i.Number, forge.LabelBlocked); err != nil {
 		return err
 	}
-	a.log.Warn().Int64(logx.KeyIssue, i.Number).Msg("stale in-progress issue relabelled blocked")
+	snap.log.Warn().Int64(logx.KeyIssue, i.Number).Msg("stale in-progress issue relabelled blocked")
 	return a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelInProgress)
 }
 
@@ -361,12 +365,12 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			}
 		} else if _, err := a.o.Forge.Claim(ctx, i.Number, a.bots()); err != nil {
 			if errors.Is(err, forge.ErrClaimed) {
-				a.log.Info().Int64(logx.KeyIssue, i.Number).Msg("claim lost; trying the next issue")
+				snap.log.Info().Int64(logx.KeyIssue, i.Number).Msg("claim lost; trying the next issue")
 				continue
 			}
 			return fmt.Errorf("claim #%d: %w", i.Number, err)
 		}
-		st, carried, err := a.newRun(i)
+		st, carried, err := a.newRun(snap, i)
 		if err != nil {
 			return err
 		}
@@ -411,6 +415,7 @@ func (a *Agent) advanceBounded(ctx context.Context, snap *snapshot, st *State) e
 	if lerr != nil || !ok || cur.Stage.Terminal() {
 		return err
 	}
+	cur.run = st.run
 	cur.AdvanceFailures++
 	if cur.AdvanceFailures > maxAfterFailures {
 		if berr := a.block(ctx, &cur, ledger.Code("engine.advance_failed"), "Advancing this issue kept failing.", a.red.Error(err)); berr != nil {

@@ -82,6 +82,11 @@ type State struct {
 	Code     ledger.Code   `json:"code,omitempty"`
 	Detail   string        `json:"detail,omitempty"`
 	Recorded bool          `json:"recorded,omitempty"`
+
+	// run is the tick, or the background work it started, that advances
+	// st: its logger and ledger. Never persisted; set when a tick loads or
+	// starts the state.
+	run runHandle
 }
 
 // store keeps one directory per issue under root

@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -104,9 +103,6 @@ type Agent struct {
 	opts  Options
 	store store
 	bot   string // the review bot's login, resolved once
-
-	mu       sync.Mutex
-	inflight map[int64]bool // pull requests with a review session running
 }
 
 var _ agent.Agent = (*Agent)(nil)
@@ -131,7 +127,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Agent{opts: opts, store: store{dir: opts.StateDir}, inflight: map[int64]bool{}}, nil
+	return &Agent{opts: opts, store: store{dir: opts.StateDir}}, nil
 }
 
 // wip matches titles the reference treats as work in progress.
@@ -157,7 +153,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		return fmt.Errorf("list pull requests: %w", err)
 	}
 	sort.Slice(pulls, func(i, j int) bool { return pulls[i].Number < pulls[j].Number })
-	a.forgetClosed(ctx, pulls, run.Log)
+	a.forgetClosed(ctx, pulls, run)
 
 	started := 0
 	for _, pr := range pulls {
@@ -167,26 +163,22 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		if pr.Base != a.opts.Project.PrimaryBranch || wip.MatchString(pr.Title) {
 			continue
 		}
-		if !a.claim(pr.Number) {
+		key := workKey(pr.Number)
+		if run.Busy(key) {
 			// A session for this pull request is still running; its state
-			// is not ours to touch until it ends.
+			// is not ours to touch until it ends. Ticks never overlap, so
+			// nothing else starts it before Go below.
 			continue
 		}
 		log := run.Log.With().Int64(logx.KeyPR, pr.Number).Str(logx.KeySHA, short(pr.HeadSHA)).Logger()
 		c, err := a.select1(ctx, pr, log)
 		if err != nil || c == nil {
-			a.release(pr.Number)
 			if err != nil {
 				log.Warn().Err(err).Msg("skip pull request this tick")
 			}
 			continue
 		}
-		n := pr.Number
-		if !run.Go(ctx, fmt.Sprintf("pr-%d", n), func(ctx context.Context) {
-			defer a.release(n)
-			a.review(ctx, run, *c, log)
-		}) {
-			a.release(n)
+		if !run.Go(ctx, key, func(ctx context.Context) { a.review(ctx, run, *c, log) }) {
 			continue
 		}
 		started++
@@ -194,28 +186,8 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	return nil
 }
 
-// claim marks pr as having a review in flight; false when it already has.
-func (a *Agent) claim(pr int64) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.inflight[pr] {
-		return false
-	}
-	a.inflight[pr] = true
-	return true
-}
-
-func (a *Agent) release(pr int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.inflight, pr)
-}
-
-func (a *Agent) busy(pr int64) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.inflight[pr]
-}
+// workKey names the runtime's tracked review work of pull request n.
+func workKey(n int64) string { return fmt.Sprintf("pr-%d", n) }
 
 func (a *Agent) resolveBot(ctx context.Context) error {
 	if a.bot != "" {
@@ -341,8 +313,9 @@ func (a *Agent) sync(ctx context.Context, pr forge.PullRequest, st *prState) err
 }
 
 // forgetClosed removes state and working trees of pull requests that are
-// no longer open.
-func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, log zerolog.Logger) {
+// no longer open and have no review running.
+func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, run *agent.Run) {
+	log := run.Log
 	known, err := a.store.list()
 	if err != nil {
 		log.Warn().Err(err).Msg("list review state")
@@ -353,7 +326,7 @@ func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, log 
 		isOpen[p.Number] = true
 	}
 	for _, n := range known {
-		if isOpen[n] || a.busy(n) {
+		if isOpen[n] || run.Busy(workKey(n)) {
 			continue
 		}
 		if err := a.opts.Checkout.Remove(ctx, n); err != nil {
