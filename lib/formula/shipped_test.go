@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/phase"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden prompts")
@@ -67,8 +68,8 @@ func TestContractsStatedExactly(t *testing.T) {
 	}
 	text := dev.Text()
 	for _, want := range []string{
-		formula.PhaseAwaitingCI, formula.PhaseAwaitingReview, formula.PhaseEscalate,
-		formula.PhaseFailed, formula.PhaseDone, "Reason:",
+		phase.AwaitingCI.Line(), phase.AwaitingReview.Line(), phase.Escalate.Line(),
+		phase.Failed.Line(), phase.Done.Line(), "Reason:",
 		formula.ResultSchema, "`fix: {{issue_title}} (#{{issue}})`", "no forge credential",
 		"$DISINTO_RESULT_FILE",
 	} {
