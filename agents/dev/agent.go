@@ -204,6 +204,9 @@ func New(o Options) (*Agent, error) {
 	case o.DataDir == "":
 		return nil, errors.New("dev agent: data dir required")
 	}
+	if err := checkFollowups(o.Formula); err != nil {
+		return nil, fmt.Errorf("dev agent: %w", err)
+	}
 	if o.PrimaryBranch == "" {
 		o.PrimaryBranch = "main"
 	}

@@ -65,7 +65,9 @@ func (a *Agent) checkCI(ctx context.Context, snap *snapshot, st *State) error {
 			fmt.Sprintf("CI failed %d times on pull request #%d", st.CIFixes, st.PR), report)
 	}
 	log.Info().Int("attempt", st.CIFixes).Msg("CI red; resuming the session with the failure")
-	st.News = ciNews(st, a.lim.CIFixes, report)
+	if st.News, err = a.ciNews(st, report); err != nil {
+		return err
+	}
 	return a.move(st, StageFixing)
 }
 

@@ -307,7 +307,7 @@ func TestNudgeThenNoCommit(t *testing.T) {
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 	h.tick()
 	calls := h.r.Calls()
-	if len(calls) != 2 || calls[1].Prompt != nudgeText || calls[1].ResumeID != "sess-1" {
+	if len(calls) != 2 || calls[1].Prompt != h.followup(followNudge) || calls[1].ResumeID != "sess-1" {
 		t.Fatalf("want one nudge, got %d calls", len(calls))
 	}
 	h.wantStage(n, StageBlocked)
@@ -491,7 +491,7 @@ func TestRestartMidSessionResumesSession(t *testing.T) {
 	}
 	h.tick()
 	calls := h.r.Calls()
-	if len(calls) != 1 || calls[0].ResumeID != "sess-0" || calls[0].Prompt != restartText {
+	if len(calls) != 1 || calls[0].ResumeID != "sess-0" || calls[0].Prompt != h.followup(followRestart) {
 		t.Fatalf("calls %+v", calls)
 	}
 	h.wantStage(n, StageAwaitingCI)

@@ -122,6 +122,16 @@ func (direct) Busy(string) bool                                                {
 func (direct) Logger() zerolog.Logger                                          { return zerolog.Nop() }
 func (d direct) Record(rec ledger.Record) error                                { return d.led.Append(rec) }
 
+// followup renders a follow-up that takes no values.
+func (h *harness) followup(name string) string {
+	h.t.Helper()
+	p, err := h.a.followup(name, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
 func (h *harness) clock() time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
@@ -13,12 +14,49 @@ import (
 // Every prompt a session gets is built here: the first one from the dev
 // formula, and the follow-ups a session is resumed with.
 
-const nudgeText = "You ended your turn without committing anything new on the branch. If you made changes, commit " +
-	"them on the branch with the requested message and write PHASE:awaiting_ci to the phase file. " +
-	"If the task should not be done, write the refusal JSON to the result file instead."
+// The follow-ups of the dev formula the agent resumes sessions with.
+const (
+	followNudge    = "nudge"
+	followRestart  = "restart"
+	followResume   = "resume"
+	followCIFailed = "ci_failed"
+	followChanges  = "changes_requested"
+	followRebase   = "rebase"
+)
 
-const restartText = "The orchestrator restarted while you were working. Check the worktree (git status, git log), " +
-	"finish the task, commit on the branch and write the phase file as instructed before."
+// followupVars lists every follow-up the agent renders with the names of
+// the values it gives; the dev formula must declare exactly these.
+func followupVars() map[string][]string {
+	return map[string][]string{
+		followNudge:    nil,
+		followRestart:  nil,
+		followResume:   {"issue", "comments", "branch"},
+		followCIFailed: {"pr", "head", "attempt", "limit", "report"},
+		followChanges:  {"pr", "head", "round", "limit", "feedback"},
+		followRebase:   {"pr", "why", "attempt", "limit", "forge_said", "primary_branch"},
+	}
+}
+
+// checkFollowups reports a dev formula (an override, say) that lacks a
+// follow-up the agent renders or declares other values than it gives.
+func checkFollowups(f *formula.Formula) error {
+	for name, want := range followupVars() {
+		fu, ok := f.Followup(name)
+		if !ok {
+			return fmt.Errorf("formula %s (%s) lacks [followups.%s]", f.Name, f.File, name)
+		}
+		got := slices.Sorted(slices.Values(fu.Vars))
+		if !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+			return fmt.Errorf("formula %s (%s): [followups.%s] declares vars %v; the dev agent gives %v", f.Name, f.File, name, fu.Vars, want)
+		}
+	}
+	return nil
+}
+
+// followup renders the formula's follow-up name with vals.
+func (a *Agent) followup(name string, vals map[string]string) (string, error) {
+	return a.o.Formula.RenderFollowup(name, vals)
+}
 
 // sessionPrompt returns the prompt of st's session stage and the session
 // it resumes ("" for a new one). Without a session to resume, every stage
@@ -35,9 +73,11 @@ func (a *Agent) sessionPrompt(ctx context.Context, st *State) (prompt, resume st
 		p, err := a.resumePrompt(ctx, st)
 		return p, resume, err
 	case st.Stage == StageNudging:
-		return nudgeText, resume, nil
+		p, err := a.followup(followNudge, nil)
+		return p, resume, err
 	}
-	return restartText, resume, nil
+	p, err := a.followup(followRestart, nil)
+	return p, resume, err
 }
 
 // promptTitle is an issue title made safe for the formula's instructions,
@@ -144,38 +184,29 @@ func (a *Agent) resumePrompt(ctx context.Context, st *State) (string, error) {
 	if len(since) > 0 {
 		answer = formula.Untrusted(a.red.String(strings.Join(since, "\n\n")))
 	}
-	return fmt.Sprintf("Work on issue #%d was stopped (blocked or escalated) and a maintainer has sent it back to you. "+
-		"Comments on the issue since then:\n\n%s\n\nTake them into account and continue from the existing branch %s "+
-		"(and pull request, if there is one; never open another): check the worktree (git status, git log), finish the "+
-		"task, commit on the branch and write the phase file as instructed before.", st.Issue, answer, st.Branch), nil
+	return a.followup(followResume, map[string]string{"issue": fmt.Sprint(st.Issue), "comments": answer, "branch": st.Branch})
 }
 
 // ciNews is the prompt of a session resumed with a CI failure.
-func ciNews(st *State, limit int, report string) string {
-	return fmt.Sprintf("CI failed on pull request #%d at %s (attempt %d/%d).\n\nWhat CI reported:\n%s\n\n"+
-		"Find the cause, fix it without weakening any test, run the checks, commit, and rebase onto the primary "+
-		"branch if it moved. Then write PHASE:awaiting_ci to the phase file.",
-		st.PR, shortSHA(st.HeadSHA), st.CIFixes, limit, formula.Untrusted(report))
+func (a *Agent) ciNews(st *State, report string) (string, error) {
+	return a.followup(followCIFailed, map[string]string{"pr": fmt.Sprint(st.PR), "head": shortSHA(st.HeadSHA),
+		"attempt": fmt.Sprint(st.CIFixes), "limit": fmt.Sprint(a.lim.CIFixes), "report": formula.Untrusted(report)})
 }
 
 // reviewNews is the prompt of a session resumed with a change request;
 // feedback is the review's text, secrets already masked.
-func reviewNews(st *State, limit int, feedback string) string {
-	return fmt.Sprintf("The review of pull request #%d at %s asks for changes (round %d/%d):\n\n%s\n\n"+
-		"Address every point (or explain in the commit message why a point should not be followed), run the "+
-		"checks, commit, and rebase onto the primary branch if it moved. "+
-		"Then write PHASE:awaiting_ci to the phase file.",
-		st.PR, shortSHA(st.HeadSHA), st.ReviewRounds, limit, formula.Untrusted(feedback))
+func (a *Agent) reviewNews(st *State, feedback string) (string, error) {
+	return a.followup(followChanges, map[string]string{"pr": fmt.Sprint(st.PR), "head": shortSHA(st.HeadSHA),
+		"round": fmt.Sprint(st.ReviewRounds), "limit": fmt.Sprint(a.lim.ReviewRounds), "feedback": formula.Untrusted(feedback)})
 }
 
 // rebaseNews is the prompt of a session resumed to rebase an approved
 // pull request; detail is what the forge said, if anything.
-func rebaseNews(st *State, limit int, why, detail, primary string) string {
+func (a *Agent) rebaseNews(st *State, why, detail string) (string, error) {
+	said := "nothing more."
 	if detail != "" {
-		detail = "\n\nThe forge said:\n\n" + formula.Untrusted(detail)
+		said = "\n\n" + formula.Untrusted(detail)
 	}
-	return fmt.Sprintf("Pull request #%d is approved but cannot be merged: %s (rebase %d/%d).%s\n\n"+
-		"Rebase the branch onto origin/%s (already fetched), resolve any conflicts keeping the intent of both sides "+
-		"and run the checks. Then write PHASE:awaiting_ci to the phase file.",
-		st.PR, why, st.Rebases, limit, detail, primary)
+	return a.followup(followRebase, map[string]string{"pr": fmt.Sprint(st.PR), "why": why, "attempt": fmt.Sprint(st.Rebases),
+		"limit": fmt.Sprint(a.lim.Rebases), "forge_said": said, "primary_branch": a.o.PrimaryBranch})
 }

@@ -62,7 +62,9 @@ func (a *Agent) checkReview(ctx context.Context, snap *snapshot, st *State) erro
 			fmt.Sprintf("review asked for changes %d times on pull request #%d", st.ReviewRounds, st.PR), "")
 	}
 	log.Info().Int("round", st.ReviewRounds).Msg("changes requested; resuming the session with the review")
-	st.News = reviewNews(st, a.lim.ReviewRounds, a.red.String(r.Feedback))
+	if st.News, err = a.reviewNews(st, a.red.String(r.Feedback)); err != nil {
+		return err
+	}
 	return a.move(st, StageFixing)
 }
 
@@ -146,6 +148,10 @@ func (a *Agent) rebase(ctx context.Context, st *State, code ledger.Code, why, de
 			st.PR, why, a.lim.Rebases), detail)
 	}
 	a.issueLog(*st).Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable; resuming the session to rebase")
-	st.News = rebaseNews(st, a.lim.Rebases, why, detail, a.o.PrimaryBranch)
+	news, err := a.rebaseNews(st, why, detail)
+	if err != nil {
+		return err
+	}
+	st.News = news
 	return a.move(st, StageFixing)
 }
