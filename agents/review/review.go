@@ -171,7 +171,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 			continue
 		}
 		log := run.Log.With().Int64(logx.KeyPR, pr.Number).Str(logx.KeySHA, short(pr.HeadSHA)).Logger()
-		c, err := a.select1(ctx, pr, log)
+		c, err := a.select1(ctx, pr, run.Cause == agent.CauseSchedule, log)
 		if err != nil || c == nil {
 			if err != nil {
 				log.Warn().Err(err).Msg("skip pull request this tick")
@@ -203,8 +203,9 @@ func (a *Agent) resolveBot(ctx context.Context) error {
 
 // select1 decides whether pr needs work now: nil when it is reviewed at
 // its head, breaker-tripped, or waiting for CI. Half-published reviews are
-// completed here, without the model.
-func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, log zerolog.Logger) (*candidate, error) {
+// completed here, without the model. A scheduled tick reads a CI state
+// that keeps not changing only every ciRecheck.
+func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, scheduled bool, log zerolog.Logger) (*candidate, error) {
 	st, err := a.store.load(pr.Number)
 	if err != nil {
 		return nil, err
@@ -233,24 +234,40 @@ func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, log zerolog.L
 	if a.opts.Project.CI.System == config.CINone {
 		return c, nil
 	}
+	now := a.opts.Now()
+	if !st.ciDue(pr.HeadSHA, now, scheduled) {
+		log.Debug().Str("ci", orNone(st.CIState)).Msg("CI unchanged for a while; read again later")
+		return nil, nil
+	}
 	cs, err := a.opts.Forge.CombinedStatus(ctx, pr.HeadSHA)
 	if err != nil {
 		return nil, fmt.Errorf("CI status: %w", err)
+	}
+	st.readCI(pr.HeadSHA, cs.State, now)
+	if err := a.store.save(st); err != nil {
+		return nil, err
 	}
 	c.ciMsg = string(cs.State)
 	if cs.State == forge.CISuccess {
 		return c, nil
 	}
 	// CI is not green: review anyway only when the change holds no code.
-	diff, err := a.opts.Forge.PullDiff(ctx, pr.Number)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
+	// The answer is read once per head.
+	if st.CodeCheckedHead != pr.HeadSHA {
+		diff, err := a.opts.Forge.PullDiff(ctx, pr.Number)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %w", err)
+		}
+		st.CodeCheckedHead, st.NonCode = pr.HeadSHA, patch.NonCode(patch.Files(diff))
+		if err := a.store.save(st); err != nil {
+			return nil, err
+		}
+		c.diff = diff
 	}
-	if !patch.NonCode(patch.Files(diff)) {
+	if !st.NonCode {
 		log.Debug().Str("ci", orNone(cs.State)).Msg("waiting for CI")
 		return nil, nil
 	}
-	c.diff = diff
 	c.ciMsg = orNone(cs.State) + " (not required — non-code PR)"
 	return c, nil
 }
