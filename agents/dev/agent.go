@@ -186,6 +186,8 @@ type Agent struct {
 	sb  *sandbox.Sandbox
 	m   map[Stage]stageDef
 
+	issues issueList
+
 	mu sync.Mutex
 	me string
 }

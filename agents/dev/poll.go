@@ -81,9 +81,9 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	if err != nil {
 		return err
 	}
-	issues, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateOpen})
+	issues, err := a.openIssues(ctx)
 	if err != nil {
-		return fmt.Errorf("list open issues: %w", err)
+		return err
 	}
 	pulls, err := a.o.Forge.ListPulls(ctx, forge.StateOpen)
 	if err != nil {
