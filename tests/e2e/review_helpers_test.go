@@ -32,7 +32,11 @@ type reviewBot struct {
 
 // newReviewer starts the review agent of e's project. rt, when not nil,
 // is shared with other agents (one daemon).
-func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
+func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot { return e.newReviewerVia(rt, e.srv.URL) }
+
+// newReviewerVia is newReviewer with the agent's forge requests sent to
+// forgeURL (a counting proxy) and opts applied to its options.
+func (e *devEnv) newReviewerVia(rt *agent.Runtime, forgeURL string, opts ...func(*review.Options)) *reviewBot {
 	t := e.t
 	t.Helper()
 	r := &reviewBot{t: t, data: t.TempDir(), rt: rt}
@@ -47,7 +51,7 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc, err := forge.New(forge.Options{URL: e.srv.URL, Token: e.reviewer.Token, User: e.reviewer.Login})
+	fc, err := forge.New(forge.Options{URL: forgeURL, Token: e.reviewer.Token, User: e.reviewer.Login})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +61,7 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := review.New(review.Options{
+	o := review.Options{
 		Project: r.proj,
 		Forge:   fc.Repo(e.repo.Owner(), e.repo.Name()),
 		Claude:  runner,
@@ -66,7 +70,11 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
 			CloneDir: filepath.Join(r.data, "clone"), Sandbox: sb, KeyPrefix: "review-" + r.proj.Name}),
 		StateDir: filepath.Join(r.data, "state"),
 		Timeout:  4 * time.Minute,
-	})
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a, err := review.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
