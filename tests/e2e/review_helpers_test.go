@@ -37,6 +37,11 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot { return e.newReviewe
 // newReviewerVia is newReviewer with the agent's forge requests sent to
 // forgeURL (a counting proxy) and opts applied to its options.
 func (e *devEnv) newReviewerVia(rt *agent.Runtime, forgeURL string, opts ...func(*review.Options)) *reviewBot {
+	return e.newReviewerOn(rt, e.repo, "proj", forgeURL, opts...)
+}
+
+// newReviewerOn starts the review agent of project name on repo.
+func (e *devEnv) newReviewerOn(rt *agent.Runtime, repo *forge.RepoClient, name, forgeURL string, opts ...func(*review.Options)) *reviewBot {
 	t := e.t
 	t.Helper()
 	r := &reviewBot{t: t, data: t.TempDir(), rt: rt}
@@ -44,7 +49,7 @@ func (e *devEnv) newReviewerVia(rt *agent.Runtime, forgeURL string, opts ...func
 	if r.rt == nil {
 		r.rt = agent.New(agent.Options{Ledger: r.led, Log: zerolog.Nop()})
 	}
-	r.proj = &config.Project{Name: "proj", Repo: e.repo.Slug(), ForgeURL: e.srv.URL, PrimaryBranch: "main",
+	r.proj = &config.Project{Name: name, Repo: repo.Slug(), ForgeURL: e.srv.URL, PrimaryBranch: "main",
 		CI: config.CI{System: config.CIStatuses}}
 	runner := scriptedRunner(t, e.modelURL, r.data)
 	f, err := formula.Load(formulas.FS, "review-pr")
@@ -63,11 +68,11 @@ func (e *devEnv) newReviewerVia(rt *agent.Runtime, forgeURL string, opts ...func
 	}
 	o := review.Options{
 		Project: r.proj,
-		Forge:   fc.Repo(e.repo.Owner(), e.repo.Name()),
+		Forge:   fc.Repo(repo.Owner(), repo.Name()),
 		Claude:  runner,
 		Formula: f,
-		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: e.srv.URL + "/" + e.repo.Slug() + ".git",
-			CloneDir: filepath.Join(r.data, "clone"), Sandbox: sb, KeyPrefix: "review-" + r.proj.Name}),
+		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: e.srv.URL + "/" + repo.Slug() + ".git",
+			CloneDir: filepath.Join(r.data, "clone"), Sandbox: sb, KeyPrefix: "review-" + name}),
 		StateDir: filepath.Join(r.data, "state"),
 		Timeout:  4 * time.Minute,
 	}
