@@ -56,7 +56,7 @@ func (a *Agent) settle(_ context.Context, _ *snapshot, st *State) error {
 			Project: a.o.Project, Role: string(config.RoleDev), Issue: st.Issue, PR: st.PR,
 			Reason: st.Reason, Code: st.Code, Detail: st.Detail, SessionID: st.SessionID, CostUSD: st.CostUSD,
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Turns: st.Turns,
-			Wall: a.o.Now().Sub(st.Started),
+			Wall: a.o.Now().Sub(st.Started), Stages: st.Timeline.stages(),
 		}
 		if st.run == nil {
 			return errors.New("ledger: no run to record the outcome on")
@@ -160,6 +160,7 @@ func (a *Agent) merged(ctx context.Context, st *State, sha string) error {
 		}
 	}
 	log.Info().Str(logx.KeySHA, sha).Msg("merged")
+	st.Timeline.Merged = a.o.Now()
 	return a.terminate(cctx, st, StageDone, ledger.ReasonMerged, "", fmt.Sprintf("pull request #%d merged", st.PR))
 }
 

@@ -160,7 +160,8 @@ func allows(m map[Stage]stageDef, from, to Stage) bool {
 }
 
 // move is the one place a stage changes: it checks the move against the
-// table, starts the clock of a wait, and saves st. An ended run moves on
+// table, marks the milestones it reaches, starts the clock of a wait, and
+// saves st. An ended run moves on
 // only as a new one, whose state starts over from StageNone.
 func (a *Agent) move(st *State, to Stage) error {
 	if !allows(a.m, st.Stage, to) {
@@ -169,9 +170,11 @@ func (a *Agent) move(st *State, to Stage) error {
 	if st.Stage != to {
 		a.issueLog(*st).Debug().Str("to", string(to)).Msg("stage")
 	}
+	now := a.o.Now()
+	st.Timeline.mark(st.Stage, to, now)
 	st.From, st.Stage = st.Stage, to
 	if a.m[to].by == byTick {
-		st.WaitingSince = a.o.Now()
+		st.WaitingSince = now
 	}
 	return a.st.save(*st)
 }

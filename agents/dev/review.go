@@ -49,7 +49,7 @@ func (a *Agent) checkReview(ctx context.Context, snap *snapshot, st *State) erro
 	}
 	log := a.issueLog(*st)
 	if r.Verdict.Approved() {
-		st.ReviewedSHA = st.HeadSHA
+		st.ReviewedSHA, st.Timeline.Approved = st.HeadSHA, a.o.Now()
 		if err := a.st.save(*st); err != nil {
 			return err
 		}

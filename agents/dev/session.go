@@ -87,6 +87,9 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 	}
 	log := a.issueLog(*st)
 	log.Info().Bool("resume", resume != "").Msg("starting model session")
+	if st.Timeline.SessionStarted.IsZero() {
+		st.Timeline.SessionStarted = a.o.Now()
+	}
 	res, err := a.o.Claude.Run(ctx, claude.Invocation{
 		Prompt: prompt, ResumeID: resume, Dir: ws.Repo(), Workspace: ws, Model: a.o.Model, Backend: a.o.Backend,
 		MaxTurns: a.lim.MaxTurns, Timeout: a.lim.SessionTimeout, Env: env,

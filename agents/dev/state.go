@@ -70,6 +70,9 @@ type State struct {
 	// WaitingSince is when the current wait for CI or review began.
 	WaitingSince time.Time `json:"waiting_since,omitempty"`
 
+	// Timeline is when the run reached its milestones, for the ledger.
+	Timeline Timeline `json:"timeline,omitzero"`
+
 	// Accounting summed over every session of the run.
 	CostUSD      float64 `json:"cost_usd,omitempty"`
 	InputTokens  int64   `json:"input_tokens,omitempty"`
