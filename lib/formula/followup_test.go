@@ -2,8 +2,6 @@ package formula_test
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,18 +94,5 @@ func TestGoldenFollowups(t *testing.T) {
 		}
 		b.WriteString("=== " + fu.Name + "\n" + out + "\n\n")
 	}
-	got := b.String()
-	path := filepath.Join("testdata", "golden", "dev-followups.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./lib/formula -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("follow-ups differ from %s (rerun with -update and review the diff):\n%s", path, got)
-	}
+	golden(t, "dev-followups", b.String())
 }

@@ -160,19 +160,26 @@ func TestGoldenPrompts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "golden", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./lib/formula -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("prompt differs from %s (rerun with -update and review the diff):\n%s", path, got)
-			}
+			golden(t, tt.name, got)
 		})
+	}
+}
+
+// golden compares got with testdata/golden/<name>.golden, which -update
+// rewrites.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./lib/formula -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (rerun with -update and review the diff):\n%s", path, got)
 	}
 }
