@@ -56,10 +56,15 @@ type forgeAPI interface {
 var _ forgeAPI = (*forge.RepoClient)(nil)
 
 // runHandle is what the agent needs of the daemon's runtime: tracked
-// background work keyed per issue, and the ledger. *agent.Run implements it.
+// background work keyed per issue, the run's logger, and the ledger.
+// *agent.Run implements it.
 type runHandle interface {
 	// Go runs fn in a tracked goroutine unless work with key is running.
 	Go(ctx context.Context, key string, fn func(ctx context.Context)) bool
+	// Busy reports whether work with key is running.
+	Busy(key string) bool
+	// Logger carries the agent, project and run keys.
+	Logger() zerolog.Logger
 	// Record appends a terminal ledger record.
 	Record(rec ledger.Record) error
 }
@@ -179,11 +184,12 @@ type Agent struct {
 	red *redact.Redactor
 	log zerolog.Logger
 	sb  *sandbox.Sandbox
+	m   map[Stage]stageDef
 
-	mu      sync.Mutex
-	running map[int64]bool
-	me      string
-	h       runHandle
+	issues issueList
+
+	mu sync.Mutex
+	me string
 }
 
 var _ agent.Agent = (*Agent)(nil)
@@ -199,6 +205,9 @@ func New(o Options) (*Agent, error) {
 		return nil, errors.New("dev agent: dev formula required")
 	case o.DataDir == "":
 		return nil, errors.New("dev agent: data dir required")
+	}
+	if err := checkFollowups(o.Formula); err != nil {
+		return nil, fmt.Errorf("dev agent: %w", err)
 	}
 	if o.PrimaryBranch == "" {
 		o.PrimaryBranch = "main"
@@ -217,21 +226,14 @@ func New(o Options) (*Agent, error) {
 		}
 	}
 	return &Agent{
-		o:       o,
-		lim:     o.Limits.withDefaults(),
-		st:      store{root: filepath.Join(o.DataDir, "state", o.Project)},
-		red:     redact.New(o.Secrets...),
-		log:     o.Log.With().Str(logx.KeyAgent, string(config.RoleDev)).Str(logx.KeyProject, o.Project).Logger(),
-		sb:      sb,
-		running: map[int64]bool{},
+		o:   o,
+		lim: o.Limits.withDefaults(),
+		st:  store{root: filepath.Join(o.DataDir, "state", o.Project)},
+		red: redact.New(o.Secrets...),
+		log: o.Log.With().Str(logx.KeyAgent, string(config.RoleDev)).Str(logx.KeyProject, o.Project).Logger(),
+		sb:  sb,
+		m:   machine(),
 	}, nil
-}
-
-// Busy reports whether a session of issue n is running.
-func (a *Agent) Busy(n int64) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.running[n]
 }
 
 // State returns the persisted state of issue n, for status displays.
@@ -271,9 +273,14 @@ func (a *Agent) identity(ctx context.Context) (string, error) {
 	return u.Login, nil
 }
 
-// issueLog is the scoped logger of one issue's work.
+// issueLog is the scoped logger of one issue's work: the logger of the
+// run advancing it, with the issue's keys.
 func (a *Agent) issueLog(st State) *zerolog.Logger {
-	c := a.log.With().Int64(logx.KeyIssue, st.Issue).Str(logx.KeyPhase, string(st.Stage))
+	base := a.log
+	if st.run != nil {
+		base = st.run.Logger()
+	}
+	c := base.With().Int64(logx.KeyIssue, st.Issue).Str(logx.KeyPhase, string(st.Stage))
 	if st.PR > 0 {
 		c = c.Int64(logx.KeyPR, st.PR)
 	}
@@ -284,25 +291,15 @@ func (a *Agent) issueLog(st State) *zerolog.Logger {
 	return &l
 }
 
-// handle returns the runtime handle of the latest tick. Runs stay valid
-// after their tick, so background work may use it.
-func (a *Agent) handle() runHandle {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.h
-}
+// workKey names the runtime's tracked work of issue n.
+func workKey(n int64) string { return "issue-" + strconv.FormatInt(n, 10) }
 
-// spawn runs fn for issue n as tracked background work unless it runs.
-func (a *Agent) spawn(ctx context.Context, n int64, fn func(ctx context.Context)) bool {
-	return a.handle().Go(ctx, "issue-"+strconv.FormatInt(n, 10), func(ctx context.Context) {
-		a.mu.Lock()
-		a.running[n] = true
-		a.mu.Unlock()
-		defer func() {
-			a.mu.Lock()
-			delete(a.running, n)
-			a.mu.Unlock()
-		}()
-		fn(ctx)
-	})
+// spawn runs fn as the tracked work of st's issue, on the run that
+// advances st, unless that work is already running.
+func (a *Agent) spawn(ctx context.Context, st State, fn func(ctx context.Context)) bool {
+	if st.run == nil {
+		a.issueLog(st).Error().Msg("no run to start the issue's work on")
+		return false
+	}
+	return st.run.Go(ctx, workKey(st.Issue), fn)
 }

@@ -7,11 +7,50 @@
 // previous process left behind, repairs stale in-progress issues, and, when
 // nothing of its own is in flight, claims the next ready backlog issue.
 //
-// The work on one issue is a resumable state machine persisted under
+// The work on one issue is a state machine persisted under
 // <data>/state/<project>/issue-<N>/ (state.json, phase file, result file).
-// Model sessions (`claude -p`, resumed with the session id for CI failures
-// and review feedback) run in tracked background goroutines; waiting for CI
-// and review never blocks a goroutine: each tick advances waiting issues one
-// step. A daemon killed at any instant resumes from the state file and the
-// forge.
+// Its transition table is machine.go: for every stage, what it does, the
+// one step function that does it, and the stages it may lead to; move,
+// the only place a stage changes, checks each move against it. Model
+// sessions (`claude -p`, resumed with the session id for CI failures and
+// review feedback) run as the runtime's tracked background work; waiting
+// for CI and review never blocks a goroutine: each tick advances waiting
+// issues. A daemon killed at any instant resumes from the state file and
+// the forge.
+//
+// Files follow the stages: poll.go (tick, claim, adopt), session.go (the
+// session stages), prompt.go (every prompt), publish.go (publishing),
+// pr.go (the pull request and its ownership), waits.go, ci.go and
+// review.go (the waiting stages and the merge), refuse.go (refusals),
+// finish.go (the terminal stages).
+//
+// Stages (drawn from machine.go by go test -run TestDiagram -update):
+//
+//	(none)           claim      claim a ready backlog issue (one sent back resumes its session), or adopt an own in-progress one
+//	                              -> implementing, resuming, awaiting_ci
+//	implementing     background run the first session from the dev formula (after a restart: resume it)
+//	                              -> publishing, implementing, blocked
+//	resuming         background resume the session with the maintainers' answer
+//	                              -> publishing, implementing, blocked
+//	fixing           background resume the session with the CI failure, the review or a rebase request
+//	                              -> publishing, implementing, blocked
+//	nudging          background resume the session once to commit what it did
+//	                              -> publishing, implementing, blocked
+//	publishing       background act on the session's result: refusal, phase, push, pull request
+//	                              -> awaiting_ci, nudging, refused, escalated, blocked
+//	awaiting_ci      tick       wait for CI on the head; re-run it after an infrastructure failure
+//	                              -> awaiting_review, awaiting_ci, fixing, done, escalated, blocked
+//	awaiting_review  tick       wait for a verdict on the head; merge on approval
+//	                              -> done, awaiting_ci, fixing, escalated, blocked
+//	done             (ends)     merged, or the issue closed by someone else
+//	                              -> (nothing)
+//	refused          (ends)     the model refused the issue (too large, already done, unmet dependency)
+//	                              -> (nothing)
+//	blocked          (ends)     a human must look; relabelled backlog, it is claimed again
+//	                              -> (nothing)
+//	escalated        (ends)     the maintainers must decide; relabelled backlog, it is claimed again
+//	                              -> (nothing)
+//
+// Blocked is reachable from every live stage: a step that keeps failing
+// is bounded, and then its issue is blocked with the error.
 package dev

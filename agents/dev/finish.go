@@ -40,25 +40,28 @@ func (a *Agent) stamp() string { return a.o.Now().UTC().Format("2006-01-02T15:04
 // terminate stores the outcome (so a restart finishes the bookkeeping) and
 // then settles it.
 func (a *Agent) terminate(ctx context.Context, st *State, stage Stage, reason ledger.Reason, code ledger.Code, detail string) error {
-	st.Stage, st.Reason, st.Code, st.Detail = stage, reason, code, a.red.String(detail)
-	if err := a.st.save(*st); err != nil {
+	st.Reason, st.Code, st.Detail = reason, code, a.red.String(detail)
+	if err := a.move(st, stage); err != nil {
 		return err
 	}
-	return a.settle(ctx, st)
+	return a.settle(ctx, nil, st)
 }
 
-// settle writes the ledger record of a terminal state once and removes the
-// state of runs that left nothing to inspect.
-func (a *Agent) settle(_ context.Context, st *State) error {
+// settle is the step of every terminal stage: it writes the run's ledger
+// record once and removes the state of runs that left nothing to inspect.
+func (a *Agent) settle(_ context.Context, _ *snapshot, st *State) error {
 	if !st.Recorded {
 		rec := ledger.Record{
 			Run: fmt.Sprintf("dev-%s-%d-%d", a.o.Project, st.Issue, st.Started.Unix()), Start: st.Started, End: a.o.Now(),
 			Project: a.o.Project, Role: string(config.RoleDev), Issue: st.Issue, PR: st.PR,
 			Reason: st.Reason, Code: st.Code, Detail: st.Detail, SessionID: st.SessionID, CostUSD: st.CostUSD,
 			InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, Turns: st.Turns,
-			Wall: a.o.Now().Sub(st.Started),
+			Wall: a.o.Now().Sub(st.Started), Stages: st.Timeline.stages(),
 		}
-		if err := a.handle().Record(rec); err != nil {
+		if st.run == nil {
+			return errors.New("ledger: no run to record the outcome on")
+		}
+		if err := st.run.Record(rec); err != nil {
 			return fmt.Errorf("ledger: %w", err)
 		}
 		st.Recorded = true
@@ -157,6 +160,7 @@ func (a *Agent) merged(ctx context.Context, st *State, sha string) error {
 		}
 	}
 	log.Info().Str(logx.KeySHA, sha).Msg("merged")
+	st.Timeline.Merged = a.o.Now()
 	return a.terminate(cctx, st, StageDone, ledger.ReasonMerged, "", fmt.Sprintf("pull request #%d merged", st.PR))
 }
 

@@ -218,7 +218,7 @@ func TestMergeRaceHeadMismatch(t *testing.T) {
 	h.tick()
 	st = h.wantStage(n, StageAwaitingReview)
 	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
-	st.ReviewedSHA = "0000000000000000000000000000000000000bad"
+	st.ReviewedSHA, st.run = "0000000000000000000000000000000000000bad", direct{h.led}
 	if err := h.a.merge(t.Context(), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestNudgeThenNoCommit(t *testing.T) {
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 	h.tick()
 	calls := h.r.Calls()
-	if len(calls) != 2 || calls[1].Prompt != nudgeText || calls[1].ResumeID != "sess-1" {
+	if len(calls) != 2 || calls[1].Prompt != h.followup(followNudge) || calls[1].ResumeID != "sess-1" {
 		t.Fatalf("want one nudge, got %d calls", len(calls))
 	}
 	h.wantStage(n, StageBlocked)
@@ -478,7 +478,7 @@ func TestRestartMidSessionResumesSession(t *testing.T) {
 	h := newHarness(t, pushing)
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 	st := h.a.newState(h.f.issue(n))
-	st.SessionID = "sess-0"
+	st.Stage, st.SessionID = StageImplementing, "sess-0"
 	h.f.assign(n, bot)
 	if err := h.f.owner.RemoveLabels(t.Context(), n, forge.LabelBacklog); err != nil {
 		t.Fatal(err)
@@ -491,7 +491,7 @@ func TestRestartMidSessionResumesSession(t *testing.T) {
 	}
 	h.tick()
 	calls := h.r.Calls()
-	if len(calls) != 1 || calls[0].ResumeID != "sess-0" || calls[0].Prompt != restartText {
+	if len(calls) != 1 || calls[0].ResumeID != "sess-0" || calls[0].Prompt != h.followup(followRestart) {
 		t.Fatalf("calls %+v", calls)
 	}
 	h.wantStage(n, StageAwaitingCI)
@@ -546,7 +546,7 @@ func TestSessionPhase(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
-			st := State{Issue: 1}
+			st := State{Issue: 1, run: direct{h.led}}
 			ws, err := h.a.workspace(1)
 			if err != nil {
 				t.Fatal(err)
@@ -577,9 +577,7 @@ func TestPublishRetriedWithoutModel(t *testing.T) {
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 	h.f.fake.FailNext("CreatePull", forge.ErrUnavailable)
 	h.tick()
-	if st := h.wantStage(n, StageImplementing); !st.Ran {
-		t.Fatal("finished session not recorded")
-	}
+	h.wantStage(n, StagePublishing)
 	h.tick()
 	h.wantStage(n, StageAwaitingCI)
 	if len(h.r.Calls()) != 1 {

@@ -1,7 +1,9 @@
 package dev
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"sync"
@@ -52,7 +54,7 @@ func newHarness(t *testing.T, m model, opts ...func(*Options)) *harness {
 		}
 		return m(h, n, inv)
 	}}
-	h.rt = agent.New(agent.Options{Ledger: h.led, Log: zerolog.Nop(), Now: h.clock})
+	h.rt = agent.New(agent.Options{Ledger: h.led, Log: zerolog.New(moveWatch{h.t, machine()}), Now: h.clock})
 	h.opts = func(o *Options) {
 		for _, f := range opts {
 			f(o)
@@ -72,13 +74,62 @@ func (h *harness) newAgent() *Agent {
 	o := Options{Project: "proj", Repo: "owner/proj", PrimaryBranch: "main", CISystem: config.CIStatuses,
 		Forge: h.f.bot, Claude: h.r, Git: h.g, Formula: f, DataDir: h.data, Now: h.clock,
 		Mirrors: map[string]string{"github": "/srv/mirror.git"}, Secrets: []string{"s3cr3t-value"},
-		Maintainers: []string{"alice"}, ReviewBot: "review-bot", Log: zerolog.Nop()}
+		Maintainers: []string{"alice"}, ReviewBot: "review-bot", Log: zerolog.New(moveWatch{h.t, machine()})}
 	h.opts(&o)
 	a, err := New(o)
 	if err != nil {
 		h.t.Fatalf("new agent: %v", err)
 	}
 	return a
+}
+
+// moveWatch reads the agent's log: every line of the agent (the sandbox
+// it makes has a logger of its own) must carry the run it
+// belongs to, every move it logs must be in the transition table, and a
+// move the table refused fails the test even when it happened in
+// background work, whose errors are only logged.
+type moveWatch struct {
+	t *testing.T
+	m map[Stage]stageDef
+}
+
+func (w moveWatch) Write(p []byte) (int, error) {
+	var l struct {
+		Msg   string `json:"message"`
+		Agent string `json:"agent"`
+		Run   string `json:"run"`
+		From  Stage  `json:"phase"`
+		To    Stage  `json:"to"`
+	}
+	if err := json.Unmarshal(p, &l); err != nil || (l.Agent != "" && l.Run == "") {
+		w.t.Errorf("agent's log line without a run: %s", p)
+	}
+	if l.Msg == "stage" && !allows(w.m, l.From, l.To) {
+		w.t.Errorf("move %q to %q is not in the transition table", l.From, l.To)
+	}
+	if bytes.Contains(p, []byte(errTransition.Error())) {
+		w.t.Errorf("a move was refused: %s", p)
+	}
+	return len(p), nil
+}
+
+// direct is a run for calling one step outside a tick: work runs inline
+// and records go to the harness's ledger.
+type direct struct{ led *ledgertest.Memory }
+
+func (direct) Go(ctx context.Context, _ string, fn func(context.Context)) bool { fn(ctx); return true }
+func (direct) Busy(string) bool                                                { return false }
+func (direct) Logger() zerolog.Logger                                          { return zerolog.Nop() }
+func (d direct) Record(rec ledger.Record) error                                { return d.led.Append(rec) }
+
+// followup renders a follow-up that takes no values.
+func (h *harness) followup(name string) string {
+	h.t.Helper()
+	p, err := h.a.followup(name, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
 }
 
 func (h *harness) clock() time.Time {

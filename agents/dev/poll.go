@@ -4,14 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/deps"
@@ -40,8 +39,10 @@ func hasAny(i forge.Issue, names []forge.LabelName) bool {
 	return false
 }
 
-// snapshot is the forge state read once per tick.
+// snapshot is the forge state read once per tick, with the tick's run.
 type snapshot struct {
+	run   runHandle
+	log   zerolog.Logger
 	me    string
 	open  map[int64]forge.Issue
 	order []forge.Issue
@@ -52,7 +53,7 @@ type snapshot struct {
 }
 
 func newSnapshot(me string, issues []forge.Issue, pulls []forge.PullRequest) *snapshot {
-	s := &snapshot{me: me, open: map[int64]forge.Issue{}, order: issues, pulls: pulls, own: map[string]forge.PullRequest{}}
+	s := &snapshot{log: zerolog.Nop(), me: me, open: map[int64]forge.Issue{}, order: issues, pulls: pulls, own: map[string]forge.PullRequest{}}
 	for _, i := range issues {
 		s.open[i.Number] = i
 	}
@@ -76,22 +77,20 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 }
 
 func (a *Agent) tick(ctx context.Context, h runHandle) error {
-	a.mu.Lock()
-	a.h = h
-	a.mu.Unlock()
 	me, err := a.identity(ctx)
 	if err != nil {
 		return err
 	}
-	issues, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateOpen})
+	issues, err := a.openIssues(ctx)
 	if err != nil {
-		return fmt.Errorf("list open issues: %w", err)
+		return err
 	}
 	pulls, err := a.o.Forge.ListPulls(ctx, forge.StateOpen)
 	if err != nil {
 		return fmt.Errorf("list open pulls: %w", err)
 	}
 	snap := newSnapshot(me, issues, pulls)
+	snap.run, snap.log = h, h.Logger()
 
 	// 1. Advance the issues this agent holds: merges of approved green
 	// pull requests come first, then CI and review waits, then sessions
@@ -105,7 +104,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	ended := map[int64]bool{} // states that were terminal before this tick
 	for _, n := range tracked {
 		have[n] = true
-		if a.Busy(n) {
+		if h.Busy(workKey(n)) {
 			continue
 		}
 		st, ok, err := a.st.load(n)
@@ -113,6 +112,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 			errs = append(errs, err)
 			continue
 		}
+		st.run = h
 		ended[n] = st.Stage.Terminal()
 		if err := a.advanceBounded(ctx, snap, &st); err != nil {
 			errs = append(errs, fmt.Errorf("issue #%d: %w", n, err))
@@ -159,7 +159,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	}
 	// 4. Per-agent gate, then the queue.
 	if n := a.inFlight(snap); n >= a.lim.InFlight {
-		a.log.Debug().Int("in_flight", n).Msg("holding new work: own work in flight")
+		snap.log.Debug().Int("in_flight", n).Msg("holding new work: own work in flight")
 		return nil
 	}
 	return a.pick(ctx, snap)
@@ -213,45 +213,49 @@ func issueOfBranch(head string) int64 {
 // adopt rebuilds the state of an own in-progress issue from the forge, or
 // resumes its ended state as pick does.
 func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error {
-	st, resumed, err := a.startState(i)
+	st, carried, err := a.newRun(snap, i)
 	if err != nil {
 		return err
 	}
-	if pr, ok := snap.own[st.Branch]; ok && !resumed {
+	to := StageImplementing
+	if carried {
+		to = StageResuming
+	} else if pr, ok := snap.own[st.Branch]; ok {
 		st.PR, st.HeadSHA = pr.Number, pr.HeadSHA
-		a.await(&st, StageAwaitingCI)
+		to = StageAwaitingCI
 	}
 	if i.HasLabel(forge.LabelBacklog) {
 		if err := a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
 			return err
 		}
 	}
-	a.issueLog(st).Info().Bool("resumed", resumed).Msg("adopting in-progress issue without live local state")
-	if err := a.st.save(st); err != nil {
+	a.issueLog(st).Info().Bool("resumed", carried).Msg("adopting in-progress issue without live local state")
+	if err := a.move(&st, to); err != nil {
 		return err
 	}
 	return a.advance(ctx, snap, &st)
 }
 
-// startState is the state a claimed issue starts from: its ended state,
-// when there is one, with branch, pull request and session kept and the
-// budgets reset (the way back from blocked or escalated); else a new one.
-func (a *Agent) startState(i forge.Issue) (State, bool, error) {
-	st, ok, err := a.st.load(i.Number)
+// newRun returns the state a run on issue i starts from, at StageNone.
+// When the issue has an ended state (the way back from blocked or
+// escalated), its branch, pull request and session are carried over with
+// the budgets reset.
+func (a *Agent) newRun(snap *snapshot, i forge.Issue) (st State, carried bool, err error) {
+	old, ok, err := a.st.load(i.Number)
 	if err != nil {
 		return State{}, false, err
 	}
-	if !ok {
-		return a.newState(i), false, nil
+	st = a.newState(i)
+	if ok {
+		st.Branch, st.Worktree, st.SessionID, st.PR = old.Branch, old.Worktree, old.SessionID, old.PR
 	}
-	return State{Issue: st.Issue, Title: i.Title, Branch: st.Branch, Worktree: st.Worktree,
-		SessionID: st.SessionID, PR: st.PR, Started: a.o.Now(), Stage: StageImplementing, Resumed: true}, true, nil
+	st.run = snap.run
+	return st, ok, nil
 }
 
+// newState is a fresh run's state of issue i.
 func (a *Agent) newState(i forge.Issue) State {
-	return State{
-		Issue: i.Number, Title: i.Title, Stage: StageImplementing, Branch: branchFor(i.Number), Started: a.o.Now(),
-	}
+	return State{Issue: i.Number, Title: i.Title, Branch: branchFor(i.Number), Started: a.o.Now()}
 }
 
 // repairStale relabels an unassigned in-progress issue nobody works on.
@@ -275,7 +279,7 @@ func (a *Agent) repairStale(ctx context.Context, snap *snapshot, i forge.Issue) 
 	if err := a.o.Forge.AddLabels(ctx, i.Number, forge.LabelBlocked); err != nil {
 		return err
 	}
-	a.log.Warn().Int64(logx.KeyIssue, i.Number).Msg("stale in-progress issue relabelled blocked")
+	snap.log.Warn().Int64(logx.KeyIssue, i.Number).Msg("stale in-progress issue relabelled blocked")
 	return a.o.Forge.RemoveLabels(ctx, i.Number, forge.LabelInProgress)
 }
 
@@ -361,29 +365,26 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			}
 		} else if _, err := a.o.Forge.Claim(ctx, i.Number, a.bots()); err != nil {
 			if errors.Is(err, forge.ErrClaimed) {
-				a.log.Info().Int64(logx.KeyIssue, i.Number).Msg("claim lost; trying the next issue")
+				snap.log.Info().Int64(logx.KeyIssue, i.Number).Msg("claim lost; trying the next issue")
 				continue
 			}
 			return fmt.Errorf("claim #%d: %w", i.Number, err)
 		}
-		st, _, err := a.startState(i)
+		st, carried, err := a.newRun(snap, i)
 		if err != nil {
 			return err
 		}
-		if err := a.st.save(st); err != nil {
+		to := StageImplementing
+		if carried {
+			to = StageResuming
+		}
+		if err := a.move(&st, to); err != nil {
 			return err
 		}
 		a.issueLog(st).Info().Msg("claimed")
-		a.startSession(ctx, st)
-		return nil
+		return a.advance(ctx, snap, &st)
 	}
 	return nil
-}
-
-// refusalRecord remembers an unmet-dependency refusal for one body text.
-type refusalRecord struct {
-	Body       string `json:"body_sha256"`
-	Dependency int64  `json:"dependency,omitempty"`
 }
 
 func bodyHash(s string) string {
@@ -391,33 +392,7 @@ func bodyHash(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func (a *Agent) refusalsPath() string { return filepath.Join(a.st.root, "refusals.json") }
-
-func (a *Agent) loadRefusals() map[int64]refusalRecord {
-	out := map[int64]refusalRecord{}
-	data, err := os.ReadFile(a.refusalsPath())
-	if err == nil {
-		_ = json.Unmarshal(data, &out)
-	}
-	return out
-}
-
-func (a *Agent) saveRefusal(n int64, r refusalRecord) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	all := a.loadRefusals()
-	all[n] = r
-	data, err := json.Marshal(all)
-	if err != nil {
-		return fmt.Errorf("encode refusals: %w", err)
-	}
-	if err := os.MkdirAll(a.st.root, 0o750); err != nil {
-		return fmt.Errorf("state dir: %w", err)
-	}
-	return writeAtomic(a.refusalsPath(), data)
-}
-
-// advanceBounded advances st one step. A step that keeps failing for a
+// advanceBounded advances st (see advance). A step that keeps failing for a
 // reason other than an unavailable forge or shutdown blocks the issue after
 // maxAfterFailures ticks, with the error in the diagnostic, instead of
 // failing every tick forever.
@@ -440,6 +415,7 @@ func (a *Agent) advanceBounded(ctx context.Context, snap *snapshot, st *State) e
 	if lerr != nil || !ok || cur.Stage.Terminal() {
 		return err
 	}
+	cur.run = st.run
 	cur.AdvanceFailures++
 	if cur.AdvanceFailures > maxAfterFailures {
 		if berr := a.block(ctx, &cur, ledger.Code("engine.advance_failed"), "Advancing this issue kept failing.", a.red.Error(err)); berr != nil {

@@ -1,11 +1,13 @@
 package dev
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formula/formulatest"
 )
 
@@ -41,5 +43,33 @@ func TestPromptFencesIssueText(t *testing.T) {
 	}
 	if phase != 1 {
 		t.Errorf("%d phase protocol headings outside fences, want 1", phase)
+	}
+}
+
+// TestFormulaMustCarryTheFollowups: a dev formula (an override, say)
+// without a follow-up the agent renders, or whose follow-up expects other
+// values than the agent gives, is refused when the agent is built, not
+// when a session first needs it.
+func TestFormulaMustCarryTheFollowups(t *testing.T) {
+	h := newHarness(t, nil)
+	if err := checkFollowups(h.a.o.Formula); err != nil {
+		t.Fatalf("shipped dev formula: %v", err)
+	}
+	for name, edit := range map[string]func(f *formula.Formula){
+		"missing": func(f *formula.Formula) { f.Followups = f.Followups[1:] },
+		"other vars": func(f *formula.Formula) {
+			f.Followups = slices.Clone(f.Followups)
+			for i := range f.Followups {
+				f.Followups[i].Vars = append(slices.Clone(f.Followups[i].Vars), "extra")
+			}
+		},
+	} {
+		f := *h.a.o.Formula
+		edit(&f)
+		o := h.a.o
+		o.Formula = &f
+		if _, err := New(o); err == nil || !strings.Contains(err.Error(), "followups.") {
+			t.Errorf("%s: New = %v, want the follow-up named", name, err)
+		}
 	}
 }

@@ -2,13 +2,14 @@ package dev
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io/fs"
+	"os"
+	"path/filepath"
 
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
 )
@@ -124,73 +125,34 @@ func (a *Agent) postOnce(ctx context.Context, n int64, title, body string) error
 	return err
 }
 
-// promptTitle is an issue title made safe for the formula's instructions,
-// which quote it and use it in a suggested commit command: quotes,
-// backticks, dollar signs, backslashes and control characters, which could
-// end the quoting or run commands in the model's shell, are dropped.
-func promptTitle(title string) string {
-	clean := strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f || strings.ContainsRune("\"'`$\\", r) {
-			return -1
-		}
-		return r
-	}, title)
-	return strings.Join(strings.Fields(clean), " ")
+// refusalRecord remembers an unmet-dependency refusal for one body text.
+type refusalRecord struct {
+	Body       string `json:"body_sha256"`
+	Dependency int64  `json:"dependency,omitempty"`
 }
 
-// prompt renders the first prompt of an issue from the dev formula.
-func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
-	issue, err := a.o.Forge.GetIssue(ctx, st.Issue)
+func (a *Agent) refusalsPath() string { return filepath.Join(a.st.root, "refusals.json") }
+
+func (a *Agent) loadRefusals() map[int64]refusalRecord {
+	out := map[int64]refusalRecord{}
+	data, err := os.ReadFile(a.refusalsPath())
+	if err == nil {
+		_ = json.Unmarshal(data, &out)
+	}
+	return out
+}
+
+func (a *Agent) saveRefusal(n int64, r refusalRecord) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	all := a.loadRefusals()
+	all[n] = r
+	data, err := json.Marshal(all)
 	if err != nil {
-		return "", err
+		return fmt.Errorf("encode refusals: %w", err)
 	}
-	comments, err := a.o.Forge.ListComments(ctx, st.Issue)
-	if err != nil {
-		return "", err
+	if err := os.MkdirAll(a.st.root, 0o750); err != nil {
+		return fmt.Errorf("state dir: %w", err)
 	}
-	me, _ := a.identity(ctx)
-	bots := map[string]bool{me: true}
-	for _, b := range a.o.BotUsernames {
-		bots[b] = true
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Issue #%d: %s\n\n%s\n", issue.Number, issue.Title, strings.TrimSpace(issue.Body))
-	var human []string
-	for _, c := range comments {
-		if bots[c.Author] {
-			continue
-		}
-		human = append(human, fmt.Sprintf("### @%s (%s):\n\n%s", c.Author, c.Created.UTC().Format("2006-01-02"), strings.TrimSpace(c.Body)))
-	}
-	if len(human) > 0 {
-		fmt.Fprintf(&b, "\n## Issue comments\n\n%s\n", strings.Join(human, "\n\n"))
-	}
-	blocks := []formula.Block{{Title: "Issue", Body: a.red.String(b.String()), Untrusted: true}}
-	if st.PR > 0 {
-		blocks = append(blocks, formula.Block{Title: "Existing work", Body: fmt.Sprintf(
-			"Pull request #%d already exists for branch %s; keep working on that branch and never open another pull request.", st.PR, st.Branch)})
-	}
-	// Project conventions come from the primary branch as the forge has
-	// it, and are data: whoever merged them is not the factory.
-	repoFS, err := a.o.Git.PrimaryFS(ctx)
-	if err != nil {
-		return "", err
-	}
-	if data, err := fs.ReadFile(repoFS, "CLAUDE.md"); err == nil {
-		blocks = append(blocks, formula.Block{Title: "CLAUDE.md", Body: a.red.String(string(data)), Untrusted: true})
-	}
-	ws, err := a.workspace(st.Issue)
-	if err != nil {
-		return "", err
-	}
-	return formula.Render(a.o.Formula, formula.RenderInput{
-		Role: "dev", Project: a.o.Project, Repo: a.o.Repo,
-		Vars:   map[string]string{"issue": fmt.Sprint(st.Issue), "issue_title": promptTitle(issue.Title)},
-		RepoFS: repoFS, Blocks: blocks,
-		Protocols: []formula.Protocol{formula.ProtocolPhase, formula.ProtocolResult},
-		PhaseFile: a.phaseFile(ws), ResultFile: a.resultFile(ws),
-		Branch: st.Branch, PrimaryBranch: a.o.PrimaryBranch,
-		Env:    []formula.EnvVar{{Name: "DISINTO_ISSUE", Value: fmt.Sprint(st.Issue)}},
-		Logger: *a.issueLog(*st),
-	})
+	return writeAtomic(a.refusalsPath(), data)
 }

@@ -16,36 +16,6 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 )
 
-// Stage is the observable state of one issue's work.
-type Stage string
-
-// The stages of the per-issue state machine.
-const (
-	// StageImplementing: a model session is (or must be) running.
-	StageImplementing Stage = "implementing"
-	// StageAwaitingCI: the branch is pushed and the pull request open; the
-	// orchestrator waits for the combined status of HeadSHA.
-	StageAwaitingCI Stage = "awaiting_ci"
-	// StageAwaitingReview: CI is green on HeadSHA; waiting for a verdict.
-	StageAwaitingReview Stage = "awaiting_review"
-	// StageFixing: the session must be resumed with News (CI log, review).
-	StageFixing Stage = "fixing"
-	// StageDone, StageRefused, StageBlocked and StageEscalated are terminal.
-	StageDone      Stage = "done"
-	StageRefused   Stage = "refused"
-	StageBlocked   Stage = "blocked"
-	StageEscalated Stage = "escalated"
-)
-
-// Terminal reports whether no tick advances s any more.
-func (s Stage) Terminal() bool {
-	switch s {
-	case StageDone, StageRefused, StageBlocked, StageEscalated:
-		return true
-	}
-	return false
-}
-
 // State is everything persisted about one issue's work. It is rebuildable
 // from the forge (branch, pull request, labels) except the session id and
 // the counters, whose loss only costs a fresh session or extra attempts.
@@ -60,11 +30,15 @@ type State struct {
 	HeadSHA   string    `json:"head_sha,omitempty"`
 	Started   time.Time `json:"started"`
 
+	// From is the stage st was in before Stage: publishing after
+	// StageNudging blocks an issue that still has nothing committed.
+	From Stage `json:"from,omitempty"`
+
 	// News is the prompt the session is resumed with (StageFixing).
 	News string `json:"news,omitempty"`
-	// Resumed marks a run a maintainer sent back from blocked or
-	// escalated: its session is resumed with what they wrote since.
-	Resumed bool `json:"resumed,omitempty"`
+	// Summary is the finished session's last message, kept for its pull
+	// request (StagePublishing).
+	Summary string `json:"summary,omitempty"`
 	// CIFixes counts code failures of CI; InfraRetries automatic retries.
 	CIFixes      int `json:"ci_fixes,omitempty"`
 	InfraRetries int `json:"infra_retries,omitempty"`
@@ -79,13 +53,9 @@ type State struct {
 	HandledReview string `json:"handled_review,omitempty"`
 	// ReviewedSHA is the head an approval was given for.
 	ReviewedSHA string `json:"reviewed_sha,omitempty"`
-	// Nudged records the one nudge a session gets when it pushed nothing.
-	Nudged bool `json:"nudged,omitempty"`
-	// Ran records that the session of the current step has finished and
-	// only its after-work (push, pull request) is pending, so a retry never
-	// pays for the model again. AfterFailures bounds those retries.
-	Ran           bool `json:"ran,omitempty"`
-	AfterFailures int  `json:"after_failures,omitempty"`
+	// AfterFailures counts consecutive failures to publish a finished
+	// session's work; it bounds those retries.
+	AfterFailures int `json:"after_failures,omitempty"`
 	// StartFailures counts consecutive failures to start a session
 	// (worktree, prompt); it bounds those retries too.
 	StartFailures int `json:"start_failures,omitempty"`
@@ -100,6 +70,9 @@ type State struct {
 	// WaitingSince is when the current wait for CI or review began.
 	WaitingSince time.Time `json:"waiting_since,omitempty"`
 
+	// Timeline is when the run reached its milestones, for the ledger.
+	Timeline Timeline `json:"timeline,omitzero"`
+
 	// Accounting summed over every session of the run.
 	CostUSD      float64 `json:"cost_usd,omitempty"`
 	InputTokens  int64   `json:"input_tokens,omitempty"`
@@ -112,6 +85,11 @@ type State struct {
 	Code     ledger.Code   `json:"code,omitempty"`
 	Detail   string        `json:"detail,omitempty"`
 	Recorded bool          `json:"recorded,omitempty"`
+
+	// run is the tick, or the background work it started, that advances
+	// st: its logger and ledger. Never persisted; set when a tick loads or
+	// starts the state.
+	run runHandle
 }
 
 // store keeps one directory per issue under root
@@ -137,7 +115,37 @@ func (s store) load(n int64) (State, bool, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return State{}, false, fmt.Errorf("parse state of #%d: %w", n, err)
 	}
+	var old legacyFlags
+	if err := json.Unmarshal(data, &old); err != nil {
+		return State{}, false, fmt.Errorf("parse state of #%d: %w", n, err)
+	}
+	old.upgrade(&st)
 	return st, true, nil
+}
+
+// legacyFlags are the flags earlier releases kept instead of stages.
+type legacyFlags struct {
+	Ran     bool `json:"ran"`
+	Nudged  bool `json:"nudged"`
+	Resumed bool `json:"resumed"`
+}
+
+// upgrade turns the flags of a state an earlier release wrote into the
+// stages they stood for.
+func (f legacyFlags) upgrade(st *State) {
+	session := st.Stage == StageImplementing || st.Stage == StageFixing
+	switch {
+	case !session:
+	case f.Ran:
+		if f.Nudged {
+			st.From = StageNudging
+		}
+		st.Stage = StagePublishing
+	case f.Nudged:
+		st.Stage = StageNudging
+	case f.Resumed:
+		st.Stage = StageResuming
+	}
 }
 
 // save writes st atomically: temp file, fsync, rename.

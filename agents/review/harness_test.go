@@ -147,10 +147,13 @@ func ctx(t testing.TB) context.Context {
 }
 
 // tick runs one tick and waits for the sessions it started.
-func (h *harness) tick() {
+func (h *harness) tick() { h.tickAs(agent.CauseManual) }
+
+// tickAs runs one tick with the given cause and waits for its sessions.
+func (h *harness) tickAs(cause agent.Cause) {
 	h.t.Helper()
 	c := ctx(h.t)
-	if err := h.rt.Tick(c, h.a, h.proj, config.RoleReview, agent.CauseManual); err != nil {
+	if err := h.rt.Tick(c, h.a, h.proj, config.RoleReview, cause); err != nil {
 		h.t.Fatalf("tick: %v", err)
 	}
 	if err := h.rt.Wait(c); err != nil {

@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/disinto/disinto/agents/review"
+	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/sandbox"
 )
@@ -105,4 +110,53 @@ func BenchmarkIdleTick(b *testing.B) {
 	b.ReportMetric(float64(proxy.Total())/float64(b.N), "requests/op")
 	b.ReportMetric(float64(counting.calls.Load())/float64(b.N), "git-ops/op")
 	h.wantSessions(6)
+}
+
+// TestWaitingForCICost: a pull request whose code change waits for CI
+// costs its diff once per head, its CI state every scheduled tick until
+// it read the same twice, then once per recheck interval; an event tick
+// reads it at once, and a green result is reviewed.
+func TestWaitingForCICost(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	later := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	h := newHarness(t)
+	proxy := forgetest.NewProxy(t, h.srv.URL)
+	h.forgeURL = proxy.URL
+	h.a = h.newAgent(func(_ *harness, o *review.Options) { o.Now = clock })
+	h.setModel(writes(output{Verdict: "APPROVE", VerdictReason: "fine"}))
+	pr := h.openPR("Change", "change", "main", map[string]string{"lib/change.sh": "echo change\n"})
+	h.ci(pr.HeadSHA, forge.CIPending)
+	h.tickAs(agent.CauseSchedule) // resolves the bot, syncs the state
+	statuses := func() (n, diffs int) {
+		for k, c := range proxy.Counts() {
+			switch {
+			case strings.HasSuffix(k, "/status"):
+				n += c
+			case strings.HasSuffix(k, ".diff"):
+				diffs += c
+			}
+		}
+		return n, diffs
+	}
+	proxy.Reset()
+	for range 5 {
+		later(5 * time.Minute)
+		h.tickAs(agent.CauseSchedule)
+	}
+	// +5 min reads it pending a second time; +10 to +20 wait; +25, a
+	// recheck interval after the last read, reads again.
+	if n, diffs := statuses(); n != 2 || diffs != 0 {
+		t.Fatalf("5 scheduled ticks: %d CI reads, %d diffs; want 2 and none (the first tick read the diff) %v", n, diffs, proxy.Counts())
+	}
+	h.tickAs(agent.CauseEvent)
+	if n, _ := statuses(); n != 3 {
+		t.Fatalf("an event tick did not read CI: %d reads", n)
+	}
+	h.ci(pr.HeadSHA, forge.CISuccess)
+	later(review.CIRecheck)
+	h.tickAs(agent.CauseSchedule)
+	h.wantSessions(1)
 }

@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -104,9 +103,6 @@ type Agent struct {
 	opts  Options
 	store store
 	bot   string // the review bot's login, resolved once
-
-	mu       sync.Mutex
-	inflight map[int64]bool // pull requests with a review session running
 }
 
 var _ agent.Agent = (*Agent)(nil)
@@ -131,7 +127,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Agent{opts: opts, store: store{dir: opts.StateDir}, inflight: map[int64]bool{}}, nil
+	return &Agent{opts: opts, store: store{dir: opts.StateDir}}, nil
 }
 
 // wip matches titles the reference treats as work in progress.
@@ -157,7 +153,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		return fmt.Errorf("list pull requests: %w", err)
 	}
 	sort.Slice(pulls, func(i, j int) bool { return pulls[i].Number < pulls[j].Number })
-	a.forgetClosed(ctx, pulls, run.Log)
+	a.forgetClosed(ctx, pulls, run)
 
 	started := 0
 	for _, pr := range pulls {
@@ -167,26 +163,22 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		if pr.Base != a.opts.Project.PrimaryBranch || wip.MatchString(pr.Title) {
 			continue
 		}
-		if !a.claim(pr.Number) {
+		key := workKey(pr.Number)
+		if run.Busy(key) {
 			// A session for this pull request is still running; its state
-			// is not ours to touch until it ends.
+			// is not ours to touch until it ends. Ticks never overlap, so
+			// nothing else starts it before Go below.
 			continue
 		}
 		log := run.Log.With().Int64(logx.KeyPR, pr.Number).Str(logx.KeySHA, short(pr.HeadSHA)).Logger()
-		c, err := a.select1(ctx, pr, log)
+		c, err := a.select1(ctx, pr, run.Cause == agent.CauseSchedule, log)
 		if err != nil || c == nil {
-			a.release(pr.Number)
 			if err != nil {
 				log.Warn().Err(err).Msg("skip pull request this tick")
 			}
 			continue
 		}
-		n := pr.Number
-		if !run.Go(ctx, fmt.Sprintf("pr-%d", n), func(ctx context.Context) {
-			defer a.release(n)
-			a.review(ctx, run, *c, log)
-		}) {
-			a.release(n)
+		if !run.Go(ctx, key, func(ctx context.Context) { a.review(ctx, run, *c, log) }) {
 			continue
 		}
 		started++
@@ -194,28 +186,8 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	return nil
 }
 
-// claim marks pr as having a review in flight; false when it already has.
-func (a *Agent) claim(pr int64) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.inflight[pr] {
-		return false
-	}
-	a.inflight[pr] = true
-	return true
-}
-
-func (a *Agent) release(pr int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.inflight, pr)
-}
-
-func (a *Agent) busy(pr int64) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.inflight[pr]
-}
+// workKey names the runtime's tracked review work of pull request n.
+func workKey(n int64) string { return fmt.Sprintf("pr-%d", n) }
 
 func (a *Agent) resolveBot(ctx context.Context) error {
 	if a.bot != "" {
@@ -231,8 +203,9 @@ func (a *Agent) resolveBot(ctx context.Context) error {
 
 // select1 decides whether pr needs work now: nil when it is reviewed at
 // its head, breaker-tripped, or waiting for CI. Half-published reviews are
-// completed here, without the model.
-func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, log zerolog.Logger) (*candidate, error) {
+// completed here, without the model. A scheduled tick reads a CI state
+// that keeps not changing only every ciRecheck.
+func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, scheduled bool, log zerolog.Logger) (*candidate, error) {
 	st, err := a.store.load(pr.Number)
 	if err != nil {
 		return nil, err
@@ -261,24 +234,40 @@ func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, log zerolog.L
 	if a.opts.Project.CI.System == config.CINone {
 		return c, nil
 	}
+	now := a.opts.Now()
+	if !st.ciDue(pr.HeadSHA, now, scheduled) {
+		log.Debug().Str("ci", orNone(st.CIState)).Msg("CI unchanged for a while; read again later")
+		return nil, nil
+	}
 	cs, err := a.opts.Forge.CombinedStatus(ctx, pr.HeadSHA)
 	if err != nil {
 		return nil, fmt.Errorf("CI status: %w", err)
+	}
+	st.readCI(pr.HeadSHA, cs.State, now)
+	if err := a.store.save(st); err != nil {
+		return nil, err
 	}
 	c.ciMsg = string(cs.State)
 	if cs.State == forge.CISuccess {
 		return c, nil
 	}
 	// CI is not green: review anyway only when the change holds no code.
-	diff, err := a.opts.Forge.PullDiff(ctx, pr.Number)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
+	// The answer is read once per head.
+	if st.CodeCheckedHead != pr.HeadSHA {
+		diff, err := a.opts.Forge.PullDiff(ctx, pr.Number)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %w", err)
+		}
+		st.CodeCheckedHead, st.NonCode = pr.HeadSHA, patch.NonCode(patch.Files(diff))
+		if err := a.store.save(st); err != nil {
+			return nil, err
+		}
+		c.diff = diff
 	}
-	if !patch.NonCode(patch.Files(diff)) {
+	if !st.NonCode {
 		log.Debug().Str("ci", orNone(cs.State)).Msg("waiting for CI")
 		return nil, nil
 	}
-	c.diff = diff
 	c.ciMsg = orNone(cs.State) + " (not required — non-code PR)"
 	return c, nil
 }
@@ -341,8 +330,9 @@ func (a *Agent) sync(ctx context.Context, pr forge.PullRequest, st *prState) err
 }
 
 // forgetClosed removes state and working trees of pull requests that are
-// no longer open.
-func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, log zerolog.Logger) {
+// no longer open and have no review running.
+func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, run *agent.Run) {
+	log := run.Log
 	known, err := a.store.list()
 	if err != nil {
 		log.Warn().Err(err).Msg("list review state")
@@ -353,7 +343,7 @@ func (a *Agent) forgetClosed(ctx context.Context, open []forge.PullRequest, log 
 		isOpen[p.Number] = true
 	}
 	for _, n := range known {
-		if isOpen[n] || a.busy(n) {
+		if isOpen[n] || run.Busy(workKey(n)) {
 			continue
 		}
 		if err := a.opts.Checkout.Remove(ctx, n); err != nil {

@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -41,6 +43,39 @@ type prState struct {
 	// daemon, or this one before losing its data dir, may have reviewed
 	// it); after that, ticks trust the state and cost no reads.
 	SyncedHead string `json:"synced_head,omitempty"`
+	// CodeCheckedHead is the head whose diff was read to tell whether it
+	// changes code, and NonCode the answer. Neither can change for a head,
+	// so a pull request waiting for CI costs no diff per tick.
+	CodeCheckedHead string `json:"code_checked_head,omitempty"`
+	NonCode         bool   `json:"non_code,omitempty"`
+	// CIHead, CIState and CIReads are the CI state last read for a head
+	// and how many reads in a row found it so; CIReadAt is the last read.
+	CIHead   string        `json:"ci_head,omitempty"`
+	CIState  forge.CIState `json:"ci_state,omitempty"`
+	CIReads  int           `json:"ci_reads,omitempty"`
+	CIReadAt time.Time     `json:"ci_read_at,omitempty"`
+}
+
+// ciRecheck is how long a scheduled tick leaves a head alone whose CI
+// state, not green, read the same twice in a row: CI that is still
+// pending after two polls, or failed, rarely changes within minutes, and
+// a status event (a webhook) ticks the agent at once anyway. The floor
+// notices a result within ciRecheck when the event is lost.
+const ciRecheck = 20 * time.Minute
+
+// ciDue reports whether CI of head must be read now; only scheduled ticks
+// wait.
+func (s *prState) ciDue(head string, now time.Time, scheduled bool) bool {
+	return !scheduled || s.CIHead != head || s.CIState == forge.CISuccess || s.CIReads < 2 || now.Sub(s.CIReadAt) >= ciRecheck
+}
+
+// readCI records a read of head's CI state.
+func (s *prState) readCI(head string, st forge.CIState, now time.Time) {
+	if s.CIHead != head || s.CIState != st {
+		s.CIHead, s.CIState, s.CIReads = head, st, 0
+	}
+	s.CIReads++
+	s.CIReadAt = now
 }
 
 // published reports whether the review for head is fully on the forge.

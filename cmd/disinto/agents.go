@@ -10,6 +10,8 @@ import (
 	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/sandbox"
 )
@@ -41,37 +43,56 @@ func agentRegistry() map[config.Role]agentFactory {
 	}
 }
 
+// roleParts are what every agent of a role is built from: the role's bot,
+// a forge client of the project acting as it, the role's formula (an ops
+// repository override applies) and the project's settings of the role.
+type roleParts struct {
+	bot      config.Bot
+	forge    *forge.RepoClient
+	formula  *formula.Formula
+	settings config.RoleSettings
+}
+
+// parts resolves the roleParts of d's role with the formula named formula.
+func (d agentDeps) parts(formula string) (roleParts, error) {
+	b, err := d.Config.Bot(d.Role)
+	if err != nil {
+		return roleParts{}, fmt.Errorf("%s bot: %w", d.Role, err)
+	}
+	fc, err := d.Services.forgeAs(d.Project, b, d.Log)
+	if err != nil {
+		return roleParts{}, err
+	}
+	f, err := d.Services.formula(d.Project, formula, d.Log)
+	if err != nil {
+		return roleParts{}, err
+	}
+	return roleParts{bot: b, forge: fc, formula: f, settings: d.Project.Roles[d.Role]}, nil
+}
+
 // newDevAgent builds the dev agent of one project, acting as dev-bot: its
-// own clone under <data>/clones/<project>/<bot>, the dev formula (an ops
-// repository override applies) and the shared model runner.
+// own clone under <data>/clones/<project>/<bot>, the dev formula and the
+// shared model runner.
 func newDevAgent(d agentDeps) (agent.Agent, error) {
 	cfg, p, s := d.Config, d.Project, d.Services
-	b, err := cfg.Bot(config.RoleDev)
-	if err != nil {
-		return nil, fmt.Errorf("dev bot: %w", err)
-	}
-	fc, err := s.forgeAs(p, b, d.Log)
+	rp, err := d.parts("dev")
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.formula(p, "dev", d.Log)
-	if err != nil {
-		return nil, err
-	}
+	b, settings := rp.bot, rp.settings
 	reviewBot := ""
 	if rb, err := cfg.Bot(config.RoleReview); err == nil {
 		reviewBot = rb.User
 	}
-	settings := p.Roles[config.RoleDev]
 	return dev.New(dev.Options{
 		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System, Mirrors: p.Mirrors,
-		Forge: fc, Claude: s.claude,
+		Forge: rp.forge, Claude: s.claude,
 		Git: dev.NewGit(dev.GitOptions{
 			Clone:     s.projectDir("clones", p, b.User),
 			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
 			User: b.User, Password: b.Password, Primary: p.PrimaryBranch, Redactor: s.redactor, Log: d.Log,
 		}),
-		Formula: f, DataDir: d.DataDir, Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
+		Formula: rp.formula, DataDir: d.DataDir, Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
 		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot,
 		Maintainers: maintainers(cfg.Env), Secrets: cfg.Secrets(),
 		Limits: dev.Limits{SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200}, Log: d.Log,
@@ -84,35 +105,27 @@ func newDevAgent(d agentDeps) (agent.Agent, error) {
 // under <data>/review/<project>, the review-pr formula and the shared
 // model runner.
 func newReviewAgent(d agentDeps) (agent.Agent, error) {
-	cfg, p, s := d.Config, d.Project, d.Services
-	b, err := cfg.Bot(config.RoleReview)
-	if err != nil {
-		return nil, fmt.Errorf("review bot: %w", err)
-	}
-	fc, err := s.forgeAs(p, b, d.Log)
+	p, s := d.Project, d.Services
+	rp, err := d.parts("review-pr")
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.formula(p, "review-pr", d.Log)
-	if err != nil {
-		return nil, err
-	}
+	b := rp.bot
 	g := git.New(git.Options{
 		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
 		Redactor:    s.redactor, Log: d.Log,
 	})
-	settings := p.Roles[config.RoleReview]
 	return review.New(review.Options{
 		Project: p,
-		Forge:   fc,
+		Forge:   rp.forge,
 		Claude:  s.claude,
-		Formula: f,
+		Formula: rp.formula,
 		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
 			CloneDir: s.projectDir("review", p, "clone"), Primary: p.PrimaryBranch,
 			Sandbox: s.sandbox, KeyPrefix: sandbox.Key("review", p.Name)}),
 		StateDir: s.projectDir("state", p, "review"),
-		Backend:  settings.Backend,
-		Model:    settings.Model,
+		Backend:  rp.settings.Backend,
+		Model:    rp.settings.Model,
 	})
 }
 

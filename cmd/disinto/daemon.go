@@ -17,11 +17,7 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/ledger"
-	"github.com/disinto/disinto/lib/logx"
-	"github.com/disinto/disinto/lib/memory"
-	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/ops"
-	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/scheduler"
 )
 
@@ -74,23 +70,15 @@ func (a *app) daemonCmdWith(registry func() map[config.Role]agentFactory) *cobra
 	return cmd
 }
 
-// daemon holds the wired parts of a running daemon.
+// daemon holds the wired parts of a running daemon: the core a one-shot
+// run builds too, and the scheduler with one job per agent.
 type daemon struct {
-	cfg           *config.Config
-	dataDir       string
+	*core
 	started       time.Time
 	log           zerolog.Logger
-	logs          *logx.Set
-	ledger        *ledger.Ledger
-	enablement    *agent.Enablement
-	rt            *agent.Runtime
 	sched         *scheduler.Scheduler
-	metrics       *metrics.Registry
-	services      *services
-	redactor      *redact.Redactor
 	gates         gates
 	ops           opsCheckouts
-	journals      journals
 	ready         readiness
 	unimplemented []string
 }
@@ -124,7 +112,7 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	if err != nil {
 		return err
 	}
-	defer func() { _ = d.ledger.Close(); _ = d.logs.Close() }()
+	defer func() { _ = d.close() }()
 
 	hookSrv := newHTTPServer(d.hookMux(), hs.readTimeout)
 	statusSrv := newHTTPServer(requireBearer(hs.statusToken, d.statusMux()), hs.readTimeout)
@@ -231,41 +219,25 @@ func waitDrained(ctx context.Context, schedDone <-chan struct{}, rt *agent.Runti
 	return rt.Wait(ctx) == nil
 }
 
-// newDaemon wires the ledger, logs, metrics, runtime and scheduler, and
-// builds one job per enabled (project, role) that has an implementation.
-func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactory) (*daemon, error) {
-	// One redactor for everything the daemon writes: logs, ledger,
-	// schedule, /status, and what the services send out.
-	red := redact.New(cfg.Secrets()...)
-	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr, Redactor: red})
+// newDaemon builds the core (with metrics) and the scheduler, with one
+// job per enabled (project, role) that has an implementation.
+func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactory) (_ *daemon, err error) {
+	c, err := a.newCore(cfg, coreOptions{metrics: true, runtimeLog: "daemon"})
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{cfg: cfg, dataDir: a.dataDir, started: time.Now(), logs: logs, log: logs.For("daemon"), redactor: red}
+	defer func() {
+		if err != nil {
+			_ = c.close()
+		}
+	}()
+	d := &daemon{core: c, started: time.Now(), log: c.logs.For("daemon")}
 	d.ready.d = d
-	if d.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{Redactor: red}); err != nil {
-		return nil, err
-	}
 	store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json"))
 	if err != nil {
 		return nil, err
 	}
-	d.enablement = agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)
-	d.metrics = metrics.New(func() int { return len(d.rt.Running()) })
-	d.rt = agent.New(agent.Options{
-		Ledger: memory.Recorder{Next: metrics.Recorder{Next: d.ledger, Reg: d.metrics},
-			For: d.journals.journalFor, Redactor: red, Log: logs.For("daemon")},
-		Enablement:  d.enablement,
-		Log:         d.log,
-		TickTimeout: cfg.Policy.TickTimeout,
-		OnTick: func(p string, r config.Role, dur time.Duration, err error) {
-			d.metrics.ObserveTick(p, string(r), dur, err)
-		},
-	})
-	d.sched = scheduler.New(scheduler.Options{Store: store, Log: logs.For("scheduler"), Redactor: red})
-	if d.services, err = newServices(cfg, red, a.dataDir, d.metrics, a.env, a.allowUnisolated, logs.For("claude")); err != nil {
-		return nil, err
-	}
+	d.sched = scheduler.New(scheduler.Options{Store: store, Log: c.logs.For("scheduler"), Redactor: c.redactor})
 	if err := a.addJobs(d, registry); err != nil {
 		return nil, err
 	}
@@ -284,10 +256,9 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 				missing[role] = true
 				continue
 			}
-			ag, err := factory(agentDeps{Config: d.cfg, Project: p, Role: role, DataDir: a.dataDir,
-				StateDir: filepath.Join(a.dataDir, "state", p.Name), Log: d.logs.For(string(role)), Services: d.services})
+			ag, err := d.newAgent(factory, p, role)
 			if err != nil {
-				return fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
+				return err
 			}
 			// An agent acts as its role's bot; one that needs no token
 			// (none configured, as in tests) has no gate.

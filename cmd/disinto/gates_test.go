@@ -95,9 +95,9 @@ func TestReadiness(t *testing.T) {
 	srv := httptest.NewServer(ff)
 	t.Cleanup(srv.Close)
 	p := &config.Project{Name: "proj", ForgeURL: srv.URL}
-	d := &daemon{cfg: &config.Config{Projects: []*config.Project{p}, Policy: config.Policy{UnhealthyAfter: time.Hour}},
+	d := &daemon{core: &core{cfg: &config.Config{Projects: []*config.Project{p}, Policy: config.Policy{UnhealthyAfter: time.Hour}},
 		rt:       agent.New(agent.Options{Ledger: &ledgertest.Memory{}, Log: zerolog.Nop()}),
-		services: &services{http: srv.Client()}, redactor: redact.New()}
+		services: &services{http: srv.Client()}, redactor: redact.New()}}
 	d.ready.d = d
 	get := func() (int, string) {
 		t.Helper()

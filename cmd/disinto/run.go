@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
-	"github.com/disinto/disinto/lib/ledger"
-	"github.com/disinto/disinto/lib/logx"
-	"github.com/disinto/disinto/lib/redact"
 )
 
 // cancelWait bounds how long cancelled work may take to stop its
@@ -60,31 +56,16 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 				return err
 			}
 			defer lock.release()
-			// One redactor for everything the run writes.
-			red := redact.New(cfg.Secrets()...)
-			logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug,
-				Console: a.stderr, Redactor: red})
+			c, err := a.newCore(cfg, coreOptions{runtimeLog: string(role)})
 			if err != nil {
 				return err
 			}
-			defer logs.Close()
-			led, err := ledger.Open(ledgerDir(a.dataDir), ledger.Options{Redactor: red})
+			defer func() { _ = c.close() }()
+			ag, err := c.newAgent(factory, p, role)
 			if err != nil {
 				return err
 			}
-			defer led.Close()
-			log := logs.For(string(role))
-			svc, err := newServices(cfg, red, a.dataDir, nil, a.env, a.allowUnisolated, logs.For("claude"))
-			if err != nil {
-				return err
-			}
-			ag, err := factory(agentDeps{Config: cfg, Project: p, Role: role, DataDir: a.dataDir,
-				StateDir: filepath.Join(a.dataDir, "state", p.Name), Log: log, Services: svc})
-			if err != nil {
-				return fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
-			}
-			rt := agent.New(agent.Options{Ledger: led, Enablement: agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil),
-				Log: log, TickTimeout: cfg.Policy.TickTimeout})
+			rt, log := c.rt, c.logs.For(string(role))
 			tickErr := rt.Tick(cmd.Context(), ag, p, role, agent.CauseManual)
 			// Work started by the tick belongs to this run: wait for it.
 			if err := rt.Wait(cmd.Context()); err != nil {

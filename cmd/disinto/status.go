@@ -17,6 +17,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/scheduler"
 )
 
@@ -209,11 +210,25 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 		case r.Issue != 0:
 			subject = fmt.Sprintf("#%d", r.Issue)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t$%.2f\t%s\n", stamp(r.End), r.Project, r.Role, subject,
-			r.Reason, orDash(string(r.Code)), r.CostUSD, r.Wall.Round(time.Second))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t$%.2f\t%s\t%s\n", stamp(r.End), r.Project, r.Role, subject,
+			r.Reason, orDash(string(r.Code)), r.CostUSD, r.Wall.Round(time.Second), stageTimes(r.Stages))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\ncost today: $%.2f\n", rep.CostTodayUSD)
+}
+
+// stageTimes says where a run's time went: each milestone with the time
+// it took to reach it from the one before ("ci 6m0s" for pr_to_ci).
+func stageTimes(st []ledger.StageTime) string {
+	parts := make([]string, 0, len(st))
+	for _, s := range st {
+		_, to, ok := strings.Cut(s.Name, "_to_")
+		if !ok {
+			to = s.Name
+		}
+		parts = append(parts, to+" "+s.Wall.Round(time.Second).String())
+	}
+	return orDash(strings.Join(parts, ", "))
 }
 
 func stamp(t time.Time) string {

@@ -99,3 +99,14 @@ func (r *Run) Record(rec ledger.Record) error {
 func (r *Run) Go(ctx context.Context, key string, fn func(ctx context.Context)) bool {
 	return r.rt.spawn(ctx, r, key, fn)
 }
+
+// Busy reports whether work with key of the run's project and role is
+// running. Work started by Go counts from the moment Go returns true until
+// fn returns, so an agent needs no record of its own of what runs.
+func (r *Run) Busy(key string) bool {
+	return r.rt.Busy(r.Project.Name, r.Role, key)
+}
+
+// Logger returns the run's logger: every line carries the agent, project
+// and run keys. Background work logs through the Run that started it.
+func (r *Run) Logger() zerolog.Logger { return r.Log }

@@ -124,6 +124,38 @@ func TestBackgroundWorkNoOverlapAndWait(t *testing.T) {
 	}
 }
 
+// TestBusyFromGoUntilDone: work counts as busy as soon as Go returns
+// true, for its own key, project and role only, until fn returns.
+func TestBusyFromGoUntilDone(t *testing.T) {
+	rt, _, _ := newRuntime(t)
+	release := make(chan struct{})
+	var busyAfterGo, otherKey bool
+	tick := tickFunc(func(ctx context.Context, run *agent.Run) error {
+		if run.Busy("issue-3") {
+			t.Error("busy before any work started")
+		}
+		run.Go(ctx, "issue-3", func(context.Context) { <-release })
+		busyAfterGo, otherKey = run.Busy("issue-3"), run.Busy("issue-4")
+		return nil
+	})
+	if err := rt.Tick(context.Background(), tick, proj, config.RoleDev, agent.CauseSchedule); err != nil {
+		t.Fatal(err)
+	}
+	if !busyAfterGo || otherKey {
+		t.Fatalf("after Go: busy %v, other key busy %v", busyAfterGo, otherKey)
+	}
+	if !rt.Busy("alpha", config.RoleDev, "issue-3") || rt.Busy("alpha", config.RoleReview, "issue-3") || rt.Busy("beta", config.RoleDev, "issue-3") {
+		t.Fatal("Busy does not scope work to its project and role")
+	}
+	close(release)
+	if err := rt.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rt.Busy("alpha", config.RoleDev, "issue-3") {
+		t.Fatal("busy after the work returned")
+	}
+}
+
 func TestBackgroundPanicRecorded(t *testing.T) {
 	rt, led, _ := newRuntime(t)
 	_ = rt.Tick(context.Background(), tickFunc(func(ctx context.Context, run *agent.Run) error {

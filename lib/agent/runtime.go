@@ -171,8 +171,21 @@ func (rt *Runtime) record(rec ledger.Record) error {
 	return nil
 }
 
+// workKey names work in the runtime's map: its project, role and key.
+func workKey(project string, role config.Role, key string) string {
+	return project + "/" + string(role) + "/" + key
+}
+
+// Busy reports whether work with key of project and role is running.
+func (rt *Runtime) Busy(project string, role config.Role, key string) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	_, busy := rt.work[workKey(project, role, key)]
+	return busy
+}
+
 func (rt *Runtime) spawn(ctx context.Context, run *Run, key string, fn func(context.Context)) bool {
-	wkey := run.Project.Name + "/" + string(run.Role) + "/" + key
+	wkey := workKey(run.Project.Name, run.Role, key)
 	rt.mu.Lock()
 	if _, busy := rt.work[wkey]; busy {
 		rt.mu.Unlock()

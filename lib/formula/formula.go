@@ -51,6 +51,8 @@ type Formula struct {
 	Tools []string
 	// TimeoutMinutes bounds the run; 0 means the runner's default.
 	TimeoutMinutes int
+	// Followups are the prompts a session is resumed with, by name.
+	Followups []Followup
 	// File is where the formula was read from, for messages.
 	File string
 
@@ -121,6 +123,10 @@ func (f *Formula) Text() string {
 		b.WriteString(s.Title)
 		b.WriteString("\n")
 		b.WriteString(s.Description)
+	}
+	for _, fu := range f.Followups {
+		b.WriteString("\n")
+		b.WriteString(fu.Text)
 	}
 	return b.String()
 }

@@ -19,16 +19,17 @@ import (
 // rawFormula mirrors the file. Every key the schema knows is here; anything
 // else is reported as ErrUnknownKey.
 type rawFormula struct {
-	Name           string            `toml:"name"`
-	Description    string            `toml:"description"`
-	Version        int               `toml:"version"`
-	Model          string            `toml:"model"`
-	Context        rawContext        `toml:"context"`
-	Vars           map[string]rawVar `toml:"vars"`
-	Steps          []rawStep         `toml:"steps"`
-	StackScript    string            `toml:"stack_script"`
-	Tools          []string          `toml:"tools"`
-	TimeoutMinutes int               `toml:"timeout_minutes"`
+	Name           string                 `toml:"name"`
+	Description    string                 `toml:"description"`
+	Version        int                    `toml:"version"`
+	Model          string                 `toml:"model"`
+	Context        rawContext             `toml:"context"`
+	Vars           map[string]rawVar      `toml:"vars"`
+	Steps          []rawStep              `toml:"steps"`
+	StackScript    string                 `toml:"stack_script"`
+	Tools          []string               `toml:"tools"`
+	TimeoutMinutes int                    `toml:"timeout_minutes"`
+	Followups      map[string]rawFollowup `toml:"followups"`
 }
 
 type rawContext struct {
@@ -218,6 +219,7 @@ func (v *validator) convert(raw *rawFormula, wantName string) *Formula {
 	}
 	v.convertVars(raw, f)
 	v.convertSteps(raw, f)
+	v.convertFollowups(raw, f)
 	return f
 }
 

@@ -1,12 +1,18 @@
 package formula
 
+import (
+	"github.com/disinto/disinto/lib/phase"
+	"github.com/disinto/disinto/lib/verdict"
+)
+
 // Protocol names a coordination contract between a claude session and the
 // orchestrator that reads its output. Render appends the contract's text
 // for each protocol in RenderInput.Protocols.
 type Protocol string
 
 // The contracts. Their wording is shared by the formulas that use them
-// (the formulas restate them in their steps; a test keeps both in line).
+// (the formulas restate them in their steps; a test keeps both in line);
+// every protocol word in them comes from lib/phase and lib/verdict.
 const (
 	// ProtocolPhase: the session reports progress through the phase file.
 	ProtocolPhase Protocol = "phase"
@@ -27,47 +33,36 @@ const (
 	EnvScratchFile   = "DISINTO_SCRATCH_FILE"
 )
 
-// The phase lines a session may write. The runtime alone writes
-// PHASE:crashed.
-const (
-	PhaseAwaitingCI     = "PHASE:awaiting_ci"
-	PhaseAwaitingReview = "PHASE:awaiting_review"
-	PhaseEscalate       = "PHASE:escalate"
-	PhaseFailed         = "PHASE:failed"
-	PhaseDone           = "PHASE:done"
-)
-
-// Refusal statuses of the result file.
-const (
-	ResultTooLarge        = "too_large"
-	ResultAlreadyDone     = "already_done"
-	ResultUnmetDependency = "unmet_dependency"
-)
-
-// Review verdicts and finding severities of the review file.
-const (
-	VerdictApprove        = "APPROVE"
-	VerdictRequestChanges = "REQUEST_CHANGES"
-	VerdictDiscuss        = "DISCUSS"
-)
-
 // ResultSchema is the shape of the result file, as the prompts state it.
-const ResultSchema = `{"status": "too_large" | "already_done" | "unmet_dependency", "reason": "...", "evidence": [{"file": "...", "line": N, "note": "..."}], "dependency": N}`
+const ResultSchema = `{"status": "` + string(phase.TooLarge) + `" | "` + string(phase.AlreadyDone) + `" | "` +
+	string(phase.UnmetDependency) + `", "reason": "...", "evidence": [{"file": "...", "line": N, "note": "..."}], "dependency": N}`
 
 // ReviewSchema is the shape of the review file, as the prompts state it.
-const ReviewSchema = `{"verdict": "APPROVE"|"REQUEST_CHANGES"|"DISCUSS", "verdict_reason": "...", "review_markdown": "...", "findings": [{"severity": "critical|high|medium|low|info", "file": "...", "line": N, "text": "...", "preexisting": bool}]}`
+const ReviewSchema = `{"verdict": "` + string(verdict.Approve) + `"|"` + string(verdict.RequestChanges) + `"|"` +
+	string(verdict.Discuss) + `", "verdict_reason": "...", "review_markdown": "...", "findings": [{"severity": "` +
+	string(verdict.Critical) + `|` + string(verdict.High) + `|` + string(verdict.Medium) + `|` + string(verdict.Low) + `|` +
+	string(verdict.Info) + `", "file": "...", "line": N, "text": "...", "preexisting": bool}]}`
+
+// Phase lines as the protocol text names them.
+const (
+	lineAwaitingCI     = phase.Prefix + string(phase.AwaitingCI)
+	lineAwaitingReview = phase.Prefix + string(phase.AwaitingReview)
+	lineEscalate       = phase.Prefix + string(phase.Escalate)
+	lineFailed         = phase.Prefix + string(phase.Failed)
+	lineDone           = phase.Prefix + string(phase.Done)
+)
 
 const phaseText = `The phase file is how you tell the orchestrator what to do next. Its path is
 %s (also in $` + EnvPhaseFile + `). Overwrite it with exactly one line, optionally
 followed by a second line ` + "`Reason: <one sentence>`" + `, and then end your turn:
 
-- ` + "`" + PhaseAwaitingCI + "`" + `: your commits are on the branch; the orchestrator pushes it, opens
+- ` + "`" + lineAwaitingCI + "`" + `: your commits are on the branch; the orchestrator pushes it, opens
   or updates the pull request and waits for CI.
-- ` + "`" + PhaseAwaitingReview + "`" + `: CI is green (the orchestrator told you so); it now waits for
+- ` + "`" + lineAwaitingReview + "`" + `: CI is green (the orchestrator told you so); it now waits for
   the review.
-- ` + "`" + PhaseEscalate + "`" + `: a human must decide something; say what in the Reason line.
-- ` + "`" + PhaseFailed + "`" + `: you cannot finish and more attempts will not help; say why.
-- ` + "`" + PhaseDone + "`" + `: the orchestrator told you the pull request is merged; nothing is left.
+- ` + "`" + lineEscalate + "`" + `: a human must decide something; say what in the Reason line.
+- ` + "`" + lineFailed + "`" + `: you cannot finish and more attempts will not help; say why.
+- ` + "`" + lineDone + "`" + `: the orchestrator told you the pull request is merged; nothing is left.
 
 The orchestrator opens the pull request, waits for CI and review, and resumes
 this same session with the news (a CI failure log, review feedback, a merge
@@ -82,14 +77,14 @@ JSON object to the result file %s (also in $` + EnvResultFile + `):
 
     ` + ResultSchema + `
 
-- "too_large": the issue needs more than one focused change; the reason says
+- "` + string(phase.TooLarge) + `": the issue needs more than one focused change; the reason says
   how to split it.
-- "already_done": the primary branch already does what the issue asks; the
+- "` + string(phase.AlreadyDone) + `": the primary branch already does what the issue asks; the
   evidence points at the code that does it.
-- "unmet_dependency": another open issue must land first; "dependency" is its
+- "` + string(phase.UnmetDependency) + `": another open issue must land first; "dependency" is its
   number.
 Every refusal carries evidence (file, line, note) the maintainers can check.
-Omit "dependency" unless the status is "unmet_dependency". The orchestrator
+Omit "dependency" unless the status is "` + string(phase.UnmetDependency) + `". The orchestrator
 reads this file before anything else and posts the refusal for you.`
 
 const reviewText = `Write your review as a single JSON object to the review file %s

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/phase"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden prompts")
@@ -67,8 +68,8 @@ func TestContractsStatedExactly(t *testing.T) {
 	}
 	text := dev.Text()
 	for _, want := range []string{
-		formula.PhaseAwaitingCI, formula.PhaseAwaitingReview, formula.PhaseEscalate,
-		formula.PhaseFailed, formula.PhaseDone, "Reason:",
+		phase.AwaitingCI.Line(), phase.AwaitingReview.Line(), phase.Escalate.Line(),
+		phase.Failed.Line(), phase.Done.Line(), "Reason:",
 		formula.ResultSchema, "`fix: {{issue_title}} (#{{issue}})`", "no forge credential",
 		"$DISINTO_RESULT_FILE",
 	} {
@@ -159,19 +160,26 @@ func TestGoldenPrompts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "golden", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./lib/formula -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("prompt differs from %s (rerun with -update and review the diff):\n%s", path, got)
-			}
+			golden(t, tt.name, got)
 		})
+	}
+}
+
+// golden compares got with testdata/golden/<name>.golden, which -update
+// rewrites.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./lib/formula -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (rerun with -update and review the diff):\n%s", path, got)
 	}
 }

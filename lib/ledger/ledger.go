@@ -46,6 +46,17 @@ type Record struct {
 	OutputTokens int64         `json:"output_tokens,omitempty"`
 	Turns        int           `json:"turns,omitempty"`
 	Wall         time.Duration `json:"wall_ns"`
+	// Stages is where the wall time went, in the order the run passed
+	// its milestones (for the dev agent: claim to session start, session
+	// to pull request, pull request to green CI, green CI to approval,
+	// approval to merge).
+	Stages []StageTime `json:"stages,omitempty"`
+}
+
+// StageTime is the time a run spent between two of its milestones.
+type StageTime struct {
+	Name string        `json:"name"`
+	Wall time.Duration `json:"wall_ns"`
 }
 
 // ErrInvalid is wrapped by Append for records that fail validation.

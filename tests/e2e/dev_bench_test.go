@@ -64,12 +64,10 @@ func (c *countingGit) PushMirror(ctx context.Context, name, url, sha string) err
 	return c.Git.PushMirror(ctx, name, url, sha)
 }
 
-// idleProject seeds 60 open issues (15 backlog, every one blocked by an
-// open dependency or held by another bot) and 6 open pull requests by
-// someone else, and returns a dev agent whose forge requests go through a
-// counting proxy.
-func idleProject(t testing.TB) (*forgetest.Proxy, *devBot, *countingRunner, *countingGit) {
-	e := newDevEnv(t)
+// seedIdleIssues opens 60 issues: 45 not in the backlog and 15 backlog
+// issues, each blocked by an open dependency or held by another bot.
+func seedIdleIssues(t testing.TB, e *devEnv) {
+	t.Helper()
 	ctx := context.Background()
 	var deps []int64
 	for i := 0; i < 45; i++ {
@@ -89,6 +87,16 @@ func idleProject(t testing.TB) (*forgetest.Proxy, *devBot, *countingRunner, *cou
 			t.Fatal(err)
 		}
 	}
+}
+
+// idleProject seeds 60 open issues (15 backlog, every one blocked by an
+// open dependency or held by another bot) and 6 open pull requests by
+// someone else, and returns a dev agent whose forge requests go through a
+// counting proxy.
+func idleProject(t testing.TB) (*forgetest.Proxy, *devBot, *countingRunner, *countingGit) {
+	e := newDevEnv(t)
+	ctx := context.Background()
+	seedIdleIssues(t, e)
 	for i := 0; i < 6; i++ {
 		br := fmt.Sprintf("feature-%d", i)
 		if _, err := e.repo.CreateBranch(ctx, br, "main"); err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -25,6 +26,8 @@ import (
 type botParams struct {
 	ForgeURL, Owner, Repo, Login, Password, Token string
 	ModelURL, Data, ReviewBot, Mirror             string
+	// HTTPClient, when set, carries the agent's forge requests.
+	HTTPClient *http.Client `json:"-"`
 }
 
 // devBot is one daemon's dev agent: its own user, data dir and runtime.
@@ -79,7 +82,7 @@ func startBot(t testing.TB, p botParams) *devBot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: p.Token, User: p.Login})
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: p.Token, User: p.Login, HTTPClient: p.HTTPClient})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,16 @@ type reviewBot struct {
 
 // newReviewer starts the review agent of e's project. rt, when not nil,
 // is shared with other agents (one daemon).
-func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
+func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot { return e.newReviewerVia(rt, e.srv.URL) }
+
+// newReviewerVia is newReviewer with the agent's forge requests sent to
+// forgeURL (a counting proxy) and opts applied to its options.
+func (e *devEnv) newReviewerVia(rt *agent.Runtime, forgeURL string, opts ...func(*review.Options)) *reviewBot {
+	return e.newReviewerOn(rt, e.repo, "proj", forgeURL, opts...)
+}
+
+// newReviewerOn starts the review agent of project name on repo.
+func (e *devEnv) newReviewerOn(rt *agent.Runtime, repo *forge.RepoClient, name, forgeURL string, opts ...func(*review.Options)) *reviewBot {
 	t := e.t
 	t.Helper()
 	r := &reviewBot{t: t, data: t.TempDir(), rt: rt}
@@ -40,14 +49,14 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
 	if r.rt == nil {
 		r.rt = agent.New(agent.Options{Ledger: r.led, Log: zerolog.Nop()})
 	}
-	r.proj = &config.Project{Name: "proj", Repo: e.repo.Slug(), ForgeURL: e.srv.URL, PrimaryBranch: "main",
+	r.proj = &config.Project{Name: name, Repo: repo.Slug(), ForgeURL: e.srv.URL, PrimaryBranch: "main",
 		CI: config.CI{System: config.CIStatuses}}
 	runner := scriptedRunner(t, e.modelURL, r.data)
 	f, err := formula.Load(formulas.FS, "review-pr")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc, err := forge.New(forge.Options{URL: e.srv.URL, Token: e.reviewer.Token, User: e.reviewer.Login})
+	fc, err := forge.New(forge.Options{URL: forgeURL, Token: e.reviewer.Token, User: e.reviewer.Login})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,16 +66,20 @@ func (e *devEnv) newReviewer(rt *agent.Runtime) *reviewBot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := review.New(review.Options{
+	o := review.Options{
 		Project: r.proj,
-		Forge:   fc.Repo(e.repo.Owner(), e.repo.Name()),
+		Forge:   fc.Repo(repo.Owner(), repo.Name()),
 		Claude:  runner,
 		Formula: f,
-		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: e.srv.URL + "/" + e.repo.Slug() + ".git",
-			CloneDir: filepath.Join(r.data, "clone"), Sandbox: sb, KeyPrefix: "review-" + r.proj.Name}),
+		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: e.srv.URL + "/" + repo.Slug() + ".git",
+			CloneDir: filepath.Join(r.data, "clone"), Sandbox: sb, KeyPrefix: "review-" + name}),
 		StateDir: filepath.Join(r.data, "state"),
 		Timeout:  4 * time.Minute,
-	})
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a, err := review.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

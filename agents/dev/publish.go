@@ -1,0 +1,91 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/phase"
+	"github.com/disinto/disinto/lib/sandbox"
+)
+
+// publish is the step of StagePublishing: it reads what the finished
+// session left (result file, phase file, commits) and acts on it: a
+// refusal, an escalation, a nudge, or a push and a pull request.
+func (a *Agent) publish(ctx context.Context, _ *snapshot, st *State) error {
+	ws, err := a.workspace(st.Issue)
+	if err != nil {
+		return err
+	}
+	ref, refErr := phase.ReadResult(a.resultFile(ws))
+	badResult := errors.Is(refErr, phase.ErrInvalid)
+	if refErr != nil && !badResult && !errors.Is(refErr, fs.ErrNotExist) {
+		return refErr
+	}
+	remote, err := a.o.Git.RemoteHead(ctx, st.Branch)
+	if err != nil {
+		return err
+	}
+	head, ahead, err := a.o.Git.Collect(ctx, ws, st.Branch)
+	if err != nil {
+		return err
+	}
+	// A refusal counts only when nothing was committed for the issue yet.
+	if (refErr == nil || badResult) && remote == "" && st.PR == 0 && ahead == 0 {
+		if badResult {
+			return a.block(ctx, st, ledger.Code("builder.bad_result"),
+				"The model wrote a result file this agent does not understand.", a.red.Error(refErr))
+		}
+		return a.refuse(ctx, st, ref)
+	}
+	rep, err := a.sessionPhase(ws, st)
+	if err != nil {
+		return err
+	}
+	switch rep.Phase {
+	case phase.Escalate:
+		return a.escalate(ctx, st, ledger.CodeEscalatedByModel, rep.Reason)
+	case phase.Failed:
+		return a.block(ctx, st, ledger.Code("builder.failed"), "The model gave up on this issue.",
+			fmt.Sprintf("reason: %s\n%s", rep.Reason, clip(st.Summary, 2000)))
+	}
+	// awaiting_ci, awaiting_review, done or nothing: whatever was
+	// committed goes to CI; nothing committed earns one nudge.
+	if ahead == 0 {
+		if st.From != StageNudging && st.SessionID != "" {
+			return a.move(st, StageNudging)
+		}
+		return a.block(ctx, st, ledger.CodeBuilderNoCommit, "The model session ended without committing anything.",
+			fmt.Sprintf("phase: %q\n%s", rep.Phase, clip(st.Summary, 2000)))
+	}
+	if head != remote {
+		if err := a.o.Git.Push(ctx, head, st.Branch); err != nil {
+			return err
+		}
+	}
+	if err := a.ensurePR(ctx, st, st.Summary); err != nil {
+		return err
+	}
+	st.HeadSHA, st.AfterFailures, st.Summary = head, 0, ""
+	a.issueLog(*st).Info().Str("head", shortSHA(head)).Msg("pushed; waiting for CI")
+	return a.move(st, StageAwaitingCI)
+}
+
+// sessionPhase reads what the session left in its phase file. A missing or
+// empty file is no phase; malformed content is logged and read as no phase,
+// since what was pushed, not the file, decides what comes next.
+func (a *Agent) sessionPhase(ws *sandbox.Workspace, st *State) (phase.State, error) {
+	ps, err := phase.Read(a.phaseFile(ws))
+	switch {
+	case err == nil:
+		return ps, nil
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, phase.ErrEmpty):
+		return phase.State{}, nil
+	case errors.Is(err, phase.ErrInvalid):
+		a.issueLog(*st).Warn().Str("error", a.red.Error(err)).Msg("malformed phase file ignored")
+		return phase.State{}, nil
+	}
+	return phase.State{}, err
+}

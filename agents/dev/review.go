@@ -1,0 +1,157 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/ledger"
+	verdictpkg "github.com/disinto/disinto/lib/verdict"
+)
+
+// checkReview is the step of StageAwaitingReview: it acts on the newest
+// verdict for the head. With a review bot only its verdicts count; without
+// one, only a formal review of the head by a collaborator with write
+// access does. A marker or a review by anyone else is ignored. An
+// approval is merged; a change request goes back to the session.
+func (a *Agent) checkReview(ctx context.Context, snap *snapshot, st *State) error {
+	if moved, err := a.followPull(ctx, snap, st); err != nil || moved {
+		return err
+	}
+	reviews, err := a.o.Forge.ListReviews(ctx, st.PR)
+	if err != nil {
+		return err
+	}
+	var r verdictpkg.Reading
+	var ok bool
+	if a.o.ReviewBot != "" {
+		comments, err := a.o.Forge.ListComments(ctx, st.PR)
+		if err != nil {
+			return err
+		}
+		r, ok = verdictpkg.Read(comments, reviews, st.HeadSHA, a.o.ReviewBot)
+	} else {
+		r, ok, err = verdictpkg.ReadFormal(reviews, st.HeadSHA, func(login string) (bool, error) { return a.mayApprove(ctx, login) })
+		if errors.Is(err, forge.ErrForbidden) {
+			return a.block(ctx, st, codeReviewUnverifiable, fmt.Sprintf("A review of pull request #%d cannot be verified: no review bot "+
+				"is configured, and the dev agent may not read collaborators' permissions on %s (that takes admin there). "+
+				"Configure a review bot, or give the dev bot admin on the repository.", st.PR, a.o.Repo), a.red.Error(err))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	key := fmt.Sprintf("%s:%s:%s", r.SHA, r.Verdict, bodyHash(r.Feedback)[:12])
+	if !ok || key == st.HandledReview {
+		return a.overdue(ctx, st, a.lim.ReviewTimeout, ledger.Code("review.timeout"), "review")
+	}
+	log := a.issueLog(*st)
+	if r.Verdict.Approved() {
+		st.ReviewedSHA, st.Timeline.Approved = st.HeadSHA, a.o.Now()
+		if err := a.st.save(*st); err != nil {
+			return err
+		}
+		return a.merge(ctx, st)
+	}
+	st.HandledReview = key
+	st.ReviewRounds++
+	if st.ReviewRounds > a.lim.ReviewRounds {
+		return a.block(ctx, st, ledger.CodeReviewExhausted,
+			fmt.Sprintf("review asked for changes %d times on pull request #%d", st.ReviewRounds, st.PR), "")
+	}
+	log.Info().Int("round", st.ReviewRounds).Msg("changes requested; resuming the session with the review")
+	if st.News, err = a.reviewNews(st, a.red.String(r.Feedback)); err != nil {
+		return err
+	}
+	return a.move(st, StageFixing)
+}
+
+// codeReviewUnverifiable ends a run whose reviews could not be checked.
+const codeReviewUnverifiable ledger.Code = "review.unverifiable"
+
+// mayApprove reports whether login's formal reviews count when there is no
+// review bot: a collaborator with write access (or admin, or the owner),
+// never the agent itself. An unknown login may not.
+func (a *Agent) mayApprove(ctx context.Context, login string) (bool, error) {
+	me, err := a.identity(ctx)
+	if err != nil {
+		return false, err
+	}
+	if strings.EqualFold(login, me) {
+		return false, nil
+	}
+	p, err := a.o.Forge.CollaboratorPermission(ctx, login)
+	if errors.Is(err, forge.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return p.CanWrite(), nil
+}
+
+// merge merges the pull request pinned to the reviewed head. A branch that
+// fell behind the primary branch, or conflicts with it, goes back to the
+// session for a rebase first.
+func (a *Agent) merge(ctx context.Context, st *State) error {
+	behind, err := a.o.Git.Behind(ctx, st.Branch)
+	if err != nil {
+		return err
+	}
+	if behind {
+		return a.rebase(ctx, st, codeMergeBehind, fmt.Sprintf("it has fallen behind %s", a.o.PrimaryBranch), "")
+	}
+	err = a.o.Forge.Merge(ctx, st.PR, forge.MergeOptions{HeadSHA: st.ReviewedSHA, DeleteBranch: true,
+		Message: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue)})
+	if errors.Is(err, forge.ErrMergeBlocked) {
+		// A forge refuses a conflicting pull request as not mergeable.
+		if pr, gerr := a.o.Forge.GetPull(ctx, st.PR); gerr == nil && pr.State == forge.StateOpen && !pr.Mergeable {
+			err = fmt.Errorf("%w: %w", forge.ErrConflict, err)
+		}
+	}
+	switch {
+	case err == nil, errors.Is(err, forge.ErrAlreadyMerged):
+		pr, gerr := a.o.Forge.GetPull(ctx, st.PR)
+		if gerr != nil {
+			return gerr
+		}
+		return a.merged(ctx, st, pr.MergedSHA)
+	case errors.Is(err, forge.ErrHeadMoved):
+		return a.block(ctx, st, ledger.CodeMergeHeadMismatch,
+			fmt.Sprintf("the head of pull request #%d moved after the approval of %s; the unreviewed head was not merged",
+				st.PR, shortSHA(st.ReviewedSHA)), "")
+	case errors.Is(err, forge.ErrConflict):
+		return a.rebase(ctx, st, ledger.CodeMergeConflict, "it conflicts with "+a.o.PrimaryBranch, a.red.Error(err))
+	case errors.Is(err, forge.ErrMergeBlocked):
+		st.MergeAttempts++
+		if st.MergeAttempts >= a.lim.MergeAttempts {
+			return a.block(ctx, st, ledger.Code("merge.blocked"), "the forge refused the merge", a.red.Error(err))
+		}
+		return a.st.save(*st)
+	}
+	return err
+}
+
+// codeMergeBehind ends a run whose branch kept falling behind the primary
+// branch.
+const codeMergeBehind ledger.Code = "merge.behind"
+
+// rebase resumes the session to rebase the approved branch onto the
+// primary branch, at most Limits.Rebases times per run; after that the
+// issue is blocked with code.
+func (a *Agent) rebase(ctx context.Context, st *State, code ledger.Code, why, detail string) error {
+	st.Rebases++
+	if st.Rebases > a.lim.Rebases {
+		return a.block(ctx, st, code, fmt.Sprintf("pull request #%d is approved but %s, still after %d rebases",
+			st.PR, why, a.lim.Rebases), detail)
+	}
+	a.issueLog(*st).Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable; resuming the session to rebase")
+	news, err := a.rebaseNews(st, why, detail)
+	if err != nil {
+		return err
+	}
+	st.News = news
+	return a.move(st, StageFixing)
+}

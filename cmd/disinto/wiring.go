@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/memory"
+	"github.com/disinto/disinto/lib/metrics"
+	"github.com/disinto/disinto/lib/redact"
+)
+
+// core is what the daemon and a one-shot run both build, the one way: a
+// redactor for everything the process writes, the logs, the ledger, the
+// services every agent shares, and the runtime that runs the agents'
+// ticks and work. Agents are built from it with newAgent.
+type core struct {
+	cfg        *config.Config
+	dataDir    string
+	redactor   *redact.Redactor
+	logs       *logx.Set
+	ledger     *ledger.Ledger
+	enablement *agent.Enablement
+	// metrics counts ticks, outcomes and forge requests for /metrics; nil
+	// in a one-shot run.
+	metrics  *metrics.Registry
+	services *services
+	rt       *agent.Runtime
+	// journals route each run's record to its bot's journal; a daemon
+	// registers and drains them, a one-shot run has none.
+	journals journals
+}
+
+// coreOptions says how the daemon's core and a run's differ.
+type coreOptions struct {
+	// metrics turns on the counters /metrics serves.
+	metrics bool
+	// runtimeLog names the log the runtime writes to.
+	runtimeLog string
+}
+
+// newCore opens and builds the core; on an error, what was opened is
+// closed again.
+func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
+	red := redact.New(cfg.Secrets()...)
+	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr, Redactor: red})
+	if err != nil {
+		return nil, err
+	}
+	c := &core{cfg: cfg, dataDir: a.dataDir, redactor: red, logs: logs,
+		enablement: agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)}
+	defer func() {
+		if err != nil {
+			_ = c.close()
+		}
+	}()
+	if c.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{Redactor: red}); err != nil {
+		return nil, err
+	}
+	rto := agent.Options{Enablement: c.enablement, Log: logs.For(o.runtimeLog), TickTimeout: cfg.Policy.TickTimeout}
+	var next agent.Recorder = c.ledger
+	if o.metrics {
+		c.metrics = metrics.New(func() int { return len(c.rt.Running()) })
+		next = metrics.Recorder{Next: c.ledger, Reg: c.metrics}
+		rto.OnTick = func(p string, r config.Role, dur time.Duration, err error) {
+			c.metrics.ObserveTick(p, string(r), dur, err)
+		}
+	}
+	rto.Ledger = memory.Recorder{Next: next, For: c.journals.journalFor, Redactor: red, Log: logs.For(o.runtimeLog)}
+	c.rt = agent.New(rto)
+	if c.services, err = newServices(cfg, red, a.dataDir, c.metrics, a.env, a.allowUnisolated, logs.For("claude")); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newAgent builds the agent of role for project p with factory.
+func (c *core) newAgent(factory agentFactory, p *config.Project, role config.Role) (agent.Agent, error) {
+	ag, err := factory(agentDeps{Config: c.cfg, Project: p, Role: role, DataDir: c.dataDir,
+		StateDir: filepath.Join(c.dataDir, "state", p.Name), Log: c.logs.For(string(role)), Services: c.services})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
+	}
+	return ag, nil
+}
+
+// close closes the ledger and the logs.
+func (c *core) close() error {
+	var errs []error
+	if c.ledger != nil {
+		errs = append(errs, c.ledger.Close())
+	}
+	return errors.Join(append(errs, c.logs.Close())...)
+}
