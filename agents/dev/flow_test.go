@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/disinto/disinto/lib/claude"
@@ -600,5 +601,35 @@ func TestCommitsOutweighARefusal(t *testing.T) {
 	st := h.wantStage(n, StageAwaitingCI)
 	if st.PR == 0 || h.f.issue(n).HasLabel(forge.LabelUnderspecified) {
 		t.Fatalf("committed work refused: %+v", st)
+	}
+}
+
+// TestBackendOutageIsNoStrike: a model backend that is rate limited or
+// refuses the key leaves the issue waiting (no block, no strike, however
+// often); the session runs again once the backend answers.
+func TestBackendOutageIsNoStrike(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+		if down.Load() {
+			return claude.Result{HasResult: true, IsError: true, APIErrorStatus: 429}, &claude.APIError{Status: 429, Text: "rate limited"}
+		}
+		return h.implement(inv, phase.AwaitingCI)
+	})
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	for range maxAfterFailures + 3 {
+		h.tick()
+	}
+	if st, ok := h.state(n); !ok || st.Stage.Terminal() || st.StartFailures != 0 {
+		t.Fatalf("after a backend outage: %+v, %v", st, ok)
+	}
+	if h.f.issue(n).HasLabel(forge.LabelBlocked) {
+		t.Fatal("a backend outage blocked the issue")
+	}
+	down.Store(false)
+	h.tick()
+	h.tick()
+	if st := h.wantStage(n, StageAwaitingCI); st.PR == 0 {
+		t.Fatalf("no pull request after the backend came back: %+v", st)
 	}
 }
