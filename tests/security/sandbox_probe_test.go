@@ -16,6 +16,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/ledger"
 )
 
 // probe is what a prompt-injected session would try: its environment,
@@ -120,7 +121,10 @@ func TestSessionsSeeNoCredential(t *testing.T) {
 		}
 	}
 	if pr.Number == 0 {
-		t.Fatalf("the dev session's commit did not become a pull request; open pulls %+v", pulls)
+		recs, _, _ := ledger.Read(filepath.Join(w.data, "ledger"), ledger.Filter{})
+		st, _, _ := d.State(issue.Number)
+		t.Fatalf("the dev session's commit did not become a pull request; open pulls %+v\nledger %+v\nstate %+v\ntool results:\n%s",
+			pulls, recs, st, w.toolResults())
 	}
 
 	// The review session, on that pull request.
