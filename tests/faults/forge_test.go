@@ -1,0 +1,128 @@
+package faults
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// TestBaseline is the suite's control: with no fault the rig turns an
+// issue into a merged pull request, so every fault test measures the fault.
+func TestBaseline(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, setup{}, approve(), implement("dev", "widget.txt", "a widget"))
+	w.start()
+	n := w.backlog("Add a widget", "dev")
+	w.converge("none (baseline)", n, outcome{merged: true, file: "widget.txt", line: "a widget"}, 3*time.Minute)
+	t.Logf("one issue from backlog to merged: %d forge requests", w.proxy.Total())
+	if errs := w.logLines("ERR", ""); len(errs) > 0 {
+		t.Errorf("error lines without a fault:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestForgeFaults runs a dev and review run through each fault of the
+// forge; every one must end merged, with no duplicate and no stuck claim.
+func TestForgeFaults(t *testing.T) {
+	api := func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") }
+	for _, tc := range []struct {
+		name  string
+		chaos forgetest.Chaos
+	}{
+		{"forge 500 on 30% of requests", forgetest.Chaos{Seed: 30, FailRate: 0.3}},
+		{"forge responses delayed 40s", forgetest.Chaos{Seed: 40, DelayRate: 0.1, Delay: 40 * time.Second}},
+		{"forge resets mid-body", forgetest.Chaos{Seed: 50, ResetRate: 0.15}},
+		{"forge truncated JSON", forgetest.Chaos{Seed: 60, TruncateRate: 0.15, Match: api}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, setup{}, approve(), implement("dev", "widget.txt", "a widget"))
+			w.proxy.SetChaos(tc.chaos)
+			w.start()
+			n := w.backlog("Add a widget", "dev")
+			w.converge(tc.name, n, outcome{merged: true, file: "widget.txt", line: "a widget"}, 5*time.Minute)
+			t.Logf("%d forge requests, injected %v", w.proxy.Total(), w.proxy.Injected())
+			w.proxy.SetChaos(forgetest.Chaos{})
+			w.checkStreakLines()
+		})
+	}
+}
+
+// TestForgeOutageMidRun takes the forge (API and git) down for a minute
+// while the dev session works: the ticks fail and back off, said once per
+// streak, and once the forge is back the issue is merged.
+func TestForgeOutageMidRun(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, setup{}, approve(), implement("dev", "widget.txt", "a widget"))
+	w.start()
+	n := w.backlog("Add a widget", "dev")
+	waitFor(t, w, "the dev session", 2*time.Minute, func() bool { return len(w.model.MessageRequests("dev")) > 0 })
+	if err := w.proxy.SetDown(true); err != nil {
+		t.Fatal(err)
+	}
+	down := time.Now()
+	waitFor(t, w, "a failed dev run while the forge is down", 2*time.Minute, func() bool {
+		return w.failures("dev") > 0
+	})
+	for time.Since(down) < 60*time.Second {
+		if why := w.died(); why != "" {
+			t.Fatal(why)
+		}
+		time.Sleep(time.Second)
+	}
+	if err := w.proxy.SetDown(false); err != nil {
+		t.Fatal(err)
+	}
+	w.converge("forge down 60s mid-run", n, outcome{merged: true, file: "widget.txt", line: "a widget"}, 5*time.Minute)
+	w.checkStreakLines()
+	if len(w.logLines("INF", "agent runs succeed again")) == 0 {
+		t.Errorf("no line said the failures ended:\n%s", w.output())
+	}
+}
+
+// failures counts the ledger's engine-error records of role.
+func (w *world) failures(role string) int {
+	n := 0
+	for _, r := range w.ledger() {
+		if r.Role == role && r.Reason == ledger.ReasonEngineError {
+			n++
+		}
+	}
+	return n
+}
+
+// checkStreakLines checks that each streak of failed runs of one job (a
+// run of ledger failures with one code, ended by a success or another
+// code) was said with exactly one error line.
+func (w *world) checkStreakLines() {
+	w.t.Helper()
+	for _, role := range []string{"dev", "review"} {
+		streaks := 0
+		last := ledger.Code("")
+		for _, r := range w.ledger() {
+			if r.Role != role || r.Reason == ledger.ReasonInterrupted {
+				continue
+			}
+			if r.Reason != ledger.ReasonEngineError {
+				last = ""
+				continue
+			}
+			if r.Code != last {
+				streaks++
+			}
+			last = r.Code
+		}
+		lines := 0
+		for _, l := range w.logLines("ERR", "agent run failed") {
+			if strings.Contains(l, "agent="+role+" ") {
+				lines++
+			}
+		}
+		if lines != streaks {
+			w.t.Errorf("%s: %d error lines for %d failure streaks in the ledger:\n%s", role, lines, streaks, strings.Join(w.logLines("ERR", ""), "\n"))
+		}
+	}
+}
