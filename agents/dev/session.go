@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
@@ -49,6 +50,13 @@ func (a *Agent) startSession(ctx context.Context, st State) {
 			// session runs again at the next tick.
 			log.Warn().Str(logx.KeyOutcome, claude.Code(err)).Str("error", a.red.Error(err)).
 				Msg("model backend unavailable; the session runs again next tick")
+			return
+		}
+		if code, ok := agent.Unavailable(err); ok {
+			// Nor is a forge that is down or a connection that broke: no
+			// strike toward blocking the issue.
+			log.Warn().Str(logx.KeyOutcome, string(code)).Str("error", a.red.Error(err)).
+				Msg("forge unavailable; the session step runs again next tick")
 			return
 		}
 		// Both the work after a session and the start of one (worktree,

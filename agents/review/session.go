@@ -202,16 +202,12 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 // run's record; the next tick tries again. It reports whether err was
 // such a failure.
 func unavailable(err error, log zerolog.Logger, finish func(ledger.Reason, ledger.Code, string, claude.Result)) bool {
-	code, permanent := agent.Classify(err)
-	switch {
-	case permanent:
-		return false
-	case code == ledger.CodeForgeUnavailable, code == agent.CodeGitUnavailable, code == agent.CodeTickTimeout:
+	code, ok := agent.Unavailable(err)
+	if ok {
 		log.Warn().Str(logx.KeyOutcome, string(code)).Str("error", err.Error()).Msg("forge unavailable; review retried next tick")
 		finish(ledger.ReasonEngineError, code, "the forge is unavailable", claude.Result{})
-		return true
 	}
-	return false
+	return ok
 }
 
 // fullPrompt renders the review-pr formula with the pull request context.
