@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -85,7 +86,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		start := t.now()
-		resp, err := t.attempt(r)
+		resp, err := t.attempt(r, canRetry)
 		status := 0
 		if resp != nil {
 			status = resp.StatusCode
@@ -125,19 +126,46 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// maxBufferedBody bounds the response body of a repeatable request that
+// an attempt reads in full.
+const maxBufferedBody = 64 << 20
+
 // attempt sends one request under the per-attempt timeout, which stays
-// armed until the response body is closed.
-func (t *transport) attempt(r *http.Request) (*http.Response, error) {
-	if t.attemptTimeout <= 0 {
-		return t.next.RoundTrip(r)
+// armed until the response body is closed. The body of a repeatable
+// request is read within the attempt: a connection that breaks mid-body
+// is then an attempt's failure, retried like one that broke before the
+// headers, instead of an error in the caller's decoding.
+func (t *transport) attempt(r *http.Request, repeatable bool) (*http.Response, error) {
+	ctx, cancel := r.Context(), context.CancelFunc(func() {})
+	if t.attemptTimeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, t.attemptTimeout)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), t.attemptTimeout)
 	resp, err := t.next.RoundTrip(r.WithContext(ctx))
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	if !repeatable {
+		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBufferedBody))
+	if err != nil {
+		_ = resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("read response body: %w", err)
+	}
+	if len(body) < maxBufferedBody {
+		_ = resp.Body.Close()
+		cancel()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	// Too large to hold: the caller reads the rest, under the deadline.
+	resp.Body = &cancelBody{ReadCloser: struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}, cancel: cancel}
 	return resp, nil
 }
 

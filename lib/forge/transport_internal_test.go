@@ -164,3 +164,34 @@ func TestRetryAfterParsing(t *testing.T) {
 		}
 	}
 }
+
+// A connection that breaks in the middle of a GET's response body is an
+// attempt that failed, retried like one that broke before the headers
+// (it used to surface as the caller's decoding error, failing the tick).
+func TestTransportRetriesABodyCutShort(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\":1,")
+			_ = buf.Flush()
+			_ = conn.Close()
+			return
+		}
+		_, _ = w.Write([]byte(`{"id":1,"login":"dev-bot"}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, _ := newTestClient(t, srv.URL, 0)
+	var u struct{ Login string }
+	if err := c.do(context.Background(), "GET", "/user", nil, nil, &u); err != nil || u.Login != "dev-bot" {
+		t.Fatalf("GET after a body cut short: %+v, %v", u, err)
+	}
+	if got := n.Load(); got != 2 {
+		t.Errorf("calls = %d, want 2", got)
+	}
+}
