@@ -227,7 +227,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return nil
 	default:
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decode %s %s: %w", method, path, err)
+			// The forge answered, but not with what it promised: its
+			// fault, and worth another try later.
+			return fmt.Errorf("decode %s %s: %w: %w", method, path, ErrUnavailable, err)
 		}
 	}
 	return nil

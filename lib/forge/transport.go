@@ -3,6 +3,7 @@ package forge
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/disinto/disinto/lib/logx"
@@ -158,6 +160,11 @@ func (t *transport) attempt(r *http.Request, repeatable bool) (*http.Response, e
 	if len(body) < maxBufferedBody {
 		_ = resp.Body.Close()
 		cancel()
+		if resp.StatusCode < 300 && len(body) > 0 && isJSON(resp.Header.Get("Content-Type")) && !json.Valid(body) {
+			// A body whose length matched its header but whose JSON ends
+			// mid-value is as broken as one cut short: try again.
+			return nil, fmt.Errorf("malformed JSON response (%d bytes)", len(body))
+		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		return resp, nil
 	}
@@ -167,6 +174,11 @@ func (t *transport) attempt(r *http.Request, repeatable bool) (*http.Response, e
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}, cancel: cancel}
 	return resp, nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.TrimSpace(strings.ToLower(mt)) == "application/json"
 }
 
 type cancelBody struct {

@@ -195,3 +195,31 @@ func TestTransportRetriesABodyCutShort(t *testing.T) {
 		t.Errorf("calls = %d, want 2", got)
 	}
 }
+
+// JSON that ends mid-value behind an honest Content-Length is retried
+// for a repeatable request; for one that is not, the decoding error says
+// the forge is at fault (transient), not the caller.
+func TestTransportRetriesTruncatedJSON(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if n.Add(1) == 1 || r.Method == http.MethodPost {
+			_, _ = w.Write([]byte(`{"id":1,"log`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"id":1,"login":"dev-bot"}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, _ := newTestClient(t, srv.URL, 0)
+	var u struct{ Login string }
+	if err := c.do(context.Background(), "GET", "/user", nil, nil, &u); err != nil || u.Login != "dev-bot" {
+		t.Fatalf("GET after truncated JSON: %+v, %v", u, err)
+	}
+	if got := n.Load(); got != 2 {
+		t.Errorf("calls = %d, want 2", got)
+	}
+	if err := c.do(context.Background(), "POST", "/user", nil, map[string]int{"a": 1}, &u); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("POST answered with truncated JSON: %v, want ErrUnavailable", err)
+	}
+}
