@@ -57,6 +57,9 @@ type outcome struct {
 	merged     bool
 	file, line string
 	code       ledger.Code
+	// orBlocked, with merged, also accepts the issue blocked with one of
+	// these codes.
+	orBlocked []ledger.Code
 }
 
 // fixes reports whether pull request p says it fixes issue n.
@@ -72,13 +75,19 @@ func (w *world) settled(n int64, want outcome) bool {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if i.HasLabel(forge.LabelInProgress) || len(i.Assignees) > 0 {
+	if i.HasLabel(forge.LabelInProgress) {
 		return false
 	}
+	// A blocked issue stays assigned: a human sends it back.
 	if !want.merged {
 		return i.HasLabel(forge.LabelBlocked) && w.ledgerHas(n, ledger.ReasonBlocked, want.code)
 	}
-	if i.State != forge.StateClosed {
+	for _, c := range want.orBlocked {
+		if i.HasLabel(forge.LabelBlocked) && w.ledgerHas(n, ledger.ReasonBlocked, c) {
+			return true
+		}
+	}
+	if i.State != forge.StateClosed || len(i.Assignees) > 0 {
 		return false
 	}
 	ps, err := w.repo.ListPulls(ctx, forge.StateAll)
@@ -113,26 +122,41 @@ func (w *world) ledger() []ledger.Record {
 	return recs
 }
 
-// converge waits for issue n to end as want says, then checks what every
-// fault must leave behind and records the try as fault in the summary:
-// one pull request, no duplicate comment, no stuck claim on any issue, the
-// commit on main, no session process or CLI left.
+// converge waits for issue n to end as want says, then verifies it and
+// records the try as fault in the summary.
 func (w *world) converge(fault string, n int64, want outcome, timeout time.Duration) {
 	w.t.Helper()
-	converged := false
-	dups, stuck, leaks := 0, 0, 0
-	defer func() { tally.note(fault, converged, dups, stuck, leaks) }()
-	deadline := time.Now().Add(timeout)
-	for !w.settled(n, want) {
+	w.await(fault, n, want, timeout, func() {
 		if why := w.died(); why != "" {
 			w.t.Fatalf("%s: waiting for issue #%d to settle: %s", fault, n, why)
 		}
+	})
+	dups, stuck, leaks := w.verify(fault, n, want)
+	tally.note(fault, true, dups, stuck, leaks)
+}
+
+// await waits for issue n to settle as want says, calling each between
+// looks; past timeout it records fault as not converged and fails.
+func (w *world) await(fault string, n int64, want outcome, timeout time.Duration, each func()) {
+	w.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !w.settled(n, want) {
+		each()
 		if time.Now().After(deadline) {
-			w.t.Fatalf("%s: issue #%d did not settle within %s (want %+v); ledger %+v\n%s", fault, n, timeout, want, w.ledger(), w.output())
+			tally.note(fault, false, 0, 0, 0)
+			w.t.Fatalf("%s: issue #%d did not settle within %s (want %+v); last ledger records:\n%s\nlast daemon lines:\n%s",
+				fault, n, timeout, want, w.lastRecords(8), w.lastLines(40))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	converged = true
+}
+
+// verify checks what every fault must leave behind once issue n settled:
+// one pull request, no duplicate comment, no stuck claim on any issue, the
+// commit on main, no session process or CLI left. It returns the
+// duplicates, stuck claims and leftover processes it found.
+func (w *world) verify(fault string, n int64, want outcome) (dups, stuck, leaks int) {
+	w.t.Helper()
 	ctx := testCtx(w.t)
 	ps, err := w.repo.ListPulls(ctx, forge.StateAll)
 	if err != nil {
@@ -160,7 +184,7 @@ func (w *world) converge(fault string, n int64, want outcome, timeout time.Durat
 		}
 	}
 	stuck = w.stuckClaims()
-	if want.merged {
+	if want.merged && len(mine) == 1 && mine[0].Merged {
 		f, err := w.repo.GetFile(ctx, want.file, "main")
 		if err != nil || !strings.Contains(string(f.Content), want.line) {
 			w.t.Errorf("%s: main lacks the session's commit (%q in %s): %v", fault, want.line, want.file, err)
@@ -176,6 +200,28 @@ func (w *world) converge(fault string, n int64, want outcome, timeout time.Durat
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	return dups, stuck, leaks
+}
+
+// lastRecords formats the last n ledger records, one a line.
+func (w *world) lastRecords(n int) string {
+	recs := w.ledger()
+	var b strings.Builder
+	for _, r := range recs[max(len(recs)-n, 0):] {
+		fmt.Fprintf(&b, "  %s %s #%d/%d %s %s: %s\n", r.Start.Format("15:04:05"), r.Role, r.Issue, r.PR, r.Reason, r.Code, firstLine(r.Detail))
+	}
+	return b.String()
+}
+
+// lastLines returns the daemon's last n console lines, debug lines aside.
+func (w *world) lastLines(n int) string {
+	var out []string
+	for _, l := range strings.Split(w.output(), "\n") {
+		if !strings.Contains(l, " DBG ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out[max(len(out)-n, 0):], "\n")
 }
 
 // duplicateComments lists the comments of thread n that repeat an earlier

@@ -65,13 +65,23 @@ func TestForgeOutageMidRun(t *testing.T) {
 	}
 	down := time.Now()
 	waitFor(t, w, "a failed dev run while the forge is down", 2*time.Minute, func() bool {
-		return w.failures("dev") > 0
+		return len(w.tickFailures("dev")) > 0
 	})
 	for time.Since(down) < 60*time.Second {
 		if why := w.died(); why != "" {
 			t.Fatal(why)
 		}
 		time.Sleep(time.Second)
+	}
+	// A minute of failed ticks (backing off) is said once per job and
+	// code, not once per tick.
+	failed := w.tickFailures("dev")
+	codes := map[ledger.Code]bool{}
+	for _, r := range failed {
+		codes[r.Code] = true
+	}
+	if errs := w.roleLines("ERR", "agent run failed", "dev"); len(failed) < 3 || len(errs) > len(codes) {
+		t.Errorf("%d failed dev ticks during the outage, said in %d error lines (%d codes):\n%s", len(failed), len(errs), len(codes), strings.Join(errs, "\n"))
 	}
 	if err := w.proxy.SetDown(false); err != nil {
 		t.Fatal(err)
@@ -83,46 +93,52 @@ func TestForgeOutageMidRun(t *testing.T) {
 	}
 }
 
-// failures counts the ledger's engine-error records of role.
-func (w *world) failures(role string) int {
-	n := 0
+// tickFailures returns the ledger's records of failed ticks of role (the
+// records of work, which name an issue or pull request, aside).
+func (w *world) tickFailures(role string) []ledger.Record {
+	var out []ledger.Record
 	for _, r := range w.ledger() {
-		if r.Role == role && r.Reason == ledger.ReasonEngineError {
-			n++
+		if r.Role == role && r.Reason == ledger.ReasonEngineError && r.Issue == 0 && r.PR == 0 {
+			out = append(out, r)
 		}
 	}
-	return n
+	return out
 }
 
-// checkStreakLines checks that each streak of failed runs of one job (a
-// run of ledger failures with one code, ended by a success or another
-// code) was said with exactly one error line.
+// roleLines returns the daemon's lines at level containing msg of role.
+func (w *world) roleLines(level, msg, role string) []string {
+	var out []string
+	for _, l := range w.logLines(level, msg) {
+		if strings.Contains(l, "agent="+role) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// checkStreakLines checks that failed ticks were said once per streak: a
+// streak (failures in a row, of one code) is one error line and ends with
+// one line saying the runs succeed again, so the error lines of a job are
+// at most its recorded failures, and at most one per code for each
+// recovery and the streak still running.
 func (w *world) checkStreakLines() {
 	w.t.Helper()
 	for _, role := range []string{"dev", "review"} {
-		streaks := 0
-		last := ledger.Code("")
-		for _, r := range w.ledger() {
-			if r.Role != role || r.Reason == ledger.ReasonInterrupted {
-				continue
-			}
-			if r.Reason != ledger.ReasonEngineError {
-				last = ""
-				continue
-			}
-			if r.Code != last {
-				streaks++
-			}
-			last = r.Code
+		failures := w.tickFailures(role)
+		codes := map[ledger.Code]bool{}
+		for _, r := range failures {
+			codes[r.Code] = true
 		}
-		lines := 0
-		for _, l := range w.logLines("ERR", "agent run failed") {
-			if strings.Contains(l, "agent="+role+" ") {
-				lines++
+		var errs []string
+		for _, l := range w.roleLines("ERR", "agent run failed", role) {
+			if !strings.Contains(l, "outcome=engine.shutdown") {
+				errs = append(errs, l)
 			}
 		}
-		if lines != streaks {
-			w.t.Errorf("%s: %d error lines for %d failure streaks in the ledger:\n%s", role, lines, streaks, strings.Join(w.logLines("ERR", ""), "\n"))
+		recoveries := len(w.roleLines("INF", "agent runs succeed again", role))
+		if len(errs) > len(failures) || len(errs) > (recoveries+1)*len(codes) {
+			w.t.Errorf("%s: %d error lines for %d failed ticks (%d codes, %d recoveries):\n%s",
+				role, len(errs), len(failures), len(codes), recoveries, strings.Join(errs, "\n"))
 		}
 	}
 }

@@ -10,6 +10,7 @@
 package faults
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,6 +65,15 @@ func disinto(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	// The worlds spend their time waiting on the forge, the model and
+	// timeouts, not on the CPU: unless told otherwise, run more of them at
+	// once than there are cores.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", "8")
+	}
 	code := forgetest.Main(m, &gitea)
 	if binary.dir != "" {
 		_ = os.RemoveAll(binary.dir)

@@ -10,8 +10,9 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 )
 
-// sessionUIDBase is where the sandbox's session uids begin.
-const sessionUIDBase = 200000
+// sessionUIDBase is where the suite's session uids begin, past the
+// sandbox's default pool, which other suites on the machine use.
+const sessionUIDBase = 400000
 
 // roots are the directories of the suite's worlds: a process working
 // under one of them belongs to the suite (other suites may run sessions
@@ -54,7 +55,7 @@ func procsUnder(dirs ...string) []string {
 		raw, _ := os.ReadFile(filepath.Join(p, "cmdline"))
 		argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
 		isCLI := len(argv) > 0 && argv[0] != "" && (argv[0] == cli || filepath.Base(argv[0]) == "claude")
-		if uid >= sessionUIDBase || isCLI {
+		if uid >= 200000 || isCLI {
 			out = append(out, filepath.Base(p)+" uid="+strconv.Itoa(uid)+" "+cwd+" "+strings.Join(argv, " "))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,12 +45,19 @@ type world struct {
 	d  *daemon
 }
 
+// uidPools numbers the worlds' session uid pools.
+var uidPools atomic.Int64
+
+// uidPoolSize is the number of session uids of one world.
+const uidPoolSize = 100
+
 // setup tunes a world before its daemon starts.
 type setup struct {
 	// env adds to or overrides the daemon's environment.
 	env []string
-	// claudeBin replaces the CLI (a wrapper around it).
-	claudeBin string
+	// wrap, when set, is a shell script that stands in for the CLI: it
+	// runs the real one as "$REAL" and misbehaves around it.
+	wrap string
 	// data, when set, is the data dir (a mount the test made).
 	data string
 }
@@ -102,8 +110,13 @@ func newWorld(t *testing.T, su setup, scenarios ...claudetest.Scenario) *world {
 	}, "\n")+"\n")
 
 	cli := claudetest.RequireCLI(t)
-	if su.claudeBin != "" {
-		cli = su.claudeBin
+	if su.wrap != "" {
+		// Sessions run as their own uids: the script must be readable.
+		wrapper := filepath.Join(w.dir, "claude")
+		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nREAL="+cli+"\n"+su.wrap), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cli = wrapper
 	}
 	home := filepath.Join(w.dir, "home")
 	w.env = append([]string{
@@ -114,6 +127,10 @@ func newWorld(t *testing.T, su setup, scenarios ...claudetest.Scenario) *world {
 		"CLAUDE_CODE_MAX_RETRIES=0",
 		"AGENT_ROLES=dev,review", "POLL_INTERVAL=2", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=120",
 		"CLAUDE_IDLE_GRACE=5", "DISINTO_FORGE_TIMEOUT=3", "DISINTO_TICK_TIMEOUT=60",
+		// Daemons sharing a host need pools of their own (freeing a uid
+		// ends its processes), apart from other suites' (from 200000).
+		fmt.Sprintf("DISINTO_SESSION_UID_BASE=%d", sessionUIDBase+uidPools.Add(1)*uidPoolSize),
+		fmt.Sprintf("DISINTO_SESSION_UID_COUNT=%d", uidPoolSize),
 	}, su.env...)
 	w.bin = bin
 	return w
