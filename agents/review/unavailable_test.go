@@ -3,11 +3,16 @@ package review_test
 import (
 	"context"
 	"io/fs"
+	"net/http"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/sandbox"
@@ -70,5 +75,41 @@ func TestForgeUnreachableIsNoStrike(t *testing.T) {
 	h.wantSessions(1)
 	if rs := h.botReviews(pr.Number); len(rs) != 1 {
 		t.Errorf("reviews after the forge came back: %+v", rs)
+	}
+}
+
+// A post whose answer is lost (the connection reset after the forge
+// applied it) is not posted again by the tick that completes publishing:
+// one review comment and one formal review, not two of each.
+func TestLostAnswerIsNotPostedTwice(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	proxy := forgetest.NewProxy(t, h.srv.URL)
+	h.forgeURL = proxy.URL
+	h.a = h.newAgent()
+	pr := h.openGreenPR("Change", "change")
+	h.setModel(writes(output{Verdict: "APPROVE", VerdictReason: "fine"}))
+	var mu sync.Mutex
+	lost := map[string]bool{}
+	proxy.Observe(func(_ int, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodPost && !lost[r.URL.Path] &&
+			(strings.HasSuffix(r.URL.Path, "/comments") || strings.HasSuffix(r.URL.Path, "/reviews")) {
+			lost[r.URL.Path] = true
+			proxy.ResetNext(1)
+		}
+	})
+	for range 3 {
+		h.tick()
+	}
+	h.wantSessions(1)
+	cs := h.botComments(pr.Number, "<!-- reviewed: "+pr.HeadSHA)
+	rs := h.botReviews(pr.Number)
+	if len(cs) != 1 || len(rs) != 1 || rs[0].State != forge.ReviewApprove {
+		t.Errorf("after lost answers: %d review comments, formal reviews %+v; want one of each", len(cs), rs)
+	}
+	if len(lost) != 2 {
+		t.Errorf("answers lost: %v, want the comment's and the review's", lost)
 	}
 }
