@@ -15,12 +15,15 @@ import (
 func TestBaseline(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, setup{}, approve(), implement("dev", "widget.txt", "a widget"))
-	w.start()
+	d := w.start()
 	n := w.backlog("Add a widget", "dev")
 	w.converge("none (baseline)", n, outcome{merged: true, file: "widget.txt", line: "a widget"}, 3*time.Minute)
 	t.Logf("one issue from backlog to merged: %d forge requests", w.proxy.Total())
 	if errs := w.logLines("ERR", ""); len(errs) > 0 {
 		t.Errorf("error lines without a fault:\n%s", strings.Join(errs, "\n"))
+	}
+	if err := d.stop(t); err != nil {
+		t.Errorf("the daemon's exit after SIGTERM: %v", err)
 	}
 }
 

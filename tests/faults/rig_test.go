@@ -75,19 +75,8 @@ func newWorld(t *testing.T, su setup, scenarios ...claudetest.Scenario) *world {
 	w.proxy = forgetest.NewProxy(t, w.srv.URL)
 	var modelURL string
 	w.model, modelURL = claudetest.Start(t, scenarios...)
-	w.owner = w.srv.NewUser(t, "owner")
-	w.dev = w.srv.NewUser(t, "dev-bot")
-	w.reviewer = w.srv.NewUser(t, "review-bot")
-	w.repo = w.srv.NewRepo(t, w.owner, "widgets")
-	ctx := testCtx(t)
-	if _, err := w.repo.EnsureLabels(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range []forgetest.User{w.dev, w.reviewer} {
-		if err := w.repo.AddCollaborator(ctx, u.Login, forge.PermWrite); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := w.srv.NewProject(t, "widgets")
+	w.owner, w.dev, w.reviewer, w.repo = p.Owner, p.Dev, p.Reviewer, p.Repo
 
 	w.dir = sandboxtest.Dir(t, "world")
 	addRoot(w.dir)

@@ -1,6 +1,7 @@
 package forgetest
 
 import (
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -240,11 +241,7 @@ func (p *Proxy) Total() int {
 func (p *Proxy) Counts() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.counts))
-	for k, v := range p.counts {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.counts)
 }
 
 // Injected returns how many faults of each kind (InjectedStatus, ...) the
@@ -252,11 +249,7 @@ func (p *Proxy) Counts() map[string]int {
 func (p *Proxy) Injected() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.injected))
-	for k, v := range p.injected {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.injected)
 }
 
 // Reset clears the counters and pending faults (not the chaos, an outage
