@@ -20,7 +20,7 @@ const (
 	// killSpan is about the number of forge requests (API and git) of one
 	// issue from backlog to merged through dev and review; points are
 	// drawn from kills·killSpan/killsPerIssue requests.
-	killSpan      = 150
+	killSpan      = 75
 	killsPerIssue = 5
 	maxKillIssues = 8
 )
