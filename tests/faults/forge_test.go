@@ -30,6 +30,7 @@ func TestBaseline(t *testing.T) {
 // TestForgeFaults runs a dev and review run through each fault of the
 // forge; every one must end merged, with no duplicate and no stuck claim.
 func TestForgeFaults(t *testing.T) {
+	t.Parallel()
 	api := func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") }
 	for _, tc := range []struct {
 		name  string

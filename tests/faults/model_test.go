@@ -15,6 +15,7 @@ import (
 // not the issue's, so the issue is not blocked, the session runs again at
 // a later tick, and the issue is merged once the backend answers.
 func TestModelAPIErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		status int
@@ -64,6 +65,7 @@ func sessionOnly(fault string) string {
 // whose output is interleaved with garbage, and a session that runs out
 // of turns after committing.
 func TestCLIFaults(t *testing.T) {
+	t.Parallel()
 	endless := []claudetest.Turn{commitLine("widget.txt", "a widget")}
 	for range 205 {
 		endless = append(endless, claudetest.Tools(claudetest.Bash("true")))
