@@ -2,6 +2,7 @@ package faults
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ import (
 )
 
 // TestDiskFull runs the data dir on a small tmpfs the test mounts, fills
-// it while an issue is being worked, and frees it again: the daemon stays
+// it as an issue comes to be worked, and frees it again: the daemon stays
 // up through the failures, says them, and the issue ends merged, or
 // blocked with the step that kept failing named.
 func TestDiskFull(t *testing.T) {
@@ -29,13 +30,16 @@ func TestDiskFull(t *testing.T) {
 		}
 	})
 	w := newWorld(t, setup{data: data}, approve(), implement("dev", "widget.txt", "a widget"))
-	w.start()
-	n := w.backlog("Add a widget", "dev")
-	waitFor(t, w, "the issue claimed", 2*time.Minute, func() bool {
-		return strings.Contains(w.output(), "claimed")
+	d := w.start()
+	waitFor(t, w, "the daemon ready", time.Minute, func() bool {
+		code, _ := get(t, "http://"+d.status+"/readyz")
+		return code == http.StatusOK
 	})
+	// Full before the issue comes: its clone, worktree and state need the
+	// disk.
 	filler := filepath.Join(data, "filler")
 	fill(t, filler)
+	n := w.backlog("Add a widget", "dev")
 	// Several runs meet the full disk before it is freed.
 	waitFor(t, w, "the daemon meeting the full disk", 2*time.Minute, func() bool {
 		return strings.Count(w.output(), "no space left on device") >= 3
