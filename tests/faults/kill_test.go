@@ -90,6 +90,7 @@ func TestKillAtRandomPoints(t *testing.T) {
 			if cur.exited() {
 				restarts++
 				d = w.start()
+				w.poke(d)
 			}
 		})
 		dups, stuck, leaks := w.verify(fault, n, want)

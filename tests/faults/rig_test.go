@@ -1,9 +1,14 @@
 package faults
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,7 +100,7 @@ func newWorld(t *testing.T, su setup, scenarios ...claudetest.Scenario) *world {
 		"FORGE_TOKEN=" + w.dev.Token, "FORGE_PASS=" + w.dev.Password, "FORGE_BOT_USER_DEV=" + w.dev.Login,
 		"FORGE_REVIEW_TOKEN=" + w.reviewer.Token, "FORGE_REVIEW_PASS=" + w.reviewer.Password,
 		"FORGE_BOT_USER_REVIEW=" + w.reviewer.Login, "FORGE_BOT_USERNAMES=" + w.dev.Login + "," + w.reviewer.Login,
-		"FORGE_ADMIN_USER=" + w.owner.Login, "DISINTO_WEBHOOK_SECRET=faults-hook-secret",
+		"FORGE_ADMIN_USER=" + w.owner.Login, "DISINTO_WEBHOOK_SECRET=" + hookSecret,
 	}, "\n")+"\n")
 
 	cli := claudetest.RequireCLI(t)
@@ -255,4 +260,36 @@ func waitFor(t *testing.T, w *world, what string, timeout time.Duration, cond fu
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// hookSecret is the worlds' DISINTO_WEBHOOK_SECRET.
+const hookSecret = "faults-hook-secret"
+
+// poke sends the daemon d a signed pull request event, as the forge does
+// when something changes, so that its agents run now rather than after
+// the start's stagger; it waits for the daemon to accept it.
+func (w *world) poke(d *daemon) {
+	w.t.Helper()
+	body := []byte(`{"action":"synchronized","repository":{"full_name":"` + w.repo.Slug() + `"}}`)
+	mac := hmac.New(sha256.New, []byte(hookSecret))
+	mac.Write(body)
+	sig := hex.EncodeToString(mac.Sum(nil))
+	waitFor(w.t, nil, "the daemon taking a webhook", time.Minute, func() bool {
+		if d.exited() {
+			return true // killed again meanwhile: the next start pokes
+		}
+		req, err := http.NewRequest(http.MethodPost, "http://"+d.listen+"/hooks/forgejo", bytes.NewReader(body))
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		req.Header.Set("X-Gitea-Event", "pull_request")
+		req.Header.Set("X-Gitea-Signature", sig)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusAccepted
+	})
 }
