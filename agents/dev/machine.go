@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/logx"
 )
@@ -245,6 +246,13 @@ func (a *Agent) backgroundFailed(ctx context.Context, st *State, err error) {
 		// session runs again at the next tick.
 		log.Warn().Str(logx.KeyOutcome, claude.Code(err)).Str("error", a.red.Error(err)).
 			Msg("model backend unavailable; the session runs again next tick")
+		return
+	}
+	if code, ok := agent.Unavailable(err); ok {
+		// Nor is a forge that is down or a connection that broke: no
+		// strike toward blocking the issue.
+		log.Warn().Str(logx.KeyOutcome, string(code)).Str("error", a.red.Error(err)).
+			Msg("forge unavailable; the session step runs again next tick")
 		return
 	}
 	code, why, count := codeSessionStart, "Starting the model session kept failing.", &st.StartFailures

@@ -22,8 +22,17 @@ func (a *Agent) publish(ctx context.Context, pr forge.PullRequest, st *prState, 
 	in := commentInput{Head: st.Head, Previous: st.Previous, Round: st.Round, Out: *st.Output}
 	if !st.CommentPosted {
 		body := formatComment(in)
-		if _, err := a.opts.Forge.CreateComment(ctx, pr.Number, body); err != nil {
-			return fmt.Errorf("post review comment: %w", err)
+		posted, err := a.commentPosted(ctx, pr.Number, st)
+		if err != nil {
+			return err
+		}
+		if !posted {
+			if err := a.tried(st, &st.CommentTried); err != nil {
+				return err
+			}
+			if _, err := a.opts.Forge.CreateComment(ctx, pr.Number, body); err != nil {
+				return fmt.Errorf("post review comment: %w", err)
+			}
 		}
 		st.CommentPosted, st.CommentBody = true, body
 		if err := a.store.save(st); err != nil {
@@ -41,15 +50,71 @@ func (a *Agent) publish(ctx context.Context, pr forge.PullRequest, st *prState, 
 			log.Info().Err(err).Msg("dismiss earlier change requests")
 		}
 	}
-	if _, err := a.opts.Forge.CreateReview(ctx, pr.Number, forge.NewReview{
-		Event:    st.Verdict.Event(),
-		Body:     formalBody(in),
-		CommitID: st.Head,
-	}); err != nil {
-		return fmt.Errorf("post formal review: %w", err)
+	posted, err := a.formalPosted(ctx, pr.Number, st)
+	if err != nil {
+		return err
+	}
+	if !posted {
+		if err := a.tried(st, &st.FormalTried); err != nil {
+			return err
+		}
+		if _, err := a.opts.Forge.CreateReview(ctx, pr.Number, forge.NewReview{
+			Event:    st.Verdict.Event(),
+			Body:     formalBody(in),
+			CommitID: st.Head,
+		}); err != nil {
+			return fmt.Errorf("post formal review: %w", err)
+		}
 	}
 	st.FormalPosted = true
 	return a.store.save(st)
+}
+
+// tried records, before a post, that it is about to be sent.
+func (a *Agent) tried(st *prState, flag *bool) error {
+	if *flag {
+		return nil
+	}
+	*flag = true
+	return a.store.save(st)
+}
+
+// commentPosted reports whether an earlier post of the review comment of
+// st.Head, whose answer was lost, reached the forge after all: a comment
+// of the bot carrying the head's reviewed marker.
+func (a *Agent) commentPosted(ctx context.Context, pr int64, st *prState) (bool, error) {
+	if !st.CommentTried {
+		return false, nil
+	}
+	cs, err := a.opts.Forge.ListComments(ctx, pr)
+	if err != nil {
+		return false, fmt.Errorf("look for the review comment: %w", err)
+	}
+	marker := forge.RefMarker(forge.RefReviewed, st.Head)
+	for _, c := range cs {
+		if strings.EqualFold(c.Author, a.bot) && strings.Contains(c.Body, marker) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// formalPosted reports whether an earlier post of the formal review of
+// st.Head, whose answer was lost, reached the forge after all.
+func (a *Agent) formalPosted(ctx context.Context, pr int64, st *prState) (bool, error) {
+	if !st.FormalTried {
+		return false, nil
+	}
+	rs, err := a.opts.Forge.ListReviews(ctx, pr)
+	if err != nil {
+		return false, fmt.Errorf("look for the formal review: %w", err)
+	}
+	for _, r := range rs {
+		if strings.EqualFold(r.Author, a.bot) && r.CommitID == st.Head && r.State == st.Verdict.Event() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // dismissOwnChangeRequests dismisses the review bot's earlier

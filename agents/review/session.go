@@ -71,6 +71,9 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	if diff == "" {
 		var err error
 		if diff, err = a.opts.Forge.PullDiff(ctx, pr.Number); err != nil {
+			if unavailable(err, log, finish) {
+				return
+			}
 			log.Error().Err(err).Msg("fetch the diff")
 			fail(ledger.CodeForgeUnavailable, "the diff could not be fetched", claude.Result{})
 			return
@@ -80,6 +83,9 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	prevHead := st.Head
 	ws, err := a.opts.Checkout.Checkout(ctx, pr.Number, pr.HeadSHA)
 	if err != nil {
+		if unavailable(err, log, finish) {
+			return
+		}
 		log.Error().Err(err).Msg("check out the pull request head")
 		fail(CodeCheckout, "the head commit could not be checked out", claude.Result{})
 		return
@@ -107,6 +113,9 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 		inv.ResumeID = st.SessionID
 		inv.Prompt = resumePrompt(p, outFile)
 	} else if inv.Prompt, err = a.fullPrompt(ctx, p, outFile, log); err != nil {
+		if unavailable(err, log, finish) {
+			return
+		}
 		log.Error().Err(err).Msg("render review prompt")
 		fail(CodePrompt, "the review prompt could not be built", claude.Result{})
 		return
@@ -184,6 +193,21 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	_ = os.Remove(outFile)
 	log.Info().Str("verdict", string(out.Verdict)).Int("round", st.Round).Bool("rereview", rereview).Msg("reviewed")
 	finish(ledger.ReasonReviewed, ledger.Code("review."+strings.ToLower(string(out.Verdict))), string(out.Verdict), res)
+}
+
+// unavailable handles a failure that is the forge's or the network's
+// (the forge down, git unable to connect, a request past its deadline):
+// as with a model backend that is down, the pull request is not at fault,
+// so there is no error comment and no strike against its head, only the
+// run's record; the next tick tries again. It reports whether err was
+// such a failure.
+func unavailable(err error, log zerolog.Logger, finish func(ledger.Reason, ledger.Code, string, claude.Result)) bool {
+	code, ok := agent.Unavailable(err)
+	if ok {
+		log.Warn().Str(logx.KeyOutcome, string(code)).Str("error", err.Error()).Msg("forge unavailable; review retried next tick")
+		finish(ledger.ReasonEngineError, code, "the forge is unavailable", claude.Result{})
+	}
+	return ok
 }
 
 // fullPrompt renders the review-pr formula with the pull request context.

@@ -31,9 +31,14 @@ type prState struct {
 	Round    int    `json:"round,omitempty"`
 	// CommentPosted and FormalPosted track publishing, so a review that
 	// was half published is completed without asking the model again.
-	CommentPosted bool   `json:"comment_posted,omitempty"`
-	FormalPosted  bool   `json:"formal_posted,omitempty"`
-	CommentBody   string `json:"comment_body,omitempty"`
+	CommentPosted bool `json:"comment_posted,omitempty"`
+	FormalPosted  bool `json:"formal_posted,omitempty"`
+	// CommentTried and FormalTried say a post was sent without an answer
+	// seen: the forge may have applied it, so the next attempt looks
+	// before posting again.
+	CommentTried bool   `json:"comment_tried,omitempty"`
+	FormalTried  bool   `json:"formal_tried,omitempty"`
+	CommentBody  string `json:"comment_body,omitempty"`
 	// SessionID is the review conversation, resumed on re-review.
 	SessionID string `json:"session_id,omitempty"`
 	// Errors counts failed attempts per head SHA (circuit breaker).

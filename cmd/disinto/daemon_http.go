@@ -115,10 +115,27 @@ func (d *daemon) status() statusReport {
 		rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
 	}
 	rep.Paused, _ = d.enablement.List()
-	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.rt.Failing(), d.ops.list(d.cfg.Projects)
+	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
 	rep.Journals = d.journals.status()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
+}
+
+// failing lists the jobs whose latest runs failed, but for the disabled
+// ones: a job held back by a rejected token runs no more, so its last
+// failure is not a streak going on, and it is reported as disabled.
+func (d *daemon) failing() []agent.Failing {
+	off := map[string]bool{}
+	for _, dr := range d.gates.disabled() {
+		off[dr.Project+"/"+dr.Role] = true
+	}
+	out := []agent.Failing{}
+	for _, f := range d.rt.Failing() {
+		if !off[f.Project+"/"+f.Role] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // recentRuns reads the last runs of the ledger and today's cost.

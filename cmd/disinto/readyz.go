@@ -46,7 +46,7 @@ func (r *readiness) problems(ctx context.Context) []string {
 		}
 	}
 	now := time.Now()
-	for _, f := range r.d.rt.Failing() {
+	for _, f := range r.d.failing() {
 		if now.Sub(f.Since) >= r.d.cfg.Policy.UnhealthyAfter {
 			out = append(out, fmt.Sprintf("%s %s: every run failed since %s (%s, %d times)", f.Project, f.Role,
 				f.Since.UTC().Format(time.RFC3339), f.Code, f.Count))

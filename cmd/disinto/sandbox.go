@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
@@ -32,8 +33,9 @@ const sessionsDir = "sessions"
 // and everything else the daemon writes becomes private to it. Without
 // root that is impossible, and the daemon refuses to run sessions unless
 // allowUnisolated says the operator accepts that a session can read what
-// the daemon can, its credentials included.
-func openSandbox(dataDir string, allowUnisolated bool, log zerolog.Logger) (*sandbox.Sandbox, error) {
+// the daemon can, its credentials included. Isolated sessions take their
+// uids from pool (zero values: the sandbox's defaults).
+func openSandbox(dataDir string, allowUnisolated bool, pool config.SessionUIDs, log zerolog.Logger) (*sandbox.Sandbox, error) {
 	root := filepath.Join(dataDir, sessionsDir)
 	if os.Geteuid() != 0 {
 		if !allowUnisolated {
@@ -46,5 +48,5 @@ func openSandbox(dataDir string, allowUnisolated bool, log zerolog.Logger) (*san
 	if err := sandbox.PrivateDataDir(dataDir, sessionsDir); err != nil {
 		return nil, err
 	}
-	return sandbox.New(sandbox.Options{Root: root, Isolate: true, Log: log})
+	return sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: pool.Base, UIDCount: pool.Count, Log: log})
 }

@@ -35,7 +35,7 @@ type services struct {
 // (built from cfg.Secrets(), and shared with the logs and the ledger), and
 // the sandbox of the model sessions. reg may be nil (one-shot runs).
 func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *metrics.Registry, environ []string, allowUnisolated bool, log zerolog.Logger) (*services, error) {
-	sb, err := openSandbox(dataDir, allowUnisolated, log)
+	sb, err := openSandbox(dataDir, allowUnisolated, cfg.SessionUIDs, log)
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,23 @@ func Classify(err error) (code ledger.Code, permanent bool) {
 	return ledger.CodeEngineTick, false
 }
 
+// Unavailable reports whether err is a transient failure of the forge or
+// of the network to it (the forge down or answering 5xx, git unable to
+// connect, a request past its deadline), with its code. Work that meets
+// one is retried without counting it against the issue or pull request
+// at hand: nothing about them caused it.
+func Unavailable(err error) (ledger.Code, bool) {
+	code, permanent := Classify(err)
+	if permanent {
+		return "", false
+	}
+	switch code {
+	case ledger.CodeForgeUnavailable, CodeGitUnavailable, CodeTickTimeout:
+		return code, true
+	}
+	return "", false
+}
+
 var permanentCodes = map[ledger.Code]bool{
 	ledger.CodeForgeUnauthorized: true, CodeForgeForbidden: true, ledger.CodeClaudeAuth: true, CodeGitUnauthorized: true,
 }

@@ -48,6 +48,28 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// Unavailable is the forge's or the network's transient failures only:
+// not a rejected token, a model backend, or a bug.
+func TestUnavailable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"forge down", fmt.Errorf("list: %w", forge.ErrUnavailable), true},
+		{"git network", &git.Error{Args: []string{"fetch"}, Stderr: "fatal: unable to access 'http://forge/': Failed to connect"}, true},
+		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), true},
+		{"token rejected", &forge.StatusError{Status: 401}, false},
+		{"git auth", &git.Error{Args: []string{"push"}, Stderr: "fatal: Authentication failed"}, false},
+		{"model overloaded", &claude.APIError{Status: 529}, false},
+		{"bug", errors.New("nil map"), false},
+	} {
+		if _, got := agent.Unavailable(tc.err); got != tc.want {
+			t.Errorf("%s: Unavailable = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestFailureStreakIsSaidOnce: a job that keeps failing the same way logs
 // one error line for the whole streak, records every failure, and says
 // once that it recovered.

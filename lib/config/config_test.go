@@ -112,6 +112,10 @@ func TestProblems(t *testing.T) {
 			[]string{"environment: AGENT_ROLES: unknown role \"deployer\""}},
 		{"bad POLL_INTERVAL", map[string]string{"a.toml": ok}, map[string]string{"POLL_INTERVAL": "-3"},
 			[]string{"environment: POLL_INTERVAL:"}},
+		{"session uids among system accounts", map[string]string{"a.toml": ok}, map[string]string{"DISINTO_SESSION_UID_BASE": "1000"},
+			[]string{"environment: DISINTO_SESSION_UID_BASE: \"1000\" is not an integer from 100000"}},
+		{"no session uids", map[string]string{"a.toml": ok}, map[string]string{"DISINTO_SESSION_UID_COUNT": "0"},
+			[]string{"environment: DISINTO_SESSION_UID_COUNT: \"0\" is not an integer from 1"}},
 		{"every problem reported", map[string]string{"a.toml": "name = \"a\"\nrepo = \"x\"\nbogus = 1\n"},
 			nil, []string{"a.toml:2: repo:", "a.toml:3: bogus: unknown key"}},
 	}
@@ -134,6 +138,23 @@ func TestProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Daemons sharing a host need disjoint session uid pools: freeing a
+// workspace ends every process of its uid, another daemon's sessions
+// included.
+func TestSessionUIDs(t *testing.T) {
+	files := map[string]string{"a.toml": "name = \"a\"\nrepo = \"o/a\"\n"}
+	c, err := parse(t, map[string]string{"DISINTO_SESSION_UID_BASE": "310000", "DISINTO_SESSION_UID_COUNT": "50"}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SessionUIDs != (config.SessionUIDs{Base: 310000, Count: 50}) {
+		t.Errorf("SessionUIDs = %+v", c.SessionUIDs)
+	}
+	if c, err = parse(t, nil, files); err != nil || c.SessionUIDs != (config.SessionUIDs{}) {
+		t.Errorf("unset: %+v, %v; want the sandbox's defaults", c.SessionUIDs, err)
 	}
 }
 

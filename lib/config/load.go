@@ -41,6 +41,8 @@ type Config struct {
 	// Policy bounds how long the daemon waits and when it calls itself
 	// unhealthy.
 	Policy Policy
+	// SessionUIDs is the pool of uids isolated model sessions run as.
+	SessionUIDs SessionUIDs
 	// WebhookSecret verifies forge webhooks (DISINTO_WEBHOOK_SECRET).
 	WebhookSecret string
 	BotUsernames  []string
@@ -67,6 +69,18 @@ type Policy struct {
 	// default 30 min).
 	UnhealthyAfter time.Duration
 }
+
+// SessionUIDs is the uid pool of isolated model sessions:
+// [Base, Base+Count), from DISINTO_SESSION_UID_BASE and
+// DISINTO_SESSION_UID_COUNT. The daemon ends every process of a uid when
+// it frees it, so daemons sharing a host (outside containers) need pools
+// that do not overlap; zero values mean the sandbox's defaults.
+type SessionUIDs struct {
+	Base, Count int
+}
+
+// minSessionUID keeps session uids clear of system and login accounts.
+const minSessionUID = 100000
 
 // Defaults of the failure policy.
 const (
@@ -198,6 +212,20 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 			} else {
 				*s.dst = d.D()
 			}
+		}
+	}
+	for _, s := range []struct {
+		key string
+		dst *int
+		min int
+	}{{"DISINTO_SESSION_UID_BASE", &c.SessionUIDs.Base, minSessionUID}, {"DISINTO_SESSION_UID_COUNT", &c.SessionUIDs.Count, 1}} {
+		if v := env.Get(s.key); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < s.min || n > 1<<30 {
+				ps = append(ps, &Problem{File: "environment", Key: s.key, Msg: fmt.Sprintf("%q is not an integer from %d to %d", v, s.min, 1<<30)})
+				continue
+			}
+			*s.dst = n
 		}
 	}
 	if v := env.Get("CLAUDE_MAX_SESSIONS"); v != "" {

@@ -60,6 +60,10 @@ func (r *RepoClient) Claim(ctx context.Context, n int64, bots []string) (Claim, 
 	}
 	mine, err := r.CreateComment(ctx, n, body)
 	if err != nil {
+		// The forge may have applied the post although its answer was
+		// lost; left there, the comment would make every later claim of
+		// ours lose to it until it expires.
+		r.dropClaim(context.WithoutCancel(ctx), n, me.Login, nonce)
 		return Claim{}, err
 	}
 	// Cleanup must happen even if ctx is cancelled meanwhile.
@@ -105,6 +109,27 @@ func (r *RepoClient) Claim(ctx context.Context, n int64, bots []string) (Claim, 
 	// claimTTL.
 	_ = cleanup()
 	return c, nil
+}
+
+// dropClaim deletes, best effort, the claim comment of login with nonce
+// on issue n, if the forge has one.
+func (r *RepoClient) dropClaim(ctx context.Context, n int64, login, nonce string) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cs, err := r.ListComments(ctx, n)
+	if err != nil {
+		return
+	}
+	for _, c := range cs {
+		if !strings.EqualFold(c.Author, login) {
+			continue
+		}
+		for _, m := range ParseMarkers(c.Body) {
+			if m.Kind == MarkerClaim && m.Fields["nonce"] == nonce {
+				_ = r.DeleteComment(ctx, c.ID)
+			}
+		}
+	}
 }
 
 // oldestClaim reports whether mine is the oldest live claim comment on n

@@ -172,6 +172,12 @@ func (c *Client) check(op string, resp *gitea.Response, err error) error {
 		}
 		return fmt.Errorf("%s: %w", op, se)
 	}
+	var syn *json.SyntaxError
+	if err != nil && (errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		// The forge answered, but not with the JSON it promised (cut
+		// short): its fault, and worth another try later.
+		return fmt.Errorf("%s: malformed answer: %w: %w", op, ErrUnavailable, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -227,7 +233,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return nil
 	default:
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("decode %s %s: %w", method, path, err)
+			// The forge answered, but not with what it promised: its
+			// fault, and worth another try later.
+			return fmt.Errorf("decode %s %s: %w: %w", method, path, ErrUnavailable, err)
 		}
 	}
 	return nil

@@ -1,7 +1,9 @@
 package forge
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/disinto/disinto/lib/logx"
@@ -85,7 +88,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		start := t.now()
-		resp, err := t.attempt(r)
+		resp, err := t.attempt(r, canRetry)
 		status := 0
 		if resp != nil {
 			status = resp.StatusCode
@@ -125,20 +128,57 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// maxBufferedBody bounds the response body of a repeatable request that
+// an attempt reads in full.
+const maxBufferedBody = 64 << 20
+
 // attempt sends one request under the per-attempt timeout, which stays
-// armed until the response body is closed.
-func (t *transport) attempt(r *http.Request) (*http.Response, error) {
-	if t.attemptTimeout <= 0 {
-		return t.next.RoundTrip(r)
+// armed until the response body is closed. The body of a repeatable
+// request is read within the attempt: a connection that breaks mid-body
+// is then an attempt's failure, retried like one that broke before the
+// headers, instead of an error in the caller's decoding.
+func (t *transport) attempt(r *http.Request, repeatable bool) (*http.Response, error) {
+	ctx, cancel := r.Context(), context.CancelFunc(func() {})
+	if t.attemptTimeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, t.attemptTimeout)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), t.attemptTimeout)
 	resp, err := t.next.RoundTrip(r.WithContext(ctx))
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	if !repeatable {
+		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBufferedBody))
+	if err != nil {
+		_ = resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("read response body: %w", err)
+	}
+	if len(body) < maxBufferedBody {
+		_ = resp.Body.Close()
+		cancel()
+		if resp.StatusCode < 300 && len(body) > 0 && isJSON(resp.Header.Get("Content-Type")) && !json.Valid(body) {
+			// A body whose length matched its header but whose JSON ends
+			// mid-value is as broken as one cut short: try again.
+			return nil, fmt.Errorf("malformed JSON response (%d bytes)", len(body))
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil
+	}
+	// Too large to hold: the caller reads the rest, under the deadline.
+	resp.Body = &cancelBody{ReadCloser: struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}, cancel: cancel}
 	return resp, nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.TrimSpace(strings.ToLower(mt)) == "application/json"
 }
 
 type cancelBody struct {

@@ -164,3 +164,66 @@ func TestRetryAfterParsing(t *testing.T) {
 		}
 	}
 }
+
+// spoiled serves bad on the first request and on every one that always
+// says, and a good answer otherwise; it counts requests.
+func spoiled(t *testing.T, bad http.HandlerFunc, always func(*http.Request) bool) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if n.Add(1) == 1 || (always != nil && always(r)) {
+			bad(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(`{"id":1,"login":"dev-bot"}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+// A connection that breaks in the middle of a GET's response body is an
+// attempt that failed, retried like one that broke before the headers
+// (it used to surface as the caller's decoding error, failing the tick).
+func TestTransportRetriesABodyCutShort(t *testing.T) {
+	t.Parallel()
+	srv, n := spoiled(t, func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\":1,")
+		_ = buf.Flush()
+		_ = conn.Close()
+	}, nil)
+	c, _ := newTestClient(t, srv.URL, 0)
+	var u struct{ Login string }
+	if err := c.do(context.Background(), "GET", "/user", nil, nil, &u); err != nil || u.Login != "dev-bot" {
+		t.Fatalf("GET after a body cut short: %+v, %v", u, err)
+	}
+	if got := n.Load(); got != 2 {
+		t.Errorf("calls = %d, want 2", got)
+	}
+}
+
+// JSON that ends mid-value behind an honest Content-Length is retried
+// for a repeatable request; for one that is not, the decoding error says
+// the forge is at fault (transient), not the caller.
+func TestTransportRetriesTruncatedJSON(t *testing.T) {
+	t.Parallel()
+	srv, n := spoiled(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"id":1,"log`))
+	}, func(r *http.Request) bool { return r.Method == http.MethodPost })
+	c, _ := newTestClient(t, srv.URL, 0)
+	var u struct{ Login string }
+	if err := c.do(context.Background(), "GET", "/user", nil, nil, &u); err != nil || u.Login != "dev-bot" {
+		t.Fatalf("GET after truncated JSON: %+v, %v", u, err)
+	}
+	if got := n.Load(); got != 2 {
+		t.Errorf("calls = %d, want 2", got)
+	}
+	if err := c.do(context.Background(), "POST", "/user", nil, map[string]int{"a": 1}, &u); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("POST answered with truncated JSON: %v, want ErrUnavailable", err)
+	}
+}

@@ -55,19 +55,8 @@ func newSessionWorld(t *testing.T, scenarios ...claudetest.Scenario) *sessionWor
 	}
 	w := &sessionWorld{t: t, srv: gitea.Get(t)}
 	w.model, w.modelURL = claudetest.Start(t, scenarios...)
-	w.owner = w.srv.NewUser(t, "owner")
-	w.dev = w.srv.NewUser(t, "dev-bot")
-	w.reviewer = w.srv.NewUser(t, "review-bot")
-	w.repo = w.srv.NewRepo(t, w.owner, "proj")
-	ctx := testCtx(t)
-	if _, err := w.repo.EnsureLabels(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range []forgetest.User{w.dev, w.reviewer} {
-		if err := w.repo.AddCollaborator(ctx, u.Login, forge.PermWrite); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := w.srv.NewProject(t, "proj")
+	w.owner, w.dev, w.reviewer, w.repo = p.Owner, p.Dev, p.Reviewer, p.Repo
 	w.data = sandboxtest.Dir(t, "data")
 	w.envFile = filepath.Join(w.data, "disinto.env")
 	env := fmt.Sprintf("FORGE_TOKEN=%s\nFORGE_PASS=%s\nFORGE_REVIEW_TOKEN=%s\nFORGE_REVIEW_PASS=%s\n",

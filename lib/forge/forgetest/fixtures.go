@@ -56,3 +56,31 @@ func (s *Server) NewRepo(t testing.TB, u User, prefix string) *forge.RepoClient 
 	}
 	return u.Client.Repo(r.Owner, r.Name)
 }
+
+// Project is a repository set up as disinto init leaves one: the labels,
+// and a dev bot and a review bot with write access.
+type Project struct {
+	Owner, Dev, Reviewer User
+	// Repo acts as the owner.
+	Repo *forge.RepoClient
+}
+
+// NewProject creates an owner, a dev bot and a review bot (logins
+// prefixed owner, dev-bot and review-bot) and a repository of the owner
+// named prefix plus a unique suffix, with its labels and the bots as
+// collaborators.
+func (s *Server) NewProject(t testing.TB, prefix string) Project {
+	t.Helper()
+	p := Project{Owner: s.NewUser(t, "owner"), Dev: s.NewUser(t, "dev-bot"), Reviewer: s.NewUser(t, "review-bot")}
+	p.Repo = s.NewRepo(t, p.Owner, prefix)
+	ctx := testCtx(t)
+	if _, err := p.Repo.EnsureLabels(ctx); err != nil {
+		t.Fatalf("labels of %s: %v", p.Repo.Slug(), err)
+	}
+	for _, u := range []User{p.Dev, p.Reviewer} {
+		if err := p.Repo.AddCollaborator(ctx, u.Login, forge.PermWrite); err != nil {
+			t.Fatalf("collaborator %s: %v", u.Login, err)
+		}
+	}
+	return p
+}

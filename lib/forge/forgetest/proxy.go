@@ -1,8 +1,9 @@
 package forgetest
 
 import (
+	"maps"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strconv"
@@ -12,11 +13,18 @@ import (
 )
 
 // Proxy is a reverse proxy in front of a server that counts requests per
-// method and path and injects faults on demand. Point a client's URL at
-// Proxy.URL.
+// method and path and injects faults on demand: queued faults for the
+// next requests (FailNext, DelayNext, RateLimitNext, ResetNext,
+// TruncateNext), random ones from a seeded generator (SetChaos), and
+// outages (SetDown refuses connections, SetHung accepts requests and never
+// answers). Point a client's URL, git's included, at Proxy.URL.
 type Proxy struct {
 	// URL is the proxy's base URL.
 	URL string
+
+	addr string
+	srv  *http.Server
+	rp   *httputil.ReverseProxy
 
 	mu     sync.Mutex
 	counts map[string]int
@@ -24,14 +32,37 @@ type Proxy struct {
 	faults []fault
 	// pageCap, when set, lowers every "limit" above it, as a forge
 	// configured with a smaller [api] MAX_RESPONSE_ITEMS does.
-	pageCap int
+	pageCap  int
+	ln       net.Listener // nil while down
+	conns    map[net.Conn]bool
+	hung     bool
+	unhang   chan struct{}
+	chaos    *chaos
+	injected map[string]int
+	observe  func(n int, r *http.Request)
+	closed   bool
 }
 
+// fault is one injected misbehaviour; the zero value forwards.
 type fault struct {
 	status     int
 	retryAfter time.Duration
 	delay      time.Duration
+	// reset forwards, then breaks the connection halfway through the
+	// response body; truncate sends a well-formed response whose body is
+	// cut in half.
+	reset, truncate bool
 }
+
+// Names of injected faults, as Injected counts them.
+const (
+	InjectedStatus   = "status"
+	InjectedDelay    = "delay"
+	InjectedReset    = "reset"
+	InjectedTruncate = "truncate"
+	InjectedRefused  = "refused"
+	InjectedHung     = "hung"
+)
 
 // NewProxy starts a proxy to target, closed when t ends.
 func NewProxy(t testing.TB, target string) *Proxy {
@@ -40,32 +71,50 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	if err != nil {
 		t.Fatalf("proxy target %q: %v", target, err)
 	}
-	p := &Proxy{counts: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, ok := p.record(r)
-		if ok {
-			if f.delay > 0 {
-				select {
-				case <-time.After(f.delay):
-				case <-r.Context().Done():
-					return
-				}
-			}
-			if f.status != 0 {
-				if f.retryAfter > 0 {
-					w.Header().Set("Retry-After", strconv.Itoa(int(f.retryAfter/time.Second)))
-				}
-				http.Error(w, http.StatusText(f.status), f.status)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("proxy listen: %v", err)
+	}
+	p := &Proxy{counts: map[string]int{}, conns: map[net.Conn]bool{}, injected: map[string]int{}, ln: ln, addr: ln.Addr().String()}
+	p.URL = "http://" + p.addr
+	p.rp = httputil.NewSingleHostReverseProxy(u)
+	// A client that went away is not the proxy's error to log.
+	p.rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(http.StatusBadGateway) }
+	p.srv = &http.Server{Handler: http.HandlerFunc(p.serve), ConnState: p.track, ReadHeaderTimeout: time.Minute}
+	go func() { _ = p.srv.Serve(ln) }()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
+	f, ok, hung := p.record(r)
+	if hung {
+		p.hang(r)
+		return
+	}
+	if ok {
+		if f.delay > 0 {
+			select {
+			case <-time.After(f.delay):
+			case <-r.Context().Done():
 				return
 			}
 		}
-		p.capLimit(r)
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	p.URL = srv.URL
-	return p
+		switch {
+		case f.status != 0:
+			if f.retryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(f.retryAfter/time.Second)))
+			}
+			http.Error(w, http.StatusText(f.status), f.status)
+			return
+		case f.reset, f.truncate:
+			p.capLimit(r)
+			p.mangle(w, r, f.reset)
+			return
+		}
+	}
+	p.capLimit(r)
+	p.rp.ServeHTTP(w, r)
 }
 
 // CapPageSize makes the proxy lower any requested page size above n to n
@@ -91,17 +140,48 @@ func (p *Proxy) capLimit(r *http.Request) {
 	}
 }
 
-func (p *Proxy) record(r *http.Request) (fault, bool) {
+// record counts r and returns the fault to inject, if any, and whether
+// the proxy is hung.
+func (p *Proxy) record(r *http.Request) (fault, bool, bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.counts[r.Method+" "+r.URL.Path]++
 	p.total++
-	if len(p.faults) == 0 {
-		return fault{}, false
+	n, observe := p.total, p.observe
+	p.mu.Unlock()
+	if observe != nil {
+		observe(n, r)
 	}
-	f := p.faults[0]
-	p.faults = p.faults[1:]
-	return f, true
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hung {
+		p.injected[InjectedHung]++
+		return fault{}, false, true
+	}
+	if len(p.faults) > 0 {
+		f := p.faults[0]
+		p.faults = p.faults[1:]
+		p.count(f)
+		return f, true, false
+	}
+	if f, ok := p.chaos.pick(r); ok {
+		p.count(f)
+		return f, true, false
+	}
+	return fault{}, false, false
+}
+
+// count tallies an injected fault; p.mu is held.
+func (p *Proxy) count(f fault) {
+	switch {
+	case f.reset:
+		p.injected[InjectedReset]++
+	case f.truncate:
+		p.injected[InjectedTruncate]++
+	case f.status != 0:
+		p.injected[InjectedStatus]++
+	case f.delay > 0:
+		p.injected[InjectedDelay]++
+	}
 }
 
 // FailNext answers the next n requests with status instead of forwarding.
@@ -120,12 +200,34 @@ func (p *Proxy) DelayNext(n int, d time.Duration) {
 	p.add(n, fault{delay: d})
 }
 
+// ResetNext forwards the next n requests, sends the status, headers and
+// half of the body of each response, then resets the connection.
+func (p *Proxy) ResetNext(n int) {
+	p.add(n, fault{reset: true})
+}
+
+// TruncateNext forwards the next n requests and answers each with a
+// complete HTTP response whose body is the first half of the real one:
+// JSON that ends mid-value.
+func (p *Proxy) TruncateNext(n int) {
+	p.add(n, fault{truncate: true})
+}
+
 func (p *Proxy) add(n int, f fault) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for range n {
 		p.faults = append(p.faults, f)
 	}
+}
+
+// Observe calls fn with the running request count and each request before
+// the proxy handles it (fn runs on the request's goroutine; nil stops
+// observing), e.g. to act at a chosen point of a client's work.
+func (p *Proxy) Observe(fn func(n int, r *http.Request)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observe = fn
 }
 
 // Total returns the number of requests seen since the last Reset.
@@ -139,16 +241,21 @@ func (p *Proxy) Total() int {
 func (p *Proxy) Counts() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.counts))
-	for k, v := range p.counts {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.counts)
 }
 
-// Reset clears the counters and pending faults.
+// Injected returns how many faults of each kind (InjectedStatus, ...) the
+// proxy injected since the last Reset.
+func (p *Proxy) Injected() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.injected)
+}
+
+// Reset clears the counters and pending faults (not the chaos, an outage
+// or a hang).
 func (p *Proxy) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.counts, p.total, p.faults = map[string]int{}, 0, nil
+	p.counts, p.total, p.faults, p.injected = map[string]int{}, 0, nil, map[string]int{}
 }
