@@ -1,14 +1,19 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
@@ -29,6 +34,27 @@ type services struct {
 	claude   claude.Runner
 	http     *http.Client
 	sandbox  *sandbox.Sandbox
+	// instance names this data dir's claims (see forge.Options.Instance).
+	instance string
+}
+
+// instanceID returns the id of the data dir's daemon, made on first use:
+// one daemon holds a data dir at a time, so its claim comments from
+// before a restart are its own orphans.
+func instanceID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "instance")
+	if data, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(data))) == 32 {
+		return strings.TrimSpace(string(data)), nil
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	id := hex.EncodeToString(b)
+	if err := atomicfile.Write(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("instance id: %w", err)
+	}
+	return id, nil
 }
 
 // newServices builds the shared services around the process's redactor
@@ -39,7 +65,12 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 	if err != nil {
 		return nil, err
 	}
-	s := &services{cfg: cfg, dataDir: dataDir, redactor: red, http: &http.Client{Timeout: cfg.Policy.ForgeTimeout}, sandbox: sb}
+	instance, err := instanceID(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	s := &services{cfg: cfg, dataDir: dataDir, redactor: red, http: &http.Client{Timeout: cfg.Policy.ForgeTimeout}, sandbox: sb,
+		instance: instance}
 	if reg != nil {
 		s.http.Transport = reg.RoundTripper(nil)
 	}
@@ -74,7 +105,8 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 
 // forgeAs returns a client of project p's repository acting as bot b.
 func (s *services) forgeAs(p *config.Project, b config.Bot, log zerolog.Logger) (*forge.RepoClient, error) {
-	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, HTTPClient: s.http, Logger: log, Redactor: s.redactor})
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, HTTPClient: s.http, Logger: log,
+		Redactor: s.redactor, Instance: s.instance})
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,11 @@ func (r *RepoClient) Claim(ctx context.Context, n int64, bots []string) (Claim, 
 	if err != nil {
 		return Claim{}, err
 	}
-	body, err := Marker{Kind: MarkerClaim, Fields: map[string]string{"by": me.Login, "nonce": nonce}}.String()
+	fields := map[string]string{"by": me.Login, "nonce": nonce}
+	if r.c.instance != "" {
+		fields["instance"] = r.c.instance
+	}
+	body, err := Marker{Kind: MarkerClaim, Fields: fields}.String()
 	if err != nil {
 		return Claim{}, err
 	}
@@ -146,11 +150,20 @@ func (r *RepoClient) oldestClaim(ctx context.Context, n int64, mine Comment, con
 		if !slices.ContainsFunc(contenders, func(l string) bool { return l != "" && strings.EqualFold(l, c.Author) }) {
 			continue // a look-alike written by someone else
 		}
-		if _, ok := FindMarker(c.Body, MarkerClaim); !ok {
+		m, ok := FindMarker(c.Body, MarkerClaim)
+		if !ok {
 			continue
 		}
 		if mine.Created.Sub(c.Created) > claimTTL {
 			continue // orphaned by a crashed contender
+		}
+		if r.c.instance != "" && m.Fields["instance"] == r.c.instance && strings.EqualFold(c.Author, mine.Author) {
+			// Our own claim from before a restart: this instance runs
+			// once, so nobody finishes that claim any more.
+			if err := r.DeleteComment(ctx, c.ID); err != nil && !errors.Is(err, ErrNotFound) {
+				return false, err
+			}
+			continue
 		}
 		return false, nil
 	}

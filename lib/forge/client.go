@@ -54,6 +54,12 @@ type Options struct {
 	// messages). The client's own token and password are always masked,
 	// as are the redact package's patterns, also when it is nil.
 	Redactor *redact.Redactor
+	// Instance names the process's claims (the daemon's id, kept in its
+	// data dir, of which one daemon holds the lock): a claim comment of a
+	// previous life of the same instance, left by a kill mid-claim, is its
+	// own orphan, deleted instead of waited out. Empty: no claim is
+	// recognised as an orphan before it expires.
+	Instance string
 	// OnRequest, if set, is called after every HTTP attempt (status 0 on
 	// network errors), e.g. to count forge requests for metrics.
 	OnRequest func(method, path string, status int, d time.Duration)
@@ -80,6 +86,8 @@ type Client struct {
 	me   *User
 
 	labels labelCache
+	// instance names this process's claim comments; see Options.Instance.
+	instance string
 }
 
 // New returns a Client for opts. It does not contact the server.
@@ -127,6 +135,7 @@ func New(opts Options) (*Client, error) {
 		red:      opts.Redactor,
 		own:      redact.New(opts.Token, opts.Password),
 		wait:     sleepCtx,
+		instance: opts.Instance,
 	}, nil
 }
 
