@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -332,5 +333,21 @@ func TestBotWithoutAnyToken(t *testing.T) {
 		if _, err := cfg.Bot(role); err == nil || !strings.Contains(err.Error(), "FORGE_TOKEN") {
 			t.Errorf("%s bot without tokens: %v", role, err)
 		}
+	}
+}
+
+// TestLocalBotsAreBots: a local-model agent's bot user counts among the
+// factory's identities, so two dev agents see each other's claims.
+func TestLocalBotsAreBots(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.toml"), []byte("name = \"p\"\nrepo = \"o/p\"\nforge_url = \"http://forge:3000\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(dir, filepath.Join(dir, "none.env"), []string{"FORGE_BOT_USER_LLAMA=dev-qwen", "FORGE_TOKEN=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cfg.BotUsernames, "dev-qwen") || !slices.Contains(cfg.BotUsernames, "dev-bot") {
+		t.Fatalf("bot usernames %v lack the local bot", cfg.BotUsernames)
 	}
 }

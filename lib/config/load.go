@@ -237,6 +237,10 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	if v := env.Get("FORGE_BOT_USERNAMES"); v != "" {
 		c.BotUsernames = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 	}
+	// Every bot user the environment names (FORGE_BOT_USER_<ROLE>, and a
+	// local-model agent's FORGE_BOT_USER_<NAME>) is one of the factory's
+	// identities: its claims and comments count as a bot's.
+	c.BotUsernames = withEnvBots(c.BotUsernames, env)
 
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].File != ps[j].File {
@@ -274,4 +278,24 @@ func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.
 	}
 	p, vps := raw.validate(file, lines, env, envIntervals, backends)
 	return p, append(ps, vps...)
+}
+
+// withEnvBots returns names plus every FORGE_BOT_USER_* login of env, once
+// each, in a stable order.
+func withEnvBots(names []string, env Env) []string {
+	out := append([]string(nil), names...)
+	seen := map[string]bool{}
+	for _, n := range out {
+		seen[strings.ToLower(n)] = true
+	}
+	var extra []string
+	for k, v := range env.Map() {
+		v = strings.TrimSpace(v)
+		if strings.HasPrefix(k, "FORGE_BOT_USER_") && v != "" && !seen[strings.ToLower(v)] {
+			seen[strings.ToLower(v)] = true
+			extra = append(extra, v)
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
 }

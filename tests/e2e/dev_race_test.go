@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/forge"
 )
@@ -14,6 +15,12 @@ func TestDevClaimRace(t *testing.T) {
 	t.Parallel()
 	e := newDevEnv(t, claudetest.Scenario{Name: "dev-race", Turns: fixTurns(0)})
 	bots := []*devBot{e.newBot("dev-bot"), e.newBot("dev-qwen")}
+	// As in a daemon, each knows the other's login as a factory identity:
+	// claim comments count only from those.
+	logins := []string{bots[0].user.Login, bots[1].user.Login}
+	for _, b := range bots {
+		b.rebuild(func(o *dev.Options) { o.BotUsernames = logins })
+	}
 	var issues []int64
 	for i := 0; i < 3; i++ {
 		issues = append(issues, e.issue("Race", "scenario: dev-race", forge.LabelBacklog))
