@@ -217,9 +217,6 @@ func (r *Repo) EnsureLayout(ctx context.Context) (string, error) {
 	})
 }
 
-// Dir is the checkout's directory.
-func (r *Repo) Dir() string { return r.o.Dir }
-
 func wait(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

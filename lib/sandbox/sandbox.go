@@ -28,7 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -130,9 +129,6 @@ func searchable(dir string) error {
 // Isolated reports whether sessions run under their own uids.
 func (s *Sandbox) Isolated() bool { return s.o.Isolate }
 
-// Root is the directory holding the workspaces.
-func (s *Sandbox) Root() string { return s.o.Root }
-
 // Workspace returns the workspace of key, creating it (and allocating its
 // uid) on first use. Keys are lowercase names such as "dev-proj-issue-42".
 func (s *Sandbox) Workspace(key string) (*Workspace, error) {
@@ -201,22 +197,6 @@ func (s *Sandbox) usedUIDs() (map[int]bool, error) {
 		used[int(fi.Sys().(*syscall.Stat_t).Uid)] = true
 	}
 	return used, nil
-}
-
-// Keys lists the existing workspaces, sorted.
-func (s *Sandbox) Keys() ([]string, error) {
-	ents, err := os.ReadDir(s.o.Root)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	var keys []string
-	for _, e := range ents {
-		if e.IsDir() && keyRe.MatchString(e.Name()) {
-			keys = append(keys, e.Name())
-		}
-	}
-	sort.Strings(keys)
-	return keys, nil
 }
 
 // Remove ends every process of the workspace's uid and deletes the

@@ -132,7 +132,7 @@ func TestIsolatedWorkspaces(t *testing.T) {
 	if out, err := runAs(a, "sh", "-c", "echo ok > "+a.Out("phase")); err != nil {
 		t.Fatalf("write own outbox: %v: %s", err, out)
 	}
-	if data, err := a.ReadOut("phase", 100); err != nil || string(data) != "ok\n" {
+	if data, _, err := atomicfile.ReadUntrusted(a.Out("phase"), 100); err != nil || string(data) != "ok\n" {
 		t.Errorf("ReadOut = %q, %v", data, err)
 	}
 }
@@ -153,22 +153,22 @@ func TestReadOutRefusesLinksAndSize(t *testing.T) {
 	if err := os.Symlink(target, ws.Out("phase")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.ReadOut("phase", 1000); !errors.Is(err, atomicfile.ErrUnsafe) {
+	if _, _, err := atomicfile.ReadUntrusted(ws.Out("phase"), 1000); !errors.Is(err, atomicfile.ErrUnsafe) {
 		t.Errorf("symlink read: %v", err)
 	}
 	if err := syscall.Mkfifo(ws.Out("fifo"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.ReadOut("fifo", 1000); !errors.Is(err, atomicfile.ErrUnsafe) {
+	if _, _, err := atomicfile.ReadUntrusted(ws.Out("fifo"), 1000); !errors.Is(err, atomicfile.ErrUnsafe) {
 		t.Errorf("fifo read: %v", err)
 	}
 	if err := os.WriteFile(ws.Out("big"), make([]byte, 101), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.ReadOut("big", 100); !errors.Is(err, atomicfile.ErrUnsafe) {
+	if _, _, err := atomicfile.ReadUntrusted(ws.Out("big"), 100); !errors.Is(err, atomicfile.ErrUnsafe) {
 		t.Errorf("oversized read: %v", err)
 	}
-	if _, err := ws.ReadOut("missing", 100); !errors.Is(err, fs.ErrNotExist) {
+	if _, _, err := atomicfile.ReadUntrusted(ws.Out("missing"), 100); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/disinto/disinto/lib/atomicfile"
 )
 
 // Workspace is one session's corner of the sandbox: its checkout, home
@@ -124,14 +122,6 @@ func (w *Workspace) Own(path string) error {
 		}
 		return nil
 	})
-}
-
-// ReadOut reads a file the session handed back in its outbox: a regular
-// file, not a symlink, at most max bytes. A missing file is
-// fs.ErrNotExist; anything else unsafe wraps atomicfile.ErrUnsafe.
-func (w *Workspace) ReadOut(name string, max int64) ([]byte, error) {
-	data, _, err := atomicfile.ReadUntrusted(w.Out(name), max)
-	return data, err
 }
 
 // Reap kills every process of the workspace's uid, so nothing a session
