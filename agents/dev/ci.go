@@ -59,7 +59,11 @@ func (a *Agent) checkCI(ctx context.Context, snap *snapshot, st *State) error {
 		st.HeadSHA = head
 		return a.move(st, StageAwaitingCI)
 	}
-	st.CIFixes++
+	if st.CIFailedSHA != st.HeadSHA {
+		// An attempt is counted once per head: the same red head seen
+		// again (a state rebuilt after a restart) spends nothing more.
+		st.CIFixes, st.CIFailedSHA = st.CIFixes+1, st.HeadSHA
+	}
 	if st.CIFixes > a.lim.CIFixes {
 		return a.block(ctx, st, ledger.CodeCIExhausted,
 			fmt.Sprintf("CI failed %d times on pull request #%d", st.CIFixes, st.PR), report)

@@ -36,8 +36,8 @@
 //	                              -> publishing, implementing, blocked
 //	nudging          background resume the session once to commit what it did
 //	                              -> publishing, implementing, blocked
-//	publishing       background act on the session's result: refusal, phase, push, pull request
-//	                              -> awaiting_ci, nudging, refused, escalated, blocked
+//	publishing       background act on the session's result: refusal, phase, push, pull request; a fix turn that committed nothing is asked once more
+//	                              -> awaiting_ci, nudging, fixing, refused, escalated, blocked
 //	awaiting_ci      tick       wait for CI on the head; re-run it after an infrastructure failure
 //	                              -> awaiting_review, awaiting_ci, fixing, done, escalated, blocked
 //	awaiting_review  tick       wait for a verdict on the head; merge on approval

@@ -115,9 +115,9 @@ func machine() map[Stage]stageDef {
 			by:   inBackground, step: (*Agent).runSession, next: session,
 		},
 		StagePublishing: {
-			does: "act on the session's result: refusal, phase, push, pull request",
+			does: "act on the session's result: refusal, phase, push, pull request; a fix turn that committed nothing is asked once more",
 			by:   inBackground, step: (*Agent).publish,
-			next: []Stage{StageAwaitingCI, StageNudging, StageRefused, StageEscalated, StageBlocked},
+			next: []Stage{StageAwaitingCI, StageNudging, StageFixing, StageRefused, StageEscalated, StageBlocked},
 		},
 		StageAwaitingCI: {
 			does: "wait for CI on the head; re-run it after an infrastructure failure",

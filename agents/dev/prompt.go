@@ -16,24 +16,26 @@ import (
 
 // The follow-ups of the dev formula the agent resumes sessions with.
 const (
-	followNudge    = "nudge"
-	followRestart  = "restart"
-	followResume   = "resume"
-	followCIFailed = "ci_failed"
-	followChanges  = "changes_requested"
-	followRebase   = "rebase"
+	followNudge      = "nudge"
+	followRestart    = "restart"
+	followResume     = "resume"
+	followCIFailed   = "ci_failed"
+	followChanges    = "changes_requested"
+	followRebase     = "rebase"
+	followNoProgress = "no_progress"
 )
 
 // followupVars lists every follow-up the agent renders with the names of
 // the values it gives; the dev formula must declare exactly these.
 func followupVars() map[string][]string {
 	return map[string][]string{
-		followNudge:    nil,
-		followRestart:  nil,
-		followResume:   {"issue", "comments", "branch"},
-		followCIFailed: {"pr", "head", "attempt", "limit", "report"},
-		followChanges:  {"pr", "head", "round", "limit", "feedback"},
-		followRebase:   {"pr", "why", "attempt", "limit", "forge_said", "primary_branch"},
+		followNudge:      nil,
+		followRestart:    nil,
+		followResume:     {"issue", "comments", "branch"},
+		followCIFailed:   {"pr", "head", "attempt", "limit", "report"},
+		followChanges:    {"pr", "head", "round", "limit", "feedback"},
+		followRebase:     {"pr", "why", "attempt", "limit", "forge_said", "primary_branch"},
+		followNoProgress: {"pr", "head"},
 	}
 }
 

@@ -60,6 +60,9 @@ func (a *Agent) publish(ctx context.Context, _ *snapshot, st *State) error {
 		return a.block(ctx, st, ledger.CodeBuilderNoCommit, "The model session ended without committing anything.",
 			fmt.Sprintf("phase: %q\n%s", rep.Phase, clip(st.Summary, 2000)))
 	}
+	if st.From == StageFixing && st.PR > 0 && head == st.HeadSHA {
+		return a.noProgress(ctx, st, rep)
+	}
 	if head != remote {
 		if err := a.o.Git.Push(ctx, head, st.Branch); err != nil {
 			return err
@@ -68,7 +71,7 @@ func (a *Agent) publish(ctx context.Context, _ *snapshot, st *State) error {
 	if err := a.ensurePR(ctx, st, st.Summary); err != nil {
 		return err
 	}
-	st.HeadSHA, st.AfterFailures, st.Summary = head, 0, ""
+	st.HeadSHA, st.AfterFailures, st.Summary, st.NoProgress = head, 0, "", 0
 	a.issueLog(*st).Info().Str("head", shortSHA(head)).Msg("pushed; waiting for CI")
 	return a.move(st, StageAwaitingCI)
 }
@@ -88,4 +91,25 @@ func (a *Agent) sessionPhase(ws *sandbox.Workspace, st *State) (phase.State, err
 		return phase.State{}, nil
 	}
 	return phase.State{}, err
+}
+
+// noProgress handles a fix turn (after a CI failure, a review or a
+// rebase request) that left the pull request's head where it was: the
+// news it was given is unanswered, and waiting for CI or a review of the
+// same head would only wait out a timeout (or spend another attempt on
+// the same failure). The session is asked once more, explicitly; a second
+// empty turn blocks the issue at once.
+func (a *Agent) noProgress(ctx context.Context, st *State, rep phase.State) error {
+	if st.NoProgress == 0 && st.SessionID != "" {
+		news, err := a.followup(followNoProgress, map[string]string{"pr": fmt.Sprint(st.PR), "head": shortSHA(st.HeadSHA)})
+		if err != nil {
+			return err
+		}
+		st.NoProgress, st.News, st.AfterFailures = 1, news, 0
+		a.issueLog(*st).Info().Str("head", shortSHA(st.HeadSHA)).Msg("fix turn committed nothing; asking the session once more")
+		return a.move(st, StageFixing)
+	}
+	return a.block(ctx, st, ledger.CodeBuilderNoProgress,
+		fmt.Sprintf("The model session answered twice without a new commit; pull request #%d is still at %s.", st.PR, shortSHA(st.HeadSHA)),
+		fmt.Sprintf("phase: %q\n%s", rep.Phase, clip(st.Summary, 2000)))
 }

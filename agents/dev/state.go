@@ -67,6 +67,12 @@ type State struct {
 	// requests to rebase onto the primary branch.
 	MergeAttempts int `json:"merge_attempts,omitempty"`
 	Rebases       int `json:"rebases,omitempty"`
+	// NoProgress counts fix turns in a row that left the head where it
+	// was; the second blocks the issue (builder.no_progress).
+	NoProgress int `json:"no_progress,omitempty"`
+	// CIFailedSHA is the head whose CI failure was last counted: an
+	// attempt is counted once per head.
+	CIFailedSHA string `json:"ci_failed_sha,omitempty"`
 	// WaitingSince is when the current wait for CI or review began.
 	WaitingSince time.Time `json:"waiting_since,omitempty"`
 

@@ -75,6 +75,7 @@ const (
 	CodeReviewExhausted    Code = "review.exhausted"
 	CodeReviewChanges      Code = "review.changes_requested"
 	CodeBuilderNoCommit    Code = "builder.no_commit"
+	CodeBuilderNoProgress  Code = "builder.no_progress"
 	CodeBuilderNoEvidence  Code = "builder.no_evidence"
 	CodeMergeHeadMismatch  Code = "merge.head_mismatch"
 	CodeMergeConflict      Code = "merge.conflict"
