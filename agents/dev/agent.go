@@ -190,6 +190,9 @@ type Agent struct {
 
 	mu sync.Mutex
 	me string
+
+	// mirrorMu serialises the mirror queue (mirror.go).
+	mirrorMu sync.Mutex
 }
 
 var _ agent.Agent = (*Agent)(nil)

@@ -133,6 +133,8 @@ type fakeGit struct {
 	head    map[string]string // worktree dir → HEAD
 	ahead   map[string]int
 	mirrors []string
+	// mirrorErr fails every mirror push while set.
+	mirrorErr error
 	// behind is what Behind reports for every branch.
 	behind bool
 	// worktreeErr is what Worktree fails with, when set.
@@ -228,6 +230,9 @@ func (g *fakeGit) PrimaryFS(context.Context) (fs.FS, error) { return fstest.MapF
 func (g *fakeGit) PushMirror(_ context.Context, name, _, sha string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.mirrorErr != nil {
+		return g.mirrorErr
+	}
 	g.mirrors = append(g.mirrors, name+"="+sha)
 	return nil
 }

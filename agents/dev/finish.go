@@ -90,7 +90,7 @@ func (a *Agent) block(ctx context.Context, st *State, code ledger.Code, why, dia
 	if st.PR > 0 {
 		fmt.Fprintf(&b, "| Pull request | #%d |\n", st.PR)
 	}
-	fmt.Fprintf(&b, "\n%s\n", a.quote(why))
+	fmt.Fprintf(&b, "\n%s%s\n", a.mentions(), a.quote(why))
 	if diag = strings.TrimSpace(a.quote(diag)); diag != "" {
 		fmt.Fprintf(&b, "\n<details><summary>Diagnostic output</summary>\n\n```\n%s\n```\n</details>\n", clip(diag, 8000))
 	}
@@ -113,17 +113,13 @@ func (a *Agent) block(ctx context.Context, st *State, code ledger.Code, why, dia
 func (a *Agent) escalate(ctx context.Context, st *State, code ledger.Code, reason string) error {
 	cctx, cancel := detached(ctx)
 	defer cancel()
-	var mentions []string
-	for _, m := range a.o.Maintainers {
-		mentions = append(mentions, "@"+m)
-	}
 	if reason == "" {
 		reason = "(no reason given)"
 	}
 	body := fmt.Sprintf("### Escalated — issue #%d\n\n| | |\n|---|---|\n| Exit reason | `%s` |\n| Timestamp | %s |\n\n"+
-		"%s The dev agent needs a human decision:\n\n> %s\n\n"+
+		"%sThe dev agent needs a human decision:\n\n> %s\n\n"+
 		"Answer in a comment, then remove `blocked` and add `backlog` to resume from the existing branch.\n%s",
-		st.Issue, code, a.stamp(), strings.Join(mentions, " "), a.quote(reason), outcomeMarker(code))
+		st.Issue, code, a.stamp(), a.mentions(), a.quote(reason), outcomeMarker(code))
 	if _, err := a.o.Forge.CreateComment(cctx, st.Issue, body); err != nil {
 		return err
 	}
@@ -136,8 +132,20 @@ func (a *Agent) escalate(ctx context.Context, st *State, code ledger.Code, reaso
 	return a.terminate(cctx, st, StageEscalated, ledger.ReasonEscalated, code, reason)
 }
 
+// mentions @-mentions the maintainers, so that a blocked or escalated
+// issue reaches a human rather than waiting in a label; "" without any.
+func (a *Agent) mentions() string {
+	var b strings.Builder
+	for _, m := range a.o.Maintainers {
+		if m = strings.TrimPrefix(strings.TrimSpace(m), "@"); m != "" {
+			b.WriteString("@" + m + " ")
+		}
+	}
+	return b.String()
+}
+
 // merged finishes a merged run: issue closed and clean, worktree gone,
-// mirrors pushed.
+// mirror pushes queued (and tried at once).
 func (a *Agent) merged(ctx context.Context, st *State, sha string) error {
 	cctx, cancel := detached(ctx)
 	defer cancel()
@@ -152,13 +160,7 @@ func (a *Agent) merged(ctx context.Context, st *State, sha string) error {
 		return err
 	}
 	a.removeWorkspace(cctx, st)
-	if sha != "" {
-		for name, url := range a.o.Mirrors {
-			if err := a.o.Git.PushMirror(cctx, name, url, sha); err != nil {
-				log.Warn().Str("mirror", name).Str("error", a.red.Error(err)).Msg("mirror push failed")
-			}
-		}
-	}
+	a.queueMirrors(ctx, st.run, sha)
 	log.Info().Str(logx.KeySHA, sha).Msg("merged")
 	st.Timeline.Merged = a.o.Now()
 	return a.terminate(cctx, st, StageDone, ledger.ReasonMerged, "", fmt.Sprintf("pull request #%d merged", st.PR))
