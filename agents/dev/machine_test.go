@@ -136,9 +136,18 @@ func stageWrites(fset *token.FileSet, f *ast.File) []string {
 						out = append(out, fset.Position(l.Pos()).String())
 					}
 				}
-			case *ast.KeyValueExpr:
-				if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Stage" {
-					out = append(out, fset.Position(n.Pos()).String())
+			case *ast.CompositeLit:
+				if _, other := n.Type.(*ast.SelectorExpr); other {
+					break // another package's type (agent.Item in a report)
+				}
+				for _, e := range n.Elts {
+					kv, ok := e.(*ast.KeyValueExpr)
+					if !ok {
+						continue
+					}
+					if k, isIdent := kv.Key.(*ast.Ident); isIdent && k.Name == "Stage" {
+						out = append(out, fset.Position(kv.Pos()).String())
+					}
 				}
 			}
 			return true

@@ -81,6 +81,8 @@ type daemon struct {
 	ops           opsCheckouts
 	ready         readiness
 	unimplemented []string
+	// reporters are the agents that say what work they hold, for status.
+	reporters []agent.Reporter
 }
 
 func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.Role]agentFactory) error {
@@ -259,6 +261,9 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 			ag, err := d.newAgent(factory, p, role)
 			if err != nil {
 				return err
+			}
+			if r, ok := ag.(agent.Reporter); ok {
+				d.reporters = append(d.reporters, r)
 			}
 			// An agent acts as its role's bot; one that needs no token
 			// (none configured, as in tests) has no gate.

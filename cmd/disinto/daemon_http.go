@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/disinto/disinto/lib/agent"
@@ -30,7 +31,11 @@ type statusReport struct {
 	// Ops are the projects' ops checkouts.
 	Ops []opsInfo `json:"ops,omitempty"`
 	// Journals are the bots' journals in their .profile repositories.
-	Journals      []memory.Status `json:"journals,omitempty"`
+	Journals []memory.Status `json:"journals,omitempty"`
+	// InFlight are the issues the agents work on; Pending the deferred
+	// side effects (mirror pushes) still to be done.
+	InFlight      []agent.Item    `json:"in_flight"`
+	Pending       []agent.Pending `json:"pending,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
 	Recent        []ledger.Record `json:"recent"`
 	CostTodayUSD  float64         `json:"cost_today_usd"`
@@ -117,8 +122,29 @@ func (d *daemon) status() statusReport {
 	rep.Paused, _ = d.enablement.List()
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
 	rep.Journals = d.journals.status()
+	rep.InFlight, rep.Pending = d.holdings()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
+}
+
+// holdings gathers what the agents hold, by project, role and issue.
+func (d *daemon) holdings() ([]agent.Item, []agent.Pending) {
+	items, pending := []agent.Item{}, []agent.Pending{}
+	for _, r := range d.reporters {
+		rep := r.Report()
+		items, pending = append(items, rep.Items...), append(pending, rep.Pending...)
+	}
+	sort.Slice(items, func(i, j int) bool {
+		a, b := items[i], items[j]
+		if a.Project != b.Project {
+			return a.Project < b.Project
+		}
+		if a.Role != b.Role {
+			return a.Role < b.Role
+		}
+		return a.Issue < b.Issue
+	})
+	return items, pending
 }
 
 // failing lists the jobs whose latest runs failed, but for the disabled

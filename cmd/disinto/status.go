@@ -197,6 +197,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 			fmt.Fprintf(w, "  %s is paused for all projects since %s\n", p.Role, stamp(p.Since))
 		}
 	}
+	printHoldings(w, rep, time.Now())
 	fmt.Fprintln(w, "\nrecent runs:")
 	if len(rep.Recent) == 0 {
 		fmt.Fprintln(w, "  none")
@@ -215,6 +216,69 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\ncost today: $%.2f\n", rep.CostTodayUSD)
+}
+
+// printHoldings lists the work in flight, one line per issue with its
+// stage, pull request, attempts and age, and the deferred side effects
+// still to be done.
+func printHoldings(w io.Writer, rep statusReport, now time.Time) {
+	if len(rep.InFlight) > 0 {
+		fmt.Fprintln(w, "\nin flight:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  PROJECT\tROLE\tISSUE\tPR\tSTAGE\tATTEMPTS\tAGE\tWAITING")
+		for _, it := range rep.InFlight {
+			pr, waiting := "-", "-"
+			if it.PR != 0 {
+				pr = fmt.Sprintf("#%d", it.PR)
+			}
+			if !it.Waiting.IsZero() {
+				waiting = age(now, it.Waiting)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t#%d\t%s\t%s\t%s\t%s\t%s\n", it.Project, it.Role, it.Issue, pr, it.Stage,
+				attempts(it), age(now, it.Started), waiting)
+		}
+		_ = tw.Flush()
+	}
+	for _, p := range rep.Pending {
+		line := fmt.Sprintf("  %s %s: %s to %s of %s queued %s", p.Project, p.Role, p.What, p.Target, orDash(p.Detail), stamp(p.Queued))
+		if p.Attempts > 0 {
+			line += fmt.Sprintf(", failed %d times, next try %s: %s", p.Attempts, stamp(p.Next), oneLine(p.Error, 60))
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// attempts reads "ci 1/3, review 2/5", or "-" when none were spent.
+func attempts(it agent.Item) string {
+	keys := make([]string, 0, len(it.Attempts))
+	for k := range it.Attempts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		if lim, ok := it.Limits[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", k, it.Attempts[k], lim))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %d", k, it.Attempts[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// age is how long ago t was, to the second (minute past an hour).
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	if d >= time.Hour {
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 // stageTimes says where a run's time went: each milestone with the time
