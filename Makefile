@@ -26,11 +26,13 @@ build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/disinto ./cmd/disinto
 
 # Prerequisites of the integration suites; each script is idempotent and
-# fast when its cache is warm. docker.sh installs Debian's engine (as root)
+# fast when its cache is warm. chromium.sh installs Debian's chromium for
+# the status page's browser test. docker.sh installs Debian's engine (as root)
 # and starts it, for the compose stack test.
 setup:
 	tests/setup/gitea.sh
 	tests/setup/claude.sh
+	tests/setup/chromium.sh
 	tests/setup/docker.sh
 
 lint: fmt-check vet staticcheck formula-lint cross

@@ -44,6 +44,9 @@ type statusReport struct {
 type projectInfo struct {
 	Name string `json:"name"`
 	Repo string `json:"repo"`
+	// URL is the repository's page on the forge (issues and pull
+	// requests are under it).
+	URL string `json:"url,omitempty"`
 }
 
 // healthz answers health checks; it tells nothing but that the daemon
@@ -61,6 +64,7 @@ func (d *daemon) statusMux() http.Handler {
 	m.HandleFunc("GET /readyz", d.ready.serve)
 	m.Handle("GET /metrics", d.metrics.Handler())
 	m.HandleFunc("GET /status", d.serveStatus)
+	m.HandleFunc("GET /{$}", d.serveStatusPage)
 	return m
 }
 
@@ -117,7 +121,7 @@ func (d *daemon) status() statusReport {
 	rep := statusReport{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.rt.Running(), Unimplemented: d.unimplemented,
 		Sessions: sessionsMode(d.services.sandbox)}
 	for _, p := range d.cfg.Projects {
-		rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
+		rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo, URL: p.ForgeURL + "/" + p.Repo})
 	}
 	rep.Paused, _ = d.enablement.List()
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)

@@ -182,6 +182,8 @@ func TestSystem(t *testing.T) {
 	if _, errOut, err := s.run(daemonEnv, "run", "dev", "--project", "widgets", "--once"); err == nil {
 		t.Errorf("disinto run next to a running daemon succeeded: %s", errOut)
 	}
+	// The same, for people: the status page in a real browser.
+	checkStatusPage(t, statusBase, "widgets", "merged", "escalated", "PR #2", "escalated.by_model")
 	m := httpGet(t, statusBase+"/metrics")
 	if n := metricSum(m, "disinto_forge_requests_total", ""); n <= 0 {
 		t.Errorf("forge requests in /metrics: %v", n)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs Debian's chromium for the status page's browser test
+# (tests/e2e, driven with chromedp) and prints where it lives.
+#
+# Idempotent: an installed chromium is reused. Needs root and Debian's
+# archive on the first run; DISINTO_CHROMIUM names another binary.
+set -euo pipefail
+
+bin="${DISINTO_CHROMIUM:-/usr/bin/chromium}"
+if [[ ! -x "${bin}" ]]; then
+	if [[ "$(id -u)" != 0 ]]; then
+		echo "chromium not found at ${bin}: apt-get install -y chromium (as root)" >&2
+		exit 1
+	fi
+	echo "installing chromium" >&2
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+"${bin}" --version >&2
+echo "${bin}"
