@@ -29,6 +29,17 @@ func (a *app) agentCmd() *cobra.Command {
 				if err := role.Validate(); err != nil {
 					return usageError{err}
 				}
+				if project != "" {
+					// A pause of a project that does not exist would
+					// pause nothing and say it did.
+					cfg, err := a.loadConfig()
+					if err != nil {
+						return err
+					}
+					if cfg.Project(project) == nil {
+						return usageError{fmt.Errorf("unknown project %q (see disinto config check)", project)}
+					}
+				}
 				if err := fn(enablement(), role, project); err != nil {
 					return err
 				}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	switch {
 	case errors.Is(err, errSilent):
 		return exitFailure
-	case errors.As(err, &ue) || isCobraUsage(err):
+	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "disinto: %v\nRun 'disinto --help' for usage.\n", err)
 		return exitUsage
 	default:
@@ -111,6 +112,9 @@ func (a *app) rootCmd() *cobra.Command {
 		a.logsCmd(),
 		a.agentCmd(),
 	)
+	root.Version = versionLine()
+	root.SetVersionTemplate("disinto {{.Version}}\n")
+	typedUsage(root)
 	return root
 }
 
@@ -137,20 +141,79 @@ func (a *app) versionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(a.stdout, "disinto %s\n", version)
+			fmt.Fprintf(a.stdout, "disinto %s\n", versionLine())
 			return nil
 		},
 	}
 }
 
-// isCobraUsage reports errors cobra returns for unknown commands and bad
-// argument counts, which are usage errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument"} {
-		if strings.Contains(msg, p) {
-			return true
+// typedUsage makes every error of how a command was called a usageError,
+// so that the exit code is decided by the error's type and never by its
+// text: a wrong number of arguments (each command's Args check), an
+// unknown subcommand, and a bad flag (the root's flag error function,
+// which subcommands inherit).
+func typedUsage(c *cobra.Command) {
+	args := c.Args
+	switch {
+	case args == nil && c.HasSubCommands():
+		args = unknownSubcommand
+		if !c.Runnable() {
+			// Only a runnable command has its arguments checked.
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	case args == nil:
+		args = cobra.ArbitraryArgs
+	}
+	c.Args = func(cmd *cobra.Command, a []string) error {
+		if err := args(cmd, a); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+	for _, sub := range c.Commands() {
+		typedUsage(sub)
+	}
+}
+
+// unknownSubcommand is the argument check of a command that only groups
+// subcommands: any argument left is a subcommand that does not exist.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(sug, ", "))
+	}
+	return errors.New(msg)
+}
+
+// versionLine is the version with the commit and its date when the
+// binary carries them (go build stamps them from git).
+func versionLine() string {
+	v := version
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	var rev, at, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
 		}
 	}
-	return false
+	if rev == "" {
+		return v
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return fmt.Sprintf("%s (commit %s%s, %s)", v, rev, dirty, at)
 }

@@ -99,3 +99,47 @@ func TestConfigCheckEnvOverridesFile(t *testing.T) {
 		t.Errorf("process env must win over the env file: code %d, stderr %q", code, errOut)
 	}
 }
+
+// TestExitCodes: the type of an error decides the exit code, for each
+// command's usage and failure paths: 2 for how it was called, 1 for what
+// went wrong while it ran.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("../../projects/example.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(data))
+	global := []string{"--projects-dir", filepath.Join(dir, "projects"), "--env-file", filepath.Join(dir, "none.env"),
+		"--data-dir", filepath.Join(dir, "data")}
+	for _, tc := range []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"--version"}, exitOK, "disinto "},
+		{[]string{"config", "nope"}, exitUsage, `unknown command "nope"`},
+		{[]string{"agent", "nope"}, exitUsage, `unknown command "nope"`},
+		{[]string{"status", "extra"}, exitUsage, "unknown command"},
+		{[]string{"run", "dev"}, exitUsage, "--project is required"},
+		{[]string{"run", "nope", "--project", "example"}, exitUsage, "nope"},
+		{[]string{"run", "dev", "--project", "nope"}, exitUsage, `unknown project "nope"`},
+		{[]string{"run", "dev", "extra", "--project", "example"}, exitUsage, "accepts 1 arg"},
+		{[]string{"agent", "pause", "dev", "--project", "nope"}, exitUsage, `unknown project "nope"`},
+		{[]string{"agent", "pause", "nope"}, exitUsage, "nope"},
+		{[]string{"agent", "pause", "dev", "--project", "example"}, exitOK, "dev paused for project example"},
+		{[]string{"agent", "resume", "dev", "--project", "example"}, exitOK, "dev resumed"},
+		{[]string{"logs", "--no-such-flag"}, exitUsage, "unknown flag"},
+		// An error while running that merely reads like a usage error is
+		// a failure, not a usage error.
+		{[]string{"config", "check", "--projects-dir", filepath.Join(dir, "invalid argument")}, exitFailure, "invalid argument"},
+	} {
+		code, out, errOut := runCLI(t, nil, append(append([]string{}, tc.args...), global...)...)
+		if tc.args[0] == "config" && len(tc.args) > 2 {
+			code, out, errOut = runCLI(t, nil, tc.args...)
+		}
+		if code != tc.want || !strings.Contains(out+errOut, tc.says) {
+			t.Errorf("disinto %s: code %d, want %d saying %q\nstdout: %s\nstderr: %s", strings.Join(tc.args, " "), code, tc.want, tc.says, out, errOut)
+		}
+	}
+}

@@ -32,6 +32,9 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 			if err := role.Validate(); err != nil {
 				return usageError{err}
 			}
+			if project == "" {
+				return usageError{errors.New("--project is required")}
+			}
 			if !once {
 				return usageError{errors.New("only --once is supported; use disinto daemon for scheduled runs")}
 			}
@@ -84,6 +87,5 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 	}
 	cmd.Flags().StringVar(&project, "project", "", "project name (required)")
 	cmd.Flags().BoolVar(&once, "once", true, "run one tick and exit")
-	_ = cmd.MarkFlagRequired("project")
 	return cmd
 }
