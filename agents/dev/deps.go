@@ -210,7 +210,7 @@ func (a *Agent) gateIssue(ctx context.Context, snap *snapshot, i forge.Issue, ds
 	case len(v.unread) == 0:
 		g.confirmed[i.Number] = true
 	}
-	return a.publishDeps(ctx, snap, i, v)
+	return a.publishDeps(ctx, snap, i, v, false)
 }
 
 // depsConfirmed reports whether every dependency of i is satisfied,
@@ -231,7 +231,9 @@ func (a *Agent) depsConfirmed(ctx context.Context, snap *snapshot, i forge.Issue
 			return false
 		}
 	}
-	err := errors.Join(a.publishDeps(ctx, snap, i, v), a.saveDepRecords(g))
+	// Without a record (it was lost), a satisfied issue's old comment is
+	// looked for once, at its claim, so it does not go on saying it waits.
+	err := errors.Join(a.publishDeps(ctx, snap, i, v, true), a.saveDepRecords(g))
 	if err != nil {
 		snap.log.Warn().Int64(logx.KeyIssue, i.Number).Str("error", a.red.Error(err)).Msg("dependency status not published")
 	}
@@ -297,8 +299,9 @@ func (a *Agent) readDeps(ctx context.Context, v *depView) error {
 
 // publishDeps records v for issue i and, when what it waits for changed,
 // posts or edits its status comment and logs the change once. An issue
-// that never waited gets no comment.
-func (a *Agent) publishDeps(ctx context.Context, snap *snapshot, i forge.Issue, v depView) error {
+// that never waited gets no comment; with lookup, a satisfied one without
+// a recorded comment has its comment looked for and edited if it has one.
+func (a *Agent) publishDeps(ctx context.Context, snap *snapshot, i forge.Issue, v depView, lookup bool) error {
 	g := a.gate(snap)
 	rec := g.recs[i.Number]
 	if !v.checked.IsZero() && (!v.checked.Equal(rec.Checked) || !slices.Equal(v.confirmed, rec.Confirmed)) {
@@ -308,11 +311,11 @@ func (a *Agent) publishDeps(ctx context.Context, snap *snapshot, i forge.Issue, 
 		}
 	}
 	same := slices.Equal(rec.Waits, v.waits) && (len(v.waits) > 0 || slices.Equal(rec.Deps, v.deps))
-	if (rec.Comment != 0 && same) || (rec.Comment == 0 && len(v.waits) == 0) {
+	if (rec.Comment != 0 && same) || (rec.Comment == 0 && len(v.waits) == 0 && (!lookup || len(v.deps) == 0)) {
 		return nil
 	}
-	id, err := a.upsertDepComment(ctx, snap, i.Number, rec.Comment, a.depBody(i.Number, v))
-	if err != nil {
+	id, err := a.upsertDepComment(ctx, snap, i.Number, rec.Comment, a.depBody(i.Number, v), len(v.waits) > 0)
+	if err != nil || id == 0 {
 		return err
 	}
 	rec.Comment, rec.Deps, rec.Waits = id, v.deps, v.waits
@@ -384,9 +387,10 @@ func (a *Agent) depBody(n int64, v depView) string {
 }
 
 // upsertDepComment edits the status comment id of issue n to body, finding
-// it by marker and author when id is unknown, and posts one when there is
-// none (or it was deleted). It returns the comment's id.
-func (a *Agent) upsertDepComment(ctx context.Context, snap *snapshot, n, id int64, body string) (int64, error) {
+// it by marker and author when id is unknown, and with create posts one
+// when there is none (or it was deleted). It returns the comment's id, 0
+// when there is none.
+func (a *Agent) upsertDepComment(ctx context.Context, snap *snapshot, n, id int64, body string, create bool) (int64, error) {
 	if id == 0 {
 		cs, err := a.o.Forge.ListComments(ctx, n)
 		if err != nil {
@@ -411,6 +415,9 @@ func (a *Agent) upsertDepComment(ctx context.Context, snap *snapshot, n, id int6
 		if !errors.Is(err, forge.ErrNotFound) {
 			return 0, err
 		}
+	}
+	if !create {
+		return 0, nil
 	}
 	c, err := a.o.Forge.CreateComment(ctx, n, body)
 	if err != nil {
