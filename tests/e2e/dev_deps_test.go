@@ -7,6 +7,7 @@ import (
 	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/ledger"
 )
 
@@ -26,6 +27,34 @@ func (b *devBot) statusComments(e *devEnv, n int64) []forge.Comment {
 	return out
 }
 
+// proxiedBot is newBot with the agent's forge requests counted.
+func (e *devEnv) proxiedBot(prefix string) (*devBot, *forgetest.Proxy) {
+	e.t.Helper()
+	proxy := forgetest.NewProxy(e.t, e.srv.URL)
+	u := e.srv.NewUser(e.t, prefix)
+	if err := e.repo.AddCollaborator(testCtx(e.t), u.Login, forge.PermWrite); err != nil {
+		e.t.Fatalf("collaborator: %v", err)
+	}
+	b := startBot(e.t, botParams{ForgeURL: proxy.URL, Owner: e.repo.Owner(), Repo: e.repo.Name(), Login: u.Login,
+		Password: u.Password, Token: u.Token, ModelURL: e.modelURL, Data: e.t.TempDir(),
+		ReviewBot: e.reviewer.Login, Mirror: e.mirror})
+	return b, proxy
+}
+
+// quietTicks ticks twice and fails unless the agent only listed issues
+// and pull requests.
+func (b *devBot) quietTicks(proxy *forgetest.Proxy) {
+	b.t.Helper()
+	proxy.Reset()
+	b.tick()
+	b.tick()
+	for req := range proxy.Counts() {
+		if !strings.HasPrefix(req, "GET ") || !(strings.HasSuffix(req, "/issues") || strings.HasSuffix(req, "/pulls")) {
+			b.t.Fatalf("ticks without a change made %v", proxy.Counts())
+		}
+	}
+}
+
 // oneStatus returns the one status comment on n and fails otherwise.
 func (b *devBot) oneStatus(e *devEnv, n int64) forge.Comment {
 	b.t.Helper()
@@ -39,7 +68,7 @@ func (b *devBot) oneStatus(e *devEnv, n int64) forge.Comment {
 func TestDevDependencyWaitComment(t *testing.T) {
 	t.Parallel()
 	e := newDevEnv(t, claudetest.Scenario{Name: "dev-deps-wait", Turns: fixTurns(0)})
-	b := e.newBot("dev-bot")
+	b, proxy := e.proxiedBot("dev-bot")
 	first := e.issue("First", "open")
 	second := e.issue("Second", "open")
 	n := e.issue("Third", "scenario: dev-deps-wait\n\n## Depends on\n- #1\n- #2\n", forge.LabelBacklog)
@@ -49,7 +78,7 @@ func TestDevDependencyWaitComment(t *testing.T) {
 	if !strings.Contains(c.Body, "Waiting on #1, #2") {
 		t.Fatalf("status comment:\n%s", c.Body)
 	}
-	b.tick()
+	b.quietTicks(proxy)
 	b.oneStatus(e, n) // not posted again
 	if len(e.model.MessageRequests("")) != 0 || b.stage(n) != dev.StageNone {
 		t.Fatal("worked a waiting issue")
@@ -63,6 +92,7 @@ func TestDevDependencyWaitComment(t *testing.T) {
 	if got.ID != c.ID || got.Body == c.Body || !strings.Contains(got.Body, "Waiting on #2:") {
 		t.Fatalf("after #1 closed: comment %d (was %d):\n%s", got.ID, c.ID, got.Body)
 	}
+	b.quietTicks(proxy)
 
 	if err := e.repo.CloseIssue(testCtx(t), second); err != nil {
 		t.Fatal(err)
@@ -83,7 +113,7 @@ func TestDevDependencyWaitComment(t *testing.T) {
 func TestDevDependencyCycle(t *testing.T) {
 	t.Parallel()
 	e := newDevEnv(t)
-	b := e.newBot("dev-bot")
+	b, proxy := e.proxiedBot("dev-bot")
 	x := e.issue("One", "Depends on #2.", forge.LabelBacklog)
 	y := e.issue("Two", "## Depends on\n- #1\n", forge.LabelBacklog)
 
@@ -121,8 +151,7 @@ func TestDevDependencyCycle(t *testing.T) {
 		return len(cs1) + len(cs2)
 	}
 	before := comments()
-	b.tick()
-	b.tick()
+	b.quietTicks(proxy)
 	if comments() != before || cycleRecords() != 2 {
 		t.Fatal("blocked again on a later tick")
 	}
@@ -134,7 +163,7 @@ func TestDevDependencyCycle(t *testing.T) {
 func TestDevDependencyWontfix(t *testing.T) {
 	t.Parallel()
 	e := newDevEnv(t)
-	b := e.newBot("dev-bot")
+	b, proxy := e.proxiedBot("dev-bot")
 	dep := e.issue("First", "we will not do this")
 	n := e.issue("Second", "This depends on #1.", forge.LabelBacklog)
 	if err := e.repo.AddLabels(testCtx(t), dep, forge.LabelWontfix); err != nil {
@@ -145,7 +174,7 @@ func TestDevDependencyWontfix(t *testing.T) {
 	}
 
 	b.tick()
-	b.tick()
+	b.quietTicks(proxy)
 	i := e.getIssue(n)
 	if b.stage(n) != dev.StageNone || len(i.Assignees) != 0 || !i.HasLabel(forge.LabelBacklog) || i.HasLabel(forge.LabelInProgress) {
 		t.Fatalf("claimed or changed an issue whose dependency was closed as won't fix: %+v (stage %q)", i, b.stage(n))
