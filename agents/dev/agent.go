@@ -30,6 +30,8 @@ type forgeAPI interface {
 	GetIssue(ctx context.Context, n int64) (forge.Issue, error)
 	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
 	CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error)
+	// EditComment fails with forge.ErrNotFound when comment id is gone.
+	EditComment(ctx context.Context, id int64, body string) (forge.Comment, error)
 	AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error
 	RemoveLabels(ctx context.Context, n int64, names ...forge.LabelName) error
 	SetAssignees(ctx context.Context, n int64, logins []string) error

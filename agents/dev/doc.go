@@ -4,8 +4,10 @@
 // Each tick (Agent.Tick) is a cheap reconciliation pass: one listing of the
 // project's open issues and one of its open pull requests, from which it
 // advances every issue this agent holds (CI, review, merge), adopts work a
-// previous process left behind, repairs stale in-progress issues, and, when
-// nothing of its own is in flight, claims the next ready backlog issue.
+// previous process left behind, repairs stale in-progress issues, passes
+// the backlog through the dependency gate (deps.go: cycles blocked, one
+// status comment per waiting issue), and, when nothing of its own is in
+// flight, claims the next ready backlog issue.
 //
 // The work on one issue is a state machine persisted under
 // <data>/state/<project>/issue-<N>/ (state.json, phase file, result file).
@@ -20,6 +22,7 @@
 //
 // Files follow the stages: poll.go (tick, claim, adopt), session.go (the
 // session stages), prompt.go (every prompt), publish.go (publishing),
+// deps.go (dependency waits and cycles of the backlog, before any claim),
 // pr.go (the pull request and its ownership), waits.go, ci.go and
 // review.go (the waiting stages and the merge), refuse.go (refusals),
 // finish.go (the terminal stages).

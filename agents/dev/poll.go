@@ -50,6 +50,8 @@ type snapshot struct {
 	// own holds the agent's own open pull requests by head branch; pulls
 	// by others on a branch of the same name are not in it.
 	own map[string]forge.PullRequest
+	// deps is the tick's dependency gate (see deps.go), nil until used.
+	deps *depGate
 }
 
 func newSnapshot(me string, issues []forge.Issue, pulls []forge.PullRequest) *snapshot {
@@ -70,7 +72,8 @@ func newSnapshot(me string, issues []forge.Issue, pulls []forge.PullRequest) *sn
 
 // Tick is one reconciliation pass. It costs two list requests when there is
 // nothing to do (open issues, open pull requests); waiting issues add a
-// status or review lookup each. Sessions it starts keep running under ctx
+// status or review lookup each, and a backlog issue whose dependency wait
+// changed a comment write. Sessions it starts keep running under ctx
 // after Tick returns.
 func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	return a.tick(ctx, run)
@@ -158,7 +161,12 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	// 4. Per-agent gate, then the queue.
+	// 4. Dependency cycles and waits of the backlog are published whether
+	// or not there is room for new work.
+	if err := a.gateDeps(ctx, snap); err != nil {
+		return err
+	}
+	// 5. Per-agent gate, then the queue.
 	if n := a.inFlight(snap); n >= a.lim.InFlight {
 		snap.log.Debug().Int("in_flight", n).Msg("holding new work: own work in flight")
 		return nil
@@ -290,13 +298,7 @@ func (a *Agent) candidates(snap *snapshot) []forge.Issue {
 	refused := a.loadRefusals()
 	var out []forge.Issue
 	for _, i := range snap.order {
-		if !i.HasLabel(forge.LabelBacklog) || hasAny(i, otherWorkflow) || hasAny(i, notReady) {
-			continue
-		}
-		if len(i.Assignees) > 0 && !(len(i.Assignees) == 1 && i.Assignees[0] == snap.me) {
-			continue // another bot or a human holds it
-		}
-		if a.blockedByDeps(snap, i) {
+		if !queueable(snap, i) || a.blockedByDeps(snap, i) {
 			continue
 		}
 		if r, ok := refused[i.Number]; ok && r.Body == bodyHash(i.Body) {
@@ -316,10 +318,14 @@ func (a *Agent) candidates(snap *snapshot) []forge.Issue {
 	return out
 }
 
-// blockedByDeps reports whether a dependency of i is still open: an open
-// issue or an open pull request (issues and pull requests share numbers).
-// Others count as closed here; pick confirms them.
+// blockedByDeps reports whether i waits for a dependency: one still open
+// (an open issue or pull request: they share numbers), or one the tick's
+// dependency gate holds it for (a cycle, a won't-fix or missing
+// dependency). Others count as closed here; pick confirms them.
 func (a *Agent) blockedByDeps(snap *snapshot, i forge.Issue) bool {
+	if snap.deps != nil && snap.deps.held[i.Number] {
+		return true
+	}
 	for _, d := range deps.ParseFor(i.Number, i.Body) {
 		if _, open := snap.open[d]; open || snap.openPull(d) {
 			return true
@@ -338,22 +344,10 @@ func (s *snapshot) openPull(n int64) bool {
 	return false
 }
 
-// depsConfirmed reads the dependencies of i that were not in the open list:
-// a missing or unreadable one counts as open.
-func (a *Agent) depsConfirmed(ctx context.Context, i forge.Issue) bool {
-	for _, d := range deps.ParseFor(i.Number, i.Body) {
-		di, err := a.o.Forge.GetIssue(ctx, d)
-		if err != nil || di.State != forge.StateClosed {
-			return false
-		}
-	}
-	return true
-}
-
 // pick claims the first ready candidate and starts its session.
 func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 	for _, i := range a.candidates(snap) {
-		if !a.depsConfirmed(ctx, i) {
+		if !a.depsConfirmed(ctx, snap, i) {
 			continue
 		}
 		if i.AssignedTo(snap.me) {

@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -218,4 +219,108 @@ func (h *minHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// Cycles returns every set of issues that depend on each other, directly
+// or through others: the strongly connected components of more than one
+// issue (self references are dropped when the graph is built). Each set is
+// in ascending order, and the sets are ordered by their lowest issue. Nil
+// when the graph is acyclic.
+func (g *Graph) Cycles() [][]int64 {
+	// Tarjan's algorithm. Recursion depth is bounded by the number of
+	// issues in the graph, which the caller built from a listing.
+	var (
+		index   = map[int64]int{}
+		low     = map[int64]int{}
+		onStack = map[int64]bool{}
+		stack   []int64
+		next    int
+		out     [][]int64
+	)
+	var connect func(n int64)
+	connect = func(n int64) {
+		index[n], low[n] = next, next
+		next++
+		stack = append(stack, n)
+		onStack[n] = true
+		for _, d := range g.deps[n] {
+			if _, seen := index[d]; !seen {
+				connect(d)
+				low[n] = min(low[n], low[d])
+			} else if onStack[d] {
+				low[n] = min(low[n], index[d])
+			}
+		}
+		if low[n] != index[n] {
+			return
+		}
+		var scc []int64
+		for {
+			m := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			onStack[m] = false
+			scc = append(scc, m)
+			if m == n {
+				break
+			}
+		}
+		if len(scc) > 1 {
+			slices.Sort(scc)
+			out = append(out, scc)
+		}
+	}
+	for _, n := range g.nodes {
+		if _, seen := index[n]; !seen {
+			connect(n)
+		}
+	}
+	slices.SortFunc(out, func(a, b []int64) int { return cmp.Compare(a[0], b[0]) })
+	return out
+}
+
+// CycleThrough returns a shortest dependency cycle through n as a path that
+// starts and ends with n, each issue depending on the next: [3 5 3] means
+// #3 depends on #5 and #5 on #3. Among cycles of equal length the one
+// through lower-numbered issues wins. Nil when n is on no cycle.
+func (g *Graph) CycleThrough(n int64) []int64 {
+	// Breadth-first from n's dependencies, in ascending order, back to n.
+	prev := map[int64]int64{}
+	queue := []int64{}
+	for _, d := range g.deps[n] {
+		if _, seen := prev[d]; !seen {
+			prev[d] = n
+			queue = append(queue, d)
+		}
+	}
+	for len(queue) > 0 {
+		m := queue[0]
+		queue = queue[1:]
+		if m == n {
+			var rev []int64
+			for at := n; ; at = prev[at] {
+				rev = append(rev, at)
+				if at == n && len(rev) > 1 {
+					break
+				}
+			}
+			slices.Reverse(rev)
+			return rev
+		}
+		for _, d := range g.deps[m] {
+			if _, seen := prev[d]; !seen {
+				prev[d] = m
+				queue = append(queue, d)
+			}
+		}
+	}
+	return nil
+}
+
+// FormatPath renders a cycle path as "#3 → #5 → #3".
+func FormatPath(path []int64) string {
+	parts := make([]string, len(path))
+	for i, n := range path {
+		parts[i] = "#" + strconv.FormatInt(n, 10)
+	}
+	return strings.Join(parts, " → ")
 }

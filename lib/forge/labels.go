@@ -28,6 +28,10 @@ const (
 	LabelFormula              LabelName = "formula"
 	LabelVault                LabelName = "vault"
 	LabelPendingApproval      LabelName = "pending-approval"
+	// LabelWontfix marks an issue closed without being done: it does not
+	// satisfy the issues that depend on it (W-DP-10). The forge API has no
+	// close reason, so the label says it.
+	LabelWontfix LabelName = "wontfix"
 )
 
 // Label is a label definition: name, colour (#rrggbb) and description.
@@ -61,6 +65,7 @@ var registry = []Label{
 	{Name: LabelFormula, Color: "#5319e7", Description: "Formula task, not for the dev agent"},
 	{Name: LabelVault, Color: "#b60205", Description: "Vault action awaiting approval"},
 	{Name: LabelPendingApproval, Color: "#fef2c0", Description: "Waiting for human approval"},
+	{Name: LabelWontfix, Color: "#ffffff", Description: "Closed without being done; does not satisfy dependants"},
 }
 
 // Registry returns a copy of the label vocabulary.

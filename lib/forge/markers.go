@@ -121,6 +121,11 @@ func unescapeMarkerValue(s string) (string, bool) {
 // contenders of a claim: <!-- disinto:claim by=<login> nonce=<hex> -->.
 const MarkerClaim = "claim"
 
+// MarkerDepWait is the kind of the one status comment the dev agent keeps
+// on an issue that waits for its dependencies, edited in place as they
+// change: <!-- disinto:dep-wait issue=<n> -->.
+const MarkerDepWait = "dep-wait"
+
 // Neutralise makes every HTML comment opener in s visible text ("&lt;!--",
 // which a forge renders as "<!--"), so that untrusted text quoted into a
 // comment the bots post (issue text, model output, CI logs, errors) can
