@@ -278,8 +278,11 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 }
 
 func TestAgentPauseCLI(t *testing.T) {
-	data := t.TempDir()
-	if code, out, _ := runCLI(t, nil, "agent", "pause", "dev", "--project", "alpha", "--data-dir", data); code != exitOK || !strings.Contains(out, "dev paused for project alpha") {
+	data, projects := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(projects, "alpha.toml"), "name = \"alpha\"\nrepo = \"acme/alpha\"\n")
+	if code, out, errOut := runCLI(t, nil, "agent", "pause", "dev", "--project", "alpha", "--data-dir", data, "--projects-dir", projects,
+		"--env-file", filepath.Join(projects, "none.env")); code != exitOK || !strings.Contains(out, "dev paused for project alpha") {
+		t.Logf("stderr: %s", errOut)
 		t.Fatalf("pause: %d %q", code, out)
 	}
 	if code, out, _ := runCLI(t, nil, "agent", "list", "--data-dir", data); code != exitOK || !strings.Contains(out, "alpha") {
