@@ -151,3 +151,10 @@ func TestWoodpeckerFirst(t *testing.T) {
 		t.Fatalf("log %+v err %v", l, err)
 	}
 }
+
+func TestNilSource(t *testing.T) {
+	var s *cilog.Source
+	if l, err := s.Fetch(context.Background(), actionsStatus("http://forge", 57)); err != nil || l.Found() {
+		t.Fatalf("nil source: %+v %v", l, err)
+	}
+}

@@ -121,8 +121,11 @@ func New(o Options) *Source {
 // that has one. A Log that is not Found, with a nil error, means no source
 // had a log (the caller falls back to the statuses); an error says why a
 // source that should have had one did not, and may come with the log of a
-// later source.
+// later source. A nil Source has no log.
 func (s *Source) Fetch(ctx context.Context, cs forge.CombinedStatus) (Log, error) {
+	if s == nil {
+		return Log{}, nil
+	}
 	failed := failing(cs)
 	if len(failed) == 0 {
 		return Log{}, nil
