@@ -1,14 +1,10 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
-	"sync/atomic"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/lib/cilog"
@@ -16,27 +12,25 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forge/forgetest"
 )
 
 // TestDevCILogReachesTheModel: CI fails on the pull request's head with a
 // log holding a compiler error no status mentions, and the resumed
-// session's request to the model carries that exact text. Three dev bots
-// work three issues against the real Gitea, each with another log source:
-// Woodpecker (a stand-in server in the real API's shape), the forge's
-// Actions job logs (a stand-in in Gitea 1.26's shape), and the real
-// Gitea, which serves no Actions: there the session gets the status's
-// description and link, as without a log source.
+// session's request to the model carries that exact text. Two dev bots
+// work two issues against the real Gitea: one reads Woodpecker (a
+// stand-in server in the real API's shape, as no Woodpecker server can be
+// built here), the other the forge's Actions job logs, which this Gitea
+// does not serve (Actions off, as on a Forgejo before 16): there the
+// session gets the status's description and link, as without a log
+// source.
 func TestDevCILogReachesTheModel(t *testing.T) {
 	t.Parallel()
 	e := newDevEnv(t,
 		claudetest.Scenario{Name: "cilog-woodpecker", Turns: fixTurns(1)},
-		claudetest.Scenario{Name: "cilog-actions", Turns: fixTurns(1)},
 		claudetest.Scenario{Name: "cilog-absent", Turns: fixTurns(1)},
 	)
-	const (
-		wpErr      = "./widget.go:12:2: undefined: frobnicateWidgetWP7q"
-		actionsErr = "./widget.go:40:9: cannot use zork (variable of type int) as string value in return statement: ACT3k"
-	)
+	const wpErr = "./widget.go:12:2: undefined: frobnicateWidgetWP7q"
 
 	// Woodpecker: the bot reads the pipeline of the head from the API.
 	wp := cilogtest.StartWoodpecker(t, 3, "wp-token-e2e-0001")
@@ -58,28 +52,6 @@ func TestDevCILogReachesTheModel(t *testing.T) {
 	e.status(pr, "ci/woodpecker/pr/build", "Pipeline failed", fmt.Sprintf("%s/repos/3/pipeline/4", wp.URL))
 	wb.tickUntil("fix pushed", 3, func() bool { return e.pull(pr.Number).HeadSHA != pr.HeadSHA })
 	wantInResume(t, e, "cilog-woodpecker", wpErr, "Log of pipeline 4 (woodpecker; step build exited 1)")
-
-	// Gitea Actions: the status links the job; its log comes from the
-	// forge's jobs API.
-	acts := startActions(t, e.repo.Owner(), e.repo.Name())
-	ab := e.newBot("dev-act")
-	ac, err := forge.New(forge.Options{URL: acts.srv.URL, Token: ab.p.Token, User: ab.p.Login})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ab.rebuild(func(o *dev.Options) {
-		o.CILogs = cilog.New(cilog.Options{Actions: ac.Repo(e.repo.Owner(), e.repo.Name())})
-	})
-	b := e.issue("CI log from Actions", "scenario: cilog-actions", forge.LabelBacklog)
-	ab.tickUntil("pull request opened", 2, func() bool { return ab.stage(b) == dev.StageAwaitingCI })
-	pr = e.onlyPull(branch(b))
-	acts.add(77, 5, pr.HeadSHA, "# example.com/widget\n"+actionsErr+"\n❌ Failure - Main go build")
-	e.status(pr, "ci / build (pull_request)", "Failing after 4s", fmt.Sprintf("%s/%s/actions/runs/5/jobs/77", e.srv.URL, e.repo.Slug()))
-	ab.tickUntil("fix pushed", 3, func() bool { return e.pull(pr.Number).HeadSHA != pr.HeadSHA })
-	wantInResume(t, e, "cilog-actions", actionsErr, "Log of job ci / build (pull_request) (actions)")
-	if acts.token.Load() != 2 {
-		t.Fatalf("%d authenticated Actions calls, want the job and its log", acts.token.Load())
-	}
 
 	// The real Gitea, without Actions: not found, and the statuses alone.
 	nb := e.newBot("dev-none")
@@ -124,67 +96,52 @@ func (e *devEnv) status(pr forge.PullRequest, context, desc, target string) {
 	}
 }
 
-// actionsStandIn serves the Actions job endpoints of Gitea 1.26 for one
-// repository (GET /api/v1/repos/{owner}/{repo}/actions/jobs/{id} and
-// .../logs, in the shape of routers/api/v1/repo): job JSON as
-// structs.ActionWorkflowJob, logs as the stored "<timestamp> <line>"
-// text. Anything else is the JSON 404 Gitea sends.
-type actionsStandIn struct {
-	srv    *httptest.Server
-	prefix string
-	mu     sync.Mutex
-	jobs   map[int64]map[string]any
-	logs   map[int64]string
-	// token counts requests that carried a token.
-	token atomic.Int64
+// TestDevCILogFromGiteaActions: a real Gitea with Actions runs the
+// project's workflow for the pull request; a runner (forgetest.Runner,
+// speaking Gitea's runner protocol) reports a failed build whose log
+// holds a compiler error, the server posts the failing status, and the
+// dev agent reads the job's log through the jobs API into the resumed
+// session.
+func TestDevCILogFromGiteaActions(t *testing.T) {
+	t.Parallel()
+	const actionsErr = "./widget.go:40:9: cannot use zork (variable of type int) as string value in return statement: ACT3k"
+	srv := forgetest.StartWith(t, forgetest.Options{Actions: true})
+	e := newDevEnvOn(t, srv, claudetest.Scenario{Name: "cilog-actions", Turns: fixTurns(1)})
+	runner := srv.NewRunner(t, "ubuntu-latest")
+	if _, err := e.repo.PutFile(testCtx(t), forge.FileChange{Path: ".gitea/workflows/ci.yml", Branch: "main", Message: "ci",
+		Content: []byte("name: ci\non: pull_request\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: go build ./...\n")}); err != nil {
+		t.Fatal(err)
+	}
+	b := e.newBot("dev-bot")
+	b.rebuild(func(o *dev.Options) { o.CILogs = cilog.New(cilog.Options{Actions: o.Forge.(*forge.RepoClient)}) })
+	n := e.issue("CI log from Actions", "scenario: cilog-actions", forge.LabelBacklog)
+	b.tickUntil("pull request opened", 2, func() bool { return b.stage(n) == dev.StageAwaitingCI })
+	pr := e.onlyPull(branch(n))
+	task := runner.Next(t, 2*time.Minute)
+	if task.SHA != pr.HeadSHA {
+		t.Fatalf("job runs on %s, the pull request's head is %s", task.SHA, pr.HeadSHA)
+	}
+	runner.Finish(t, task, []string{"go build ./...", "# example.com/widget", actionsErr, "exit status 1"}, true)
+	b.tickUntil("fix pushed", 3, func() bool { return e.pull(pr.Number).HeadSHA != pr.HeadSHA })
+	wantInResume(t, e, "cilog-actions", actionsErr, "Log of job ci / build (pull_request) (actions)", "Failing after")
 }
 
-func startActions(t *testing.T, owner, repo string) *actionsStandIn {
-	a := &actionsStandIn{prefix: "/api/v1/repos/" + owner + "/" + repo + "/actions/jobs/", jobs: map[int64]map[string]any{}, logs: map[int64]string{}}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
-	return a
-}
-
-// add records job id of run on sha with log (one line per output line).
-func (a *actionsStandIn) add(id, run int64, sha, log string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.jobs[id] = map[string]any{"id": id, "url": fmt.Sprintf("%s%s%d", a.srv.URL, a.prefix, id),
-		"html_url": fmt.Sprintf("%s/actions/runs/%d/jobs/%d", a.srv.URL, run, id), "run_id": run, "name": "build",
-		"labels": []string{"ubuntu-latest"}, "run_attempt": 1, "head_sha": sha, "status": "completed", "conclusion": "failure",
-		"steps":      []map[string]any{{"name": "go build", "number": 1, "status": "completed", "conclusion": "failure"}},
-		"created_at": "2026-12-01T10:00:00Z", "started_at": "2026-12-01T10:00:01Z", "completed_at": "2026-12-01T10:00:05Z"}
-	var b strings.Builder
-	for i, ln := range strings.Split(log, "\n") {
-		fmt.Fprintf(&b, "2026-12-01T10:00:0%d.1234567Z %s\n", i%10, ln)
+// newDevEnvOn is newDevEnv on a server the test started.
+func newDevEnvOn(t testing.TB, srv *forgetest.Server, scenarios ...claudetest.Scenario) *devEnv {
+	t.Helper()
+	e := &devEnv{t: t, srv: srv}
+	e.model, e.modelURL = claudetest.Start(t, scenarios...)
+	e.owner = e.srv.NewUser(t, "owner")
+	e.reviewer = e.srv.NewUser(t, "review-bot")
+	e.repo = e.srv.NewRepo(t, e.owner, "proj")
+	ctx := testCtx(t)
+	if _, err := e.repo.EnsureLabels(ctx); err != nil {
+		t.Fatalf("labels: %v", err)
 	}
-	a.logs[id] = b.String()
-}
-
-func (a *actionsStandIn) serve(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasPrefix(r.Header.Get("Authorization"), "token ") {
-		w.WriteHeader(http.StatusUnauthorized)
-		return
+	if err := e.repo.AddCollaborator(ctx, e.reviewer.Login, forge.PermWrite); err != nil {
+		t.Fatalf("collaborator: %v", err)
 	}
-	a.token.Add(1)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	rest, _ := strings.CutPrefix(r.URL.Path, a.prefix)
-	var id int64
-	if n, _ := fmt.Sscanf(rest, "%d", &id); n == 1 {
-		switch {
-		case rest == fmt.Sprint(id) && a.jobs[id] != nil:
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(a.jobs[id])
-			return
-		case rest == fmt.Sprintf("%d/logs", id) && a.logs[id] != "":
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			_, _ = w.Write([]byte(a.logs[id]))
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusNotFound)
-	_, _ = w.Write([]byte(`{"errors":["job not found"],"message":"job not found","url":"` + a.srv.URL + `/api/swagger"}`))
+	e.mirror = filepath.Join(t.TempDir(), "mirror.git")
+	runGit(t, "", "init", "-q", "--bare", e.mirror)
+	return e
 }
