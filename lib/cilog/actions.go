@@ -15,10 +15,12 @@ import (
 
 // actionsTarget matches the target URL of a commit status posted by the
 // forge's Actions: <repo link>/actions/runs/<run>/jobs/<job>. Gitea 1.26
-// puts the run's and the job's ids there (services/actions/commit_status.go);
-// Forgejo and older Gitea put the run's index and the job's position in
-// the run, which the jobs API does not take, so the job the number names
-// is checked against the head before its log is read.
+// puts the run's and the job's ids there (services/actions/commit_status.go),
+// as a path relative to the forge. Older Gitea and Forgejo may put the
+// run's index and the job's position in the run, which the jobs API does
+// not take, so the job the number names is checked against the head
+// before its log is read. Forgejo serves the jobs API from version 16;
+// before that every call is not found and the statuses are all there is.
 var actionsTarget = regexp.MustCompile(`/actions/runs/(\d+)/jobs/(\d+)/?$`)
 
 // gitea's log timestamp (modules/actions/log.go timeFormat).

@@ -40,8 +40,7 @@ func (r *RepoClient) ActionsJob(ctx context.Context, id int64) (ActionsJob, erro
 	if err := r.c.do(ctx, http.MethodGet, r.path("/actions/jobs/%d", id), nil, nil, &w); err != nil {
 		return ActionsJob{}, fmt.Errorf("actions job %d of %s: %w", id, r.slug, err)
 	}
-	return ActionsJob{ID: w.ID, RunID: w.RunID, Name: w.Name, HeadSHA: w.HeadSHA,
-		Status: w.Status, Conclusion: w.Conclusion, HTMLURL: w.HTMLURL}, nil
+	return ActionsJob(w), nil
 }
 
 // ActionsJobLogs returns the whole log of Actions job id as the forge

@@ -68,7 +68,6 @@ func TestActionsJobLogs(t *testing.T) {
 		t.Fatalf("combined status %+v", cs)
 	}
 	target := cs.Statuses[0].TargetURL
-	t.Logf("status %+v", cs.Statuses[0])
 	m := regexp.MustCompile(`/actions/runs/(\d+)/jobs/(\d+)$`).FindStringSubmatch(target)
 	if m == nil {
 		t.Fatalf("status target %q does not link an Actions job", target)
