@@ -132,7 +132,7 @@ func (s *Source) Fetch(ctx context.Context, cs forge.CombinedStatus) (Log, error
 	}
 	var errs []error
 	if s.o.Woodpecker != nil {
-		l, err := s.o.Woodpecker.fetch(ctx, cs.SHA, s.o.Budget)
+		l, err := s.o.Woodpecker.fetch(ctx, cs.SHA, failed, s.o.Budget)
 		if err != nil {
 			errs = append(errs, err)
 		} else if l.Found() {

@@ -8,8 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/disinto/disinto/lib/forge"
 )
 
 // Woodpecker API paging: the server serves at most 50 items a page
@@ -133,15 +137,31 @@ type wpLogEntry struct {
 	Type int    `json:"type"`
 }
 
+// wpTarget matches the pipeline link Woodpecker puts in the commit
+// statuses it posts: <server>/repos/<repo id>/pipeline/<number>[/<step>].
+var wpTarget = regexp.MustCompile(`/repos/(\d+)/pipeline/(\d+)(/\d+)?/?$`)
+
 // fetch returns the log of the failed steps of the newest pipeline of
-// sha, or a Log that is not Found when there is none.
-func (w *Woodpecker) fetch(ctx context.Context, sha string, budget int) (Log, error) {
+// sha, or a Log that is not Found when there is none. The pipeline is
+// looked up by commit; when it is not on the first pages, a failing
+// status's link names it, and it counts only if it built sha.
+func (w *Woodpecker) fetch(ctx context.Context, sha string, failed []forge.CommitStatus, budget int) (Log, error) {
 	num, err := w.pipelineOf(ctx, sha)
-	if err != nil || num == 0 {
+	if err != nil {
 		return Log{}, err
 	}
 	var p wpPipeline
-	if err := w.get(ctx, fmt.Sprintf("/api/repos/%d/pipelines/%d", w.repoID, num), nil, &p); err != nil {
+	if num == 0 {
+		if num = w.linked(failed); num == 0 {
+			return Log{}, nil
+		}
+		if err := w.get(ctx, fmt.Sprintf("/api/repos/%d/pipelines/%d", w.repoID, num), nil, &p); err != nil {
+			return Log{}, err
+		}
+		if !strings.EqualFold(p.Commit, sha) {
+			return Log{}, nil
+		}
+	} else if err := w.get(ctx, fmt.Sprintf("/api/repos/%d/pipelines/%d", w.repoID, num), nil, &p); err != nil {
 		return Log{}, err
 	}
 	l := Log{Source: SourceWoodpecker, Job: fmt.Sprintf("pipeline %d", num),
@@ -172,6 +192,25 @@ func (w *Woodpecker) fetch(ctx context.Context, sha string, budget int) (Log, er
 	}
 	l.Text, l.Cut = Tail(b.String(), budget)
 	return l, nil
+}
+
+// linked returns the pipeline number a failing status of this
+// repository links, or 0.
+func (w *Woodpecker) linked(failed []forge.CommitStatus) int64 {
+	for _, st := range failed {
+		u, err := url.Parse(st.TargetURL)
+		if err != nil {
+			continue
+		}
+		m := wpTarget.FindStringSubmatch(u.Path)
+		if m == nil || m[1] != strconv.FormatInt(w.repoID, 10) {
+			continue
+		}
+		if n, err := strconv.ParseInt(m[2], 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 // pipelineOf returns the number of the newest pipeline built for sha, or

@@ -181,3 +181,30 @@ func TestWoodpeckerStandIn(t *testing.T) {
 		t.Fatalf("log %+v, err %v", l, err)
 	}
 }
+
+// TestWoodpeckerLinkedPipeline: a head whose pipeline is past the pages
+// read is found from the status's link, and only if it built the head.
+func TestWoodpeckerLinkedPipeline(t *testing.T) {
+	wp := cilogtest.StartWoodpecker(t, 3, wpToken)
+	wp.AddPipeline(1, headSHA, cilogtest.Step{Name: "build", State: "failure", ExitCode: 2, Log: []string{"old.go:1:1: syntax error"}})
+	for n := int64(2); n <= 300; n++ {
+		wp.AddPipeline(n, "other")
+	}
+	src := cilog.New(cilog.Options{Woodpecker: newWP(t, wp.URL, wpToken)})
+	cs := func(target string) forge.CombinedStatus {
+		return forge.CombinedStatus{SHA: headSHA, State: forge.CIFailure, Statuses: []forge.CommitStatus{
+			{Context: "ci/woodpecker/pr/test", State: forge.CIFailure, TargetURL: target}}}
+	}
+	l, err := src.Fetch(context.Background(), cs(wp.URL+"/repos/3/pipeline/1/2"))
+	if err != nil || l.Job != "pipeline 1" || !strings.Contains(l.Text, "old.go:1:1: syntax error") {
+		t.Fatalf("log %+v, err %v", l, err)
+	}
+	if got := wp.Requests("/api/repos/3/pipelines"); got != 5 {
+		t.Errorf("%d list pages read, want the cap of 5", got)
+	}
+	for _, target := range []string{wp.URL + "/repos/3/pipeline/7", wp.URL + "/repos/4/pipeline/1", ""} {
+		if l, err := src.Fetch(context.Background(), cs(target)); err != nil || l.Found() {
+			t.Errorf("target %q: log %+v, err %v", target, l, err)
+		}
+	}
+}
