@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/cilog"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
@@ -56,6 +57,15 @@ type forgeAPI interface {
 }
 
 var _ forgeAPI = (*forge.RepoClient)(nil)
+
+// ciLogs finds the log of the failure a combined status reports.
+// *cilog.Source implements it. A Log that is not Found means no source had
+// one; an error says why a source failed, and may come with a log.
+type ciLogs interface {
+	Fetch(ctx context.Context, cs forge.CombinedStatus) (cilog.Log, error)
+}
+
+var _ ciLogs = (*cilog.Source)(nil)
 
 // runHandle is what the agent needs of the daemon's runtime: tracked
 // background work keyed per issue, the run's logger, and the ledger.
@@ -143,6 +153,9 @@ type Options struct {
 	Mirrors map[string]string
 	// Forge acts as the dev bot on the project repository.
 	Forge forgeAPI
+	// CILogs finds the log of a failed CI job for the session that fixes
+	// it; nil: the session gets the statuses' descriptions and links only.
+	CILogs ciLogs
 	// Claude runs the model sessions.
 	Claude claude.Runner
 	// Git works in the agent's own clone.

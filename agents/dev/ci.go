@@ -3,9 +3,10 @@ package dev
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
+	"time"
 
+	"github.com/disinto/disinto/lib/cilog"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
@@ -48,9 +49,10 @@ func (a *Agent) checkCI(ctx context.Context, snap *snapshot, st *State) error {
 		return a.move(st, StageAwaitingReview)
 	}
 	report := ciReport(cs)
-	if infraRe.MatchString(report) && st.InfraRetries < a.lim.InfraRetries {
+	lg := a.ciLog(ctx, st, cs)
+	if v := cilog.Classify(cilog.Evidence{Status: report, Log: lg.Text, Steps: lg.Steps}); v.Infra && st.InfraRetries < a.lim.InfraRetries {
 		st.InfraRetries++
-		log.Warn().Msg("CI failed on infrastructure; re-running it once")
+		log.Warn().Str("reason", v.Reason).Msg("CI failed on infrastructure; re-running it once")
 		msg := fmt.Sprintf("ci: retrigger after infra failure (#%d)", st.Issue)
 		head, err := a.o.Git.EmptyCommit(ctx, st.Branch, msg)
 		if err != nil {
@@ -69,15 +71,45 @@ func (a *Agent) checkCI(ctx context.Context, snap *snapshot, st *State) error {
 			fmt.Sprintf("CI failed %d times on pull request #%d", st.CIFixes, st.PR), report)
 	}
 	log.Info().Int("attempt", st.CIFixes).Msg("CI red; resuming the session with the failure")
-	if st.News, err = a.ciNews(st, report); err != nil {
+	// The log is CI output, which the code under test controls: masked
+	// here, fenced by the follow-up.
+	if st.News, err = a.ciNews(st, a.red.String(joinReport(report, lg.Report()))); err != nil {
 		return err
 	}
 	return a.move(st, StageFixing)
 }
 
-// infraRe recognises CI failures of the infrastructure rather than the code.
-var infraRe = regexp.MustCompile(`(?i)failed to connect|connection (timed out|refused|reset)|tls handshake timeout|` +
-	`docker pull.*timeout|no space left on device|exit code 137|oom|killed|infrastructure|runner (lost|offline)`)
+// ciLogTimeout bounds the search for a failed job's log; without one the
+// session gets the statuses alone.
+const ciLogTimeout = time.Minute
+
+// ciLog returns the log of the failure cs reports, or a Log that is not
+// Found when no source has one. A source that fails is logged and left:
+// the statuses still reach the session.
+func (a *Agent) ciLog(ctx context.Context, st *State, cs forge.CombinedStatus) cilog.Log {
+	if a.o.CILogs == nil {
+		return cilog.Log{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, ciLogTimeout)
+	defer cancel()
+	lg, err := a.o.CILogs.Fetch(ctx, cs)
+	log := a.issueLog(*st)
+	if err != nil {
+		log.Warn().Str("error", a.red.Error(err)).Msg("CI log not read; the session gets the statuses only")
+	}
+	if lg.Found() {
+		log.Info().Str("source", lg.Source).Str("job", lg.Job).Int("bytes", len(lg.Text)).Msg("CI log read")
+	}
+	return lg
+}
+
+// joinReport puts the log section after the statuses.
+func joinReport(statuses, logSection string) string {
+	if logSection == "" {
+		return statuses
+	}
+	return strings.TrimRight(statuses, "\n") + "\n\n" + logSection
+}
 
 // nonCode reports whether the pull request's head changes no code. The
 // diff is read once per head.

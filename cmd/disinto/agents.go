@@ -9,6 +9,7 @@ import (
 	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/agents/review"
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/cilog"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
@@ -84,9 +85,13 @@ func newDevAgent(d agentDeps) (agent.Agent, error) {
 	if rb, err := cfg.Bot(config.RoleReview); err == nil {
 		reviewBot = rb.User
 	}
+	logs, err := ciLogSource(cfg, p, rp.forge)
+	if err != nil {
+		return nil, err
+	}
 	return dev.New(dev.Options{
 		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System, Mirrors: p.Mirrors,
-		Forge: rp.forge, Claude: s.claude,
+		Forge: rp.forge, CILogs: logs, Claude: s.claude,
 		Git: dev.NewGit(dev.GitOptions{
 			Clone:     s.projectDir("clones", p, b.User),
 			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
@@ -97,6 +102,25 @@ func newDevAgent(d agentDeps) (agent.Agent, error) {
 		Maintainers: maintainers(cfg.Env), Secrets: cfg.Secrets(),
 		Limits: dev.Limits{SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200}, Log: d.Log,
 	})
+}
+
+// ciLogSource is where the dev agent of p reads failed CI jobs' logs:
+// Woodpecker's API for a woodpecker project, then the forge's Actions job
+// logs (as the dev bot). A project without CI needs none.
+func ciLogSource(cfg *config.Config, p *config.Project, fc *forge.RepoClient) (*cilog.Source, error) {
+	if p.CI.System == config.CINone {
+		return nil, nil
+	}
+	o := cilog.Options{Actions: fc}
+	if p.CI.System == config.CIWoodpecker {
+		wp, err := cilog.NewWoodpecker(cilog.WoodpeckerOptions{
+			Server: cfg.Woodpecker.Server, Token: cfg.Woodpecker.Token, RepoID: p.CI.WoodpeckerRepoID})
+		if err != nil {
+			return nil, fmt.Errorf("project %s (%s): %w", p.Name, p.File, err)
+		}
+		o.Woodpecker = wp
+	}
+	return cilog.New(o), nil
 }
 
 // newReviewAgent builds the review agent of one project, acting as

@@ -46,6 +46,9 @@ type Config struct {
 	// WebhookSecret verifies forge webhooks (DISINTO_WEBHOOK_SECRET).
 	WebhookSecret string
 	BotUsernames  []string
+	// Woodpecker is the CI server of the woodpecker projects
+	// (WOODPECKER_SERVER, WOODPECKER_TOKEN).
+	Woodpecker Woodpecker
 }
 
 // Claude holds the model-runner settings shared by every session.
@@ -234,6 +237,9 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 		}
 	}
 	c.WebhookSecret = env.Get("DISINTO_WEBHOOK_SECRET")
+	var wps Problems
+	c.Woodpecker, wps = woodpeckerFromEnv(env, c.Projects)
+	ps = append(ps, wps...)
 	if v := env.Get("FORGE_BOT_USERNAMES"); v != "" {
 		c.BotUsernames = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 	}

@@ -7,8 +7,8 @@ import (
 
 // appINI renders a minimal, fast configuration: sqlite, no mail, no cron,
 // in-memory queues and caches, cheap password hashing, webhooks allowed to
-// any host (tests receive them on loopback).
-func appINI(dir, src string, port int) string {
+// any host (tests receive them on loopback); Actions only when o asks.
+func appINI(dir, src string, port int, o Options) string {
 	data := filepath.Join(dir, "data")
 	return fmt.Sprintf(`I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true
 APP_NAME = disinto-test
@@ -56,7 +56,7 @@ ENABLED = false
 ENABLED = false
 
 [actions]
-ENABLED = false
+ENABLED = %[5]t
 
 [cron]
 ENABLED = false
@@ -89,5 +89,5 @@ DELIVER_TIMEOUT = 5
 MODE = file
 LEVEL = Warn
 ROOT_PATH = %[1]s/log
-`, dir, src, port, data)
+`, dir, src, port, data, o.Actions)
 }

@@ -139,8 +139,31 @@ func Main(m *testing.M, sh *Shared) int {
 	return code
 }
 
+// Options are settings of a server that not every test wants.
+type Options struct {
+	// Actions enables Gitea Actions: workflows in .gitea/workflows
+	// create jobs, which a runner (see Runner) picks up, and the jobs API
+	// serves their logs.
+	Actions bool
+}
+
+// StartWith launches a fresh server with o for t and stops it when t
+// ends. It fails the test (never skips) when the server cannot start.
+func StartWith(t testing.TB, o Options) *Server {
+	t.Helper()
+	s, err := LaunchWith(o)
+	if err != nil {
+		t.Fatalf("start gitea: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // Launch starts a server; the caller must Close it.
-func Launch() (*Server, error) {
+func Launch() (*Server, error) { return LaunchWith(Options{}) }
+
+// LaunchWith starts a server with o; the caller must Close it.
+func LaunchWith(o Options) (*Server, error) {
 	bin, src, err := Paths()
 	if err != nil {
 		return nil, err
@@ -150,20 +173,20 @@ func Launch() (*Server, error) {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
 	s := &Server{dir: dir, bin: bin, AdminLogin: "forge-admin", AdminPassword: "admin-Passw0rd-" + filepath.Base(dir)}
-	if err := s.launch(src); err != nil {
+	if err := s.launch(src, o); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Server) launch(src string) error {
+func (s *Server) launch(src string, o Options) error {
 	port, err := freePort()
 	if err != nil {
 		return err
 	}
 	s.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
-	if err := os.WriteFile(s.ini(), []byte(appINI(s.dir, src, port)), 0o600); err != nil {
+	if err := os.WriteFile(s.ini(), []byte(appINI(s.dir, src, port, o)), 0o600); err != nil {
 		return fmt.Errorf("write app.ini: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
