@@ -73,6 +73,10 @@ type State struct {
 	// CIFailedSHA is the head whose CI failure was last counted: an
 	// attempt is counted once per head.
 	CIFailedSHA string `json:"ci_failed_sha,omitempty"`
+	// RebasedFrom is the head the agent's own rebase replaced: a listing
+	// of the forge that still shows it lags behind the push, and is no
+	// news of a push by someone else.
+	RebasedFrom string `json:"rebased_from,omitempty"`
 	// WaitingSince is when the current wait for CI or review began.
 	WaitingSince time.Time `json:"waiting_since,omitempty"`
 
