@@ -254,8 +254,17 @@ func (a *Agent) bots() []string {
 	return out
 }
 
-// branchFor is the one branch naming function (spec 00 §6).
-func branchFor(n int64) string { return "fix/issue-" + strconv.FormatInt(n, 10) }
+// branchFor is the one branch naming function (spec 00 §6): the first
+// attempt at issue n works on fix/issue-N, attempt k ≥ 2 (a fresh start
+// after an abandoned pull request) on fix/issue-N-k. issueOfBranch and
+// attemptOfBranch read both forms back.
+func branchFor(n int64, k int) string {
+	b := "fix/issue-" + strconv.FormatInt(n, 10)
+	if k > 1 {
+		b += "-" + strconv.Itoa(k)
+	}
+	return b
+}
 
 // identity returns the bot's login; a cycle without it is aborted (W-DP-1).
 func (a *Agent) identity(ctx context.Context) (string, error) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
 )
 
@@ -100,6 +101,11 @@ type State struct {
 	// st: its logger and ledger. Never persisted; set when a tick loads or
 	// starts the state.
 	run runHandle
+	// closed holds the repository's closed pull requests once listed for
+	// the run's first session (closedListed), for its prior art. Never
+	// persisted.
+	closed       []forge.PullRequest
+	closedListed bool
 }
 
 // store keeps one directory per issue under root
