@@ -86,9 +86,10 @@ type Limits struct {
 	ReviewRounds int
 	// MergeAttempts bounds merges refused by the forge. Default 3.
 	MergeAttempts int
-	// Rebases bounds the times the session is asked to rebase an approved
-	// pull request that fell behind the primary branch or conflicts with
-	// it; the next time blocks the issue. Default 3.
+	// Rebases bounds the rebases of an approved pull request that fell
+	// behind the primary branch or conflicts with it, the agent's own
+	// (clean) ones and those the session is asked for (on a conflict)
+	// alike; the next time blocks the issue. Default 3.
 	Rebases int
 	// CITimeout bounds the wait for a CI result on one head; then the
 	// issue is escalated (ci.timeout). Default 30 min.

@@ -158,7 +158,8 @@ func (a *Agent) rebase(ctx context.Context, snap *snapshot, st *State, code ledg
 		log.Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable, and the rebase conflicts; resuming the session to rebase")
 		return a.askRebase(st, why, strings.TrimSpace(detail+"\n"+a.red.Error(err)))
 	case err != nil:
-		return errors.Join(err, a.st.save(*st))
+		// Not counted: the state is saved only once the rebase is done.
+		return err
 	case head == "" || head == st.HeadSHA:
 		// Nothing to replay, yet the forge would not merge: only the
 		// session can find out why.
