@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,6 +57,8 @@ func renderFollowup(t *testing.T, h *harness, st *State, name string) string {
 		out, err = h.a.ciNews(st, "- ci/test: failure: go test ./... failed (http://ci.invalid/pipeline/7)\n")
 	case followChanges:
 		out, err = h.a.reviewNews(st, "Please handle the empty input; see review comment on widget.go:12.")
+	case followNoProgress:
+		out, err = h.a.followup(name, map[string]string{"pr": fmt.Sprint(st.PR), "head": shortSHA(st.HeadSHA)})
 	case followRebase:
 		out, err = h.a.rebaseNews(st, "it conflicts with main", "git rebase stopped on conflicts in README.md")
 	default:
