@@ -145,6 +145,8 @@ type fakeGit struct {
 	// calls of Rebase.
 	rebaseConflict bool
 	rebases        int
+	// rebaseErr is what the next Rebase fails with, when set.
+	rebaseErr error
 	// pushed holds every branch a push made.
 	pushed map[string]bool
 }
@@ -195,6 +197,11 @@ func (g *fakeGit) pushSHA(sha, branch string) error {
 func (g *fakeGit) Rebase(_ context.Context, branch string) (string, error) {
 	g.mu.Lock()
 	g.rebases++
+	if err := g.rebaseErr; err != nil {
+		g.rebaseErr = nil
+		g.mu.Unlock()
+		return "", err
+	}
 	if g.rebaseConflict {
 		g.mu.Unlock()
 		return "", fmt.Errorf("rebase %s onto origin/main: %w in README.md", branch, git.ErrConflict)

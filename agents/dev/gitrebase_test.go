@@ -1,6 +1,8 @@
 package dev
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/disinto/disinto/lib/forge"
@@ -74,5 +76,34 @@ func TestCleanRebasesCountAgainstTheLimit(t *testing.T) {
 	}
 	if h.g.rebases != h.a.lim.Rebases {
 		t.Fatalf("%d rebases by the agent, want %d", h.g.rebases, h.a.lim.Rebases)
+	}
+}
+
+// TestFailedRebaseIsNotCounted: a rebase that fails for want of the forge
+// (a push that did not go through) is retried next tick and does not use
+// up the Rebases budget.
+func TestFailedRebaseIsNotCounted(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	h.g.setBehind(true)
+	h.g.mu.Lock()
+	h.g.rebaseErr = fmt.Errorf("push fix/issue-1: %w", forge.ErrUnavailable)
+	h.g.mu.Unlock()
+	h.f.setStatus(st.HeadSHA, forge.CISuccess, "ok")
+	h.tick()
+	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
+	if err := h.tickErr(); !errors.Is(err, forge.ErrUnavailable) {
+		t.Fatalf("tick = %v, want the push failure", err)
+	}
+	if cur := h.wantStage(n, StageAwaitingReview); cur.Rebases != 0 {
+		t.Fatalf("a failed rebase was counted: %d", cur.Rebases)
+	}
+	h.tick()
+	if cur := h.wantStage(n, StageAwaitingCI); cur.Rebases != 1 || cur.HeadSHA == st.HeadSHA {
+		t.Fatalf("after the retry: rebases %d, head %s", cur.Rebases, cur.HeadSHA)
+	}
+	if got := len(h.r.Calls()); got != 1 {
+		t.Fatalf("%d sessions", got)
 	}
 }
