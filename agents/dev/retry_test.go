@@ -123,8 +123,18 @@ func TestClaimedAnewAfterAClosedPull(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.tick()
-	if cur := h.wantStage(n, StageAwaitingCI); cur.Branch != "fix/issue-1-2" {
+	cur := h.wantStage(n, StageAwaitingCI)
+	if cur.Branch != "fix/issue-1-2" {
 		t.Fatalf("claimed anew on %s, want fix/issue-1-2", cur.Branch)
+	}
+	// The suffixed branch's pull request is the agent's own: it is
+	// followed through review and merged.
+	greenAndApprove(h, cur.PR)
+	if p := h.f.pull(cur.PR); !p.Merged || p.Head != "fix/issue-1-2" {
+		t.Fatalf("pull request of the fresh attempt: %+v", p)
+	}
+	if i := h.f.issue(n); i.State != forge.StateClosed {
+		t.Fatalf("issue after the merge: %s", i.State)
 	}
 }
 
