@@ -96,9 +96,10 @@ type Limits struct {
 	ReviewRounds int
 	// MergeAttempts bounds merges refused by the forge. Default 3.
 	MergeAttempts int
-	// Rebases bounds the times the session is asked to rebase an approved
-	// pull request that fell behind the primary branch or conflicts with
-	// it; the next time blocks the issue. Default 3.
+	// Rebases bounds the rebases of an approved pull request that fell
+	// behind the primary branch or conflicts with it, the agent's own
+	// (clean) ones and those the session is asked for (on a conflict)
+	// alike; the next time blocks the issue. Default 3.
 	Rebases int
 	// CITimeout bounds the wait for a CI result on one head; then the
 	// issue is escalated (ci.timeout). Default 30 min.
@@ -267,8 +268,17 @@ func (a *Agent) bots() []string {
 	return out
 }
 
-// branchFor is the one branch naming function (spec 00 §6).
-func branchFor(n int64) string { return "fix/issue-" + strconv.FormatInt(n, 10) }
+// branchFor is the one branch naming function (spec 00 §6): the first
+// attempt at issue n works on fix/issue-N, attempt k ≥ 2 (a fresh start
+// after an abandoned pull request) on fix/issue-N-k. issueOfBranch and
+// attemptOfBranch read both forms back.
+func branchFor(n int64, k int) string {
+	b := "fix/issue-" + strconv.FormatInt(n, 10)
+	if k > 1 {
+		b += "-" + strconv.Itoa(k)
+	}
+	return b
+}
 
 // identity returns the bot's login; a cycle without it is aborted (W-DP-1).
 func (a *Agent) identity(ctx context.Context) (string, error) {

@@ -24,8 +24,12 @@
 // session stages), prompt.go (every prompt), publish.go (publishing),
 // deps.go (dependency waits and cycles of the backlog, before any claim),
 // pr.go (the pull request and its ownership), waits.go, ci.go and
-// review.go (the waiting stages and the merge), refuse.go (refusals),
-// finish.go (the terminal stages).
+// review.go (the waiting stages and the merge; a branch that fell behind
+// is rebased by the agent, and only a conflict goes to the session),
+// attempt.go (branch names: a fresh attempt after an abandoned pull
+// request works on fix/issue-N-k), priorart.go (abandoned pull requests
+// shown in the first prompt), refuse.go (refusals), finish.go (the
+// terminal stages).
 //
 // Stages (drawn from machine.go by go test -run TestDiagram -update):
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgefake"
+	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
@@ -139,12 +141,20 @@ type fakeGit struct {
 	behind bool
 	// worktreeErr is what Worktree fails with, when set.
 	worktreeErr error
+	// rebaseConflict makes Rebase stop on a conflict; rebases counts the
+	// calls of Rebase.
+	rebaseConflict bool
+	rebases        int
+	// rebaseErr is what the next Rebase fails with, when set.
+	rebaseErr error
+	// pushed holds every branch a push made.
+	pushed map[string]bool
 }
 
 var _ gitOps = (*fakeGit)(nil)
 
 func newFakeGit(repo *forgefake.Repo) *fakeGit {
-	return &fakeGit{repo: repo, head: map[string]string{}, ahead: map[string]int{}}
+	return &fakeGit{repo: repo, head: map[string]string{}, ahead: map[string]int{}, pushed: map[string]bool{}}
 }
 
 // commit simulates a commit in dir (what the model does).
@@ -176,7 +186,62 @@ func (g *fakeGit) pushSHA(sha, branch string) error {
 		return err
 	}
 	_, err := g.repo.CreateBranch(ctx, branch, sha)
+	g.mu.Lock()
+	g.pushed[branch] = true
+	g.mu.Unlock()
 	return err
+}
+
+// Rebase simulates the agent's own rebase: a conflict when rebaseConflict
+// is set, else a new head pushed to branch, which is then up to date.
+func (g *fakeGit) Rebase(_ context.Context, branch string) (string, error) {
+	g.mu.Lock()
+	g.rebases++
+	if err := g.rebaseErr; err != nil {
+		g.rebaseErr = nil
+		g.mu.Unlock()
+		return "", err
+	}
+	if g.rebaseConflict {
+		g.mu.Unlock()
+		return "", fmt.Errorf("rebase %s onto origin/main: %w in README.md", branch, git.ErrConflict)
+	}
+	g.seq++
+	sha := fmt.Sprintf("%040d", g.seq)
+	g.behind = false
+	g.mu.Unlock()
+	return sha, g.pushSHA(sha, branch)
+}
+
+func (g *fakeGit) setRebaseConflict(c bool) {
+	g.mu.Lock()
+	g.rebaseConflict = c
+	g.mu.Unlock()
+}
+
+// RemoteBranches lists the branches pushed that still exist on the forge.
+func (g *fakeGit) RemoteBranches(ctx context.Context, prefix string) (map[string]string, error) {
+	g.mu.Lock()
+	var names []string
+	for b := range g.pushed {
+		names = append(names, b)
+	}
+	g.mu.Unlock()
+	out := map[string]string{}
+	for _, b := range names {
+		if !strings.HasPrefix(b, prefix) {
+			continue
+		}
+		br, err := g.repo.GetBranch(ctx, b)
+		if errors.Is(err, forge.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[b] = br.SHA
+	}
+	return out, nil
 }
 
 func (g *fakeGit) Prepare(_ context.Context, ws *sandbox.Workspace, _ string) error {

@@ -220,7 +220,7 @@ func TestMergeRaceHeadMismatch(t *testing.T) {
 	st = h.wantStage(n, StageAwaitingReview)
 	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
 	st.ReviewedSHA, st.run = "0000000000000000000000000000000000000bad", direct{h.led}
-	if err := h.a.merge(t.Context(), &st); err != nil {
+	if err := h.a.merge(t.Context(), nil, &st); err != nil {
 		t.Fatal(err)
 	}
 	h.wantStage(n, StageBlocked)

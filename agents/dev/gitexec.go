@@ -40,6 +40,15 @@ type gitOps interface {
 	Behind(ctx context.Context, branch string) (bool, error)
 	// Push pushes commit sha of the clone to branch (with lease).
 	Push(ctx context.Context, sha, branch string) error
+	// Rebase rebases branch on the forge onto the forge's primary branch
+	// in a private worktree of the clone (never a session's checkout) and
+	// pushes the result with a lease on the old head; it returns the new
+	// head, the old one when there was nothing to rebase. A conflict
+	// wraps git.ErrConflict and pushes nothing.
+	Rebase(ctx context.Context, branch string) (string, error)
+	// RemoteBranches returns the forge's branches whose names start with
+	// prefix, mapped to their heads.
+	RemoteBranches(ctx context.Context, prefix string) (map[string]string, error)
 	// EmptyCommit pushes a commit that changes nothing on top of branch
 	// on the forge (to re-trigger CI) and returns it.
 	EmptyCommit(ctx context.Context, branch, msg string) (string, error)
@@ -199,11 +208,58 @@ func (x *Git) Prepare(ctx context.Context, ws *sandbox.Workspace, branch string)
 	}
 	if len(refs) > 1 {
 		// The forge's branch may be ahead (an empty commit that re-ran
-		// CI); a checkout that diverged keeps its own commits.
+		// CI); a checkout that diverged keeps its own commits, unless
+		// they are history the agent's own rebase replaced.
 		if err := sg.FastForward(ctx, "origin/"+branch); err != nil {
-			x.o.Log.Debug().Str("error", err.Error()).Msg("session checkout not fast-forwarded")
+			return x.adoptRebase(ctx, r, sg, ws, branch, err)
 		}
 	}
+	return nil
+}
+
+// rebasedRef remembers the head a rebase by the agent replaced on the
+// forge, so that Prepare can tell a session checkout left on that old
+// history from one with new commits of its own.
+func rebasedRef(branch string) string { return "refs/disinto/rebased/" + branch }
+
+// adoptRebase moves a session checkout that did not fast-forward to the
+// forge's branch onto it when everything the checkout has on branch is
+// history the agent's rebase replaced: a later session must build on the
+// rebased head, or its push would bring the old history back. A checkout
+// with commits of its own is kept as it is (ffErr is only logged).
+func (x *Git) adoptRebase(ctx context.Context, r *git.Repo, sg *git.Repo, ws *sandbox.Workspace, branch string, ffErr error) error {
+	keep := func(why string) error {
+		x.o.Log.Debug().Str("error", ffErr.Error()).Str("why", why).Msg("session checkout not fast-forwarded")
+		return nil
+	}
+	replaced, err := r.RefSHA(ctx, rebasedRef(branch))
+	if err != nil || replaced == "" {
+		return err
+	}
+	if err := r.DeleteRef(ctx, sessionRef(branch)); err != nil {
+		return err
+	}
+	err = r.FetchUntrusted(ctx, ws.Repo(), "refs/heads/"+branch+":"+sessionRef(branch))
+	if errors.Is(err, git.ErrNotFound) {
+		return keep("no such branch in the checkout")
+	}
+	if err != nil {
+		return err
+	}
+	head, err := r.RefSHA(ctx, sessionRef(branch))
+	if err != nil {
+		return err
+	}
+	if ok, err := r.IsAncestor(ctx, head, replaced); err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		return keep("the checkout has commits of its own")
+	}
+	if err := sg.ResetBranch(ctx, branch, "origin/"+branch); err != nil {
+		return keep(err.Error())
+	}
+	x.o.Log.Debug().Str("branch", branch).Msg("session checkout moved to the rebased head")
 	return nil
 }
 
@@ -259,6 +315,45 @@ func (x *Git) Push(ctx context.Context, sha, branch string) error {
 		return err
 	}
 	return r.Push(ctx, r.Dir(), branch, git.PushOptions{ForceWithLease: true, Source: sha})
+}
+
+// Rebase implements gitOps. The rebase runs in the agent's clone, with the
+// bot as committer; the replaced head is remembered for Prepare.
+func (x *Git) Rebase(ctx context.Context, branch string) (string, error) {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := r.Fetch(ctx, x.o.Primary, branch); err != nil {
+		return "", err
+	}
+	old, err := r.RefSHA(ctx, "refs/remotes/origin/"+branch)
+	if err != nil {
+		return "", err
+	}
+	if old == "" {
+		return "", fmt.Errorf("rebase %s: %w", branch, git.ErrNotFound)
+	}
+	head, err := r.RebaseOnto(ctx, old, "refs/remotes/origin/"+x.o.Primary)
+	if err != nil || head == old {
+		return head, err
+	}
+	if err := r.UpdateRef(ctx, rebasedRef(branch), old); err != nil {
+		return "", err
+	}
+	if err := r.Push(ctx, r.Dir(), branch, git.PushOptions{ForceWithLease: true, Expect: old, Source: head}); err != nil {
+		return "", err
+	}
+	return head, nil
+}
+
+// RemoteBranches implements gitOps.
+func (x *Git) RemoteBranches(ctx context.Context, prefix string) (map[string]string, error) {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.RemoteBranches(ctx, prefix)
 }
 
 // EmptyCommit implements gitOps.

@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the stage diagram in doc.go")
+var update = flag.Bool("update", false, "rewrite the stage diagram in doc.go and the golden prompts")
 
 // declaredStages returns every Stage constant of the package's sources.
 func declaredStages(t *testing.T) []Stage {

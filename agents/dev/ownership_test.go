@@ -136,10 +136,10 @@ func TestOthersPullDoesNotHoldOrHideWork(t *testing.T) {
 	h := newHarness(t, nil)
 	stale := h.f.addIssue("stale", "x", forge.LabelInProgress)
 	out := h.f.fake.Repo("owner", "proj", "mallory")
-	if _, err := out.CreateBranch(t.Context(), branchFor(stale), "main"); err != nil {
+	if _, err := out.CreateBranch(t.Context(), branchFor(stale, 1), "main"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := out.CreatePull(t.Context(), forge.NewPull{Title: "hold", Head: branchFor(stale), Base: "main"}); err != nil {
+	if _, err := out.CreatePull(t.Context(), forge.NewPull{Title: "hold", Head: branchFor(stale, 1), Base: "main"}); err != nil {
 		t.Fatal(err)
 	}
 	h.advanceClock(2 * h.a.lim.ClaimGrace)
@@ -154,10 +154,10 @@ func TestAdoptIgnoresOthersPull(t *testing.T) {
 	n := h.f.addIssue("Fix it", "body", forge.LabelInProgress)
 	h.f.assign(n, bot)
 	out := h.f.fake.Repo("owner", "proj", "mallory")
-	if _, err := out.CreateBranch(t.Context(), branchFor(n), "main"); err != nil {
+	if _, err := out.CreateBranch(t.Context(), branchFor(n, 1), "main"); err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := out.CreatePull(t.Context(), forge.NewPull{Title: "theirs", Head: branchFor(n), Base: "main"})
+	theirs, err := out.CreatePull(t.Context(), forge.NewPull{Title: "theirs", Head: branchFor(n, 1), Base: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,15 +222,15 @@ func issueOfBranch(head string) int64 {
 // adopt rebuilds the state of an own in-progress issue from the forge, or
 // resumes its ended state as pick does.
 func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error {
-	st, carried, err := a.newRun(snap, i)
+	st, carried, err := a.newRun(ctx, snap, i)
 	if err != nil {
 		return err
 	}
 	to := StageImplementing
 	if carried {
 		to = StageResuming
-	} else if pr, ok := snap.own[st.Branch]; ok {
-		st.PR, st.HeadSHA = pr.Number, pr.HeadSHA
+	} else if pr, ok := snap.ownPullOf(i.Number); ok {
+		st.Branch, st.PR, st.HeadSHA = pr.Head, pr.Number, pr.HeadSHA
 		to = StageAwaitingCI
 	}
 	if i.HasLabel(forge.LabelBacklog) {
@@ -248,23 +248,29 @@ func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error 
 // newRun returns the state a run on issue i starts from, at StageNone.
 // When the issue has an ended state (the way back from blocked or
 // escalated), its branch, pull request and session are carried over with
-// the budgets reset.
-func (a *Agent) newRun(snap *snapshot, i forge.Issue) (st State, carried bool, err error) {
+// the budgets reset, unless that pull request was closed unmerged: then
+// the run is a fresh attempt (see abandoned).
+func (a *Agent) newRun(ctx context.Context, snap *snapshot, i forge.Issue) (st State, carried bool, err error) {
 	old, ok, err := a.st.load(i.Number)
 	if err != nil {
 		return State{}, false, err
 	}
 	st = a.newState(i)
+	st.run = snap.run
 	if ok {
+		old.run = snap.run
+		fresh, err := a.abandoned(ctx, old)
+		if err != nil || fresh {
+			return st, false, err
+		}
 		st.Branch, st.Worktree, st.SessionID, st.PR = old.Branch, old.Worktree, old.SessionID, old.PR
 	}
-	st.run = snap.run
 	return st, ok, nil
 }
 
 // newState is a fresh run's state of issue i.
 func (a *Agent) newState(i forge.Issue) State {
-	return State{Issue: i.Number, Title: i.Title, Branch: branchFor(i.Number), Started: a.o.Now()}
+	return State{Issue: i.Number, Title: i.Title, Branch: branchFor(i.Number, 1), Started: a.o.Now()}
 }
 
 // repairStale relabels an unassigned in-progress issue nobody works on.
@@ -272,7 +278,7 @@ func (a *Agent) repairStale(ctx context.Context, snap *snapshot, i forge.Issue) 
 	if !i.HasLabel(forge.LabelInProgress) || len(i.Assignees) > 0 || hasAny(i, otherWorkflow) {
 		return nil
 	}
-	if _, ok := snap.own[branchFor(i.Number)]; ok {
+	if _, ok := snap.ownPullOf(i.Number); ok {
 		return nil
 	}
 	if a.o.Now().Sub(i.Updated) < a.lim.ClaimGrace {
@@ -365,7 +371,7 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			}
 			return fmt.Errorf("claim #%d: %w", i.Number, err)
 		}
-		st, carried, err := a.newRun(snap, i)
+		st, carried, err := a.newRun(ctx, snap, i)
 		if err != nil {
 			return err
 		}

@@ -127,6 +127,10 @@ func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
 	if st.PR > 0 {
 		blocks = append(blocks, formula.Block{Title: "Existing work", Body: fmt.Sprintf(
 			"Pull request #%d already exists for branch %s; keep working on that branch and never open another pull request.", st.PR, st.Branch)})
+	} else if art, ok, err := a.priorArt(ctx, st); err != nil {
+		return "", err
+	} else if ok {
+		blocks = append(blocks, art)
 	}
 	// Project conventions come from the primary branch as the forge has
 	// it, and are data: whoever merged them is not the factory.

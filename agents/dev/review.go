@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
 	verdictpkg "github.com/disinto/disinto/lib/verdict"
 )
@@ -53,7 +54,7 @@ func (a *Agent) checkReview(ctx context.Context, snap *snapshot, st *State) erro
 		if err := a.st.save(*st); err != nil {
 			return err
 		}
-		return a.merge(ctx, st)
+		return a.merge(ctx, snap, st)
 	}
 	st.HandledReview = key
 	st.ReviewRounds++
@@ -93,15 +94,15 @@ func (a *Agent) mayApprove(ctx context.Context, login string) (bool, error) {
 }
 
 // merge merges the pull request pinned to the reviewed head. A branch that
-// fell behind the primary branch, or conflicts with it, goes back to the
-// session for a rebase first.
-func (a *Agent) merge(ctx context.Context, st *State) error {
+// fell behind the primary branch, or conflicts with it, is rebased first
+// (see rebase).
+func (a *Agent) merge(ctx context.Context, snap *snapshot, st *State) error {
 	behind, err := a.o.Git.Behind(ctx, st.Branch)
 	if err != nil {
 		return err
 	}
 	if behind {
-		return a.rebase(ctx, st, codeMergeBehind, fmt.Sprintf("it has fallen behind %s", a.o.PrimaryBranch), "")
+		return a.rebase(ctx, snap, st, codeMergeBehind, fmt.Sprintf("it has fallen behind %s", a.o.PrimaryBranch), "")
 	}
 	err = a.o.Forge.Merge(ctx, st.PR, forge.MergeOptions{HeadSHA: st.ReviewedSHA, DeleteBranch: true,
 		Message: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue)})
@@ -123,7 +124,7 @@ func (a *Agent) merge(ctx context.Context, st *State) error {
 			fmt.Sprintf("the head of pull request #%d moved after the approval of %s; the unreviewed head was not merged",
 				st.PR, shortSHA(st.ReviewedSHA)), "")
 	case errors.Is(err, forge.ErrConflict):
-		return a.rebase(ctx, st, ledger.CodeMergeConflict, "it conflicts with "+a.o.PrimaryBranch, a.red.Error(err))
+		return a.rebase(ctx, snap, st, ledger.CodeMergeConflict, "it conflicts with "+a.o.PrimaryBranch, a.red.Error(err))
 	case errors.Is(err, forge.ErrMergeBlocked):
 		st.MergeAttempts++
 		if st.MergeAttempts >= a.lim.MergeAttempts {
@@ -138,16 +139,50 @@ func (a *Agent) merge(ctx context.Context, st *State) error {
 // branch.
 const codeMergeBehind ledger.Code = "merge.behind"
 
-// rebase resumes the session to rebase the approved branch onto the
-// primary branch, at most Limits.Rebases times per run; after that the
-// issue is blocked with code.
-func (a *Agent) rebase(ctx context.Context, st *State, code ledger.Code, why, detail string) error {
+// rebase brings an approved branch that cannot be merged up to date with
+// the primary branch, at most Limits.Rebases times per run (after that the
+// issue is blocked with code). The agent rebases the branch itself first,
+// without a session: a clean rebase is pushed and its new head, which
+// nobody approved, goes back to CI and review. Only a conflict resumes the
+// session to rebase.
+func (a *Agent) rebase(ctx context.Context, snap *snapshot, st *State, code ledger.Code, why, detail string) error {
 	st.Rebases++
 	if st.Rebases > a.lim.Rebases {
 		return a.block(ctx, st, code, fmt.Sprintf("pull request #%d is approved but %s, still after %d rebases",
 			st.PR, why, a.lim.Rebases), detail)
 	}
-	a.issueLog(*st).Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable; resuming the session to rebase")
+	log := a.issueLog(*st)
+	head, err := a.o.Git.Rebase(ctx, st.Branch)
+	switch {
+	case errors.Is(err, git.ErrConflict):
+		log.Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable, and the rebase conflicts; resuming the session to rebase")
+		return a.askRebase(st, why, strings.TrimSpace(detail+"\n"+a.red.Error(err)))
+	case err != nil:
+		// Not counted: the state is saved only once the rebase is done.
+		return err
+	case head == "" || head == st.HeadSHA:
+		// Nothing to replay, yet the forge would not merge: only the
+		// session can find out why.
+		log.Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable, and nothing to rebase; resuming the session")
+		return a.askRebase(st, why, detail)
+	}
+	log.Info().Int("rebase", st.Rebases).Str("why", why).Str("head", shortSHA(head)).
+		Msg("approved but not mergeable; rebased without the model, the new head goes back to CI and review")
+	old := st.HeadSHA
+	st.HeadSHA, st.ReviewedSHA, st.RebasedFrom = head, "", old
+	if snap != nil {
+		// This tick's listing still shows the old head.
+		if pr, ok := snap.own[st.Branch]; ok {
+			pr.HeadSHA = head
+			snap.own[st.Branch] = pr
+		}
+	}
+	return a.move(st, StageAwaitingCI)
+}
+
+// askRebase resumes the session to rebase the approved branch; detail is
+// what the forge or git said, if anything.
+func (a *Agent) askRebase(st *State, why, detail string) error {
 	news, err := a.rebaseNews(st, why, detail)
 	if err != nil {
 		return err

@@ -31,6 +31,9 @@ func (a *Agent) runSession(ctx context.Context, _ *snapshot, st *State) error {
 	if err != nil {
 		return err
 	}
+	if err := a.chooseBranch(ctx, st, ws.Repo()); err != nil {
+		return fmt.Errorf("branch: %w", err)
+	}
 	if err := a.o.Git.Prepare(ctx, ws, st.Branch); err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}

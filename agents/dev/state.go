@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
 )
 
@@ -73,6 +74,10 @@ type State struct {
 	// CIFailedSHA is the head whose CI failure was last counted: an
 	// attempt is counted once per head.
 	CIFailedSHA string `json:"ci_failed_sha,omitempty"`
+	// RebasedFrom is the head the agent's own rebase replaced: a listing
+	// of the forge that still shows it lags behind the push, and is no
+	// news of a push by someone else.
+	RebasedFrom string `json:"rebased_from,omitempty"`
 	// WaitingSince is when the current wait for CI or review began.
 	WaitingSince time.Time `json:"waiting_since,omitempty"`
 
@@ -96,6 +101,11 @@ type State struct {
 	// st: its logger and ledger. Never persisted; set when a tick loads or
 	// starts the state.
 	run runHandle
+	// closed holds the repository's closed pull requests once listed for
+	// the run's first session (closedListed), for its prior art. Never
+	// persisted.
+	closed       []forge.PullRequest
+	closedListed bool
 }
 
 // store keeps one directory per issue under root

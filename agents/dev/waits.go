@@ -35,7 +35,7 @@ func (a *Agent) followPull(ctx context.Context, snap *snapshot, st *State) (move
 	}
 	// The next step of this tick needs it again.
 	snap.own[st.Branch] = pr
-	if pr.HeadSHA == st.HeadSHA {
+	if pr.HeadSHA == st.HeadSHA || (st.RebasedFrom != "" && pr.HeadSHA == st.RebasedFrom) {
 		return false, nil
 	}
 	// Someone pushed: whatever was known about the old head is moot.

@@ -107,6 +107,7 @@ func TestRebaseBeforeMerge(t *testing.T) {
 	} {
 		t.Run(tc.name+" then merged", func(t *testing.T) {
 			h := newHarness(t, pushing)
+			h.g.setRebaseConflict(true) // the agent's own rebase fails
 			n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 			st := driveToPR(t, h, n)
 			approved := h.f.pull(st.PR).HeadSHA
@@ -127,6 +128,7 @@ func TestRebaseBeforeMerge(t *testing.T) {
 		})
 		t.Run(tc.name+" every time", func(t *testing.T) {
 			h := newHarness(t, pushing)
+			h.g.setRebaseConflict(true)
 			n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 			st := driveToPR(t, h, n)
 			for i := 0; i <= h.a.lim.Rebases; i++ {

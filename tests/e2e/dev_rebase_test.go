@@ -10,13 +10,17 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 )
 
-// rebaseTurn is a model step that rebases the branch onto main (the agent
-// pushes it).
+// rebaseTurn is a model step that rebases the branch onto main, resolving
+// the conflict on work.txt by keeping both sides (the agent pushes it).
 func rebaseTurn() claudetest.Turn {
 	return claudetest.Tools(claudetest.Bash(
-		`git rebase -q origin/main && printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo rebased`))
+		`{ git rebase -q origin/main || { printf 'landed first\nthe work\n' > work.txt && git add work.txt && GIT_EDITOR=true git rebase --continue; }; } ` +
+			`&& printf 'PHASE:awaiting_ci\n' > "$DISINTO_PHASE_FILE" && echo rebased`))
 }
 
+// TestDevRebaseWhenBehind: an approved branch that fell behind main and
+// conflicts with it cannot be rebased by the agent alone; the session is
+// resumed to rebase and resolve the conflict.
 func TestDevRebaseWhenBehind(t *testing.T) {
 	t.Parallel()
 	e := newDevEnv(t, claudetest.Scenario{Name: "dev-rebase", Turns: []claudetest.Turn{
@@ -29,13 +33,14 @@ func TestDevRebaseWhenBehind(t *testing.T) {
 	pr := e.onlyPull(branch(n))
 	b.greenToReview(e, n, pr)
 
-	// Meanwhile a human lands a change on main: the approved branch is behind.
+	// Meanwhile a human lands a conflicting change on main: the approved
+	// branch is behind, and git alone cannot rebase it.
 	dir := e.ownerClone("")
-	if err := os.WriteFile(filepath.Join(dir, "other.txt"), []byte("landed first\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "work.txt"), []byte("landed first\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runGit(t, dir, "add", "other.txt")
-	runGit(t, dir, "commit", "-q", "-m", "land another change")
+	runGit(t, dir, "add", "work.txt")
+	runGit(t, dir, "commit", "-q", "-m", "land a conflicting change")
 	runGit(t, dir, "push", "-q", "origin", "HEAD:main")
 
 	e.review(pr, forge.ReviewApprove, "ok")
@@ -51,10 +56,8 @@ func TestDevRebaseWhenBehind(t *testing.T) {
 	pr = e.pull(pr.Number)
 	b.greenToMerge(e, n, pr)
 	runGit(t, dir, "pull", "-q", "origin", "main")
-	for _, f := range []string{"work.txt", "other.txt"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Fatalf("main after the merge: %v", err)
-		}
+	if data, err := os.ReadFile(filepath.Join(dir, "work.txt")); err != nil || string(data) != "landed first\nthe work\n" {
+		t.Fatalf("main after the merge: work.txt = %q, %v", data, err)
 	}
 	if recs := b.records(); len(recs) != 1 || recs[0].Reason != ledger.ReasonMerged {
 		t.Fatalf("ledger: %+v", recs)
