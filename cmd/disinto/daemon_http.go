@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/memory"
 	"github.com/disinto/disinto/lib/scheduler"
@@ -32,8 +33,11 @@ type statusReport struct {
 	// Journals are the bots' journals in their .profile repositories.
 	Journals      []memory.Status `json:"journals,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
-	Recent        []ledger.Record `json:"recent"`
-	CostTodayUSD  float64         `json:"cost_today_usd"`
+	// Backends are the model backends with a base URL and what their last
+	// health probe found.
+	Backends     []claude.Health `json:"backends,omitempty"`
+	Recent       []ledger.Record `json:"recent"`
+	CostTodayUSD float64         `json:"cost_today_usd"`
 }
 
 type projectInfo struct {
@@ -74,7 +78,7 @@ func (d *daemon) hookMux() http.Handler {
 		repos[p.Repo] = append(repos[p.Repo], p.Name)
 	}
 	h, err := webhook.New(webhook.Options{
-		Secret: []byte(d.cfg.WebhookSecret), Projects: repos, Trigger: d.sched,
+		Secret: []byte(d.cfg.WebhookSecret), Projects: repos, Trigger: laneTrigger{sched: d.sched, localDev: d.localDev},
 		Log: d.logs.For("webhook"), Observe: d.metrics.ObserveWebhook,
 	})
 	if err != nil {
@@ -117,6 +121,7 @@ func (d *daemon) status() statusReport {
 	rep.Paused, _ = d.enablement.List()
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
 	rep.Journals = d.journals.status()
+	rep.Backends = d.services.backendHealth()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }
