@@ -101,7 +101,7 @@ func checkAutoCompact(env Env) Problems {
 
 // withLocalAgents returns names plus the forge login of every local-model
 // agent of the projects: their claims and comments are a bot's.
-func withLocalAgents(names []string, projects []*Project) []string {
+func withLocalAgents(names []string, projects []*Project, env Env) []string {
 	out := append([]string(nil), names...)
 	seen := map[string]bool{}
 	for _, n := range out {
@@ -109,11 +109,29 @@ func withLocalAgents(names []string, projects []*Project) []string {
 	}
 	for _, p := range projects {
 		for _, name := range sortedKeys(p.Agents) {
-			if u := p.Agents[name].ForgeUser; u != "" && !seen[strings.ToLower(u)] {
+			if u := localLogin(env, p.Agents[name]); !seen[strings.ToLower(u)] {
 				seen[strings.ToLower(u)] = true
 				out = append(out, u)
 			}
 		}
 	}
 	return out
+}
+
+// localLogin is the login of local-model agent a: its forge_user, else
+// FORGE_BOT_USER_<NAME> (which disinto init --local-bot records), else
+// "<name>-bot".
+func localLogin(env Env, a LocalAgent) string {
+	if a.ForgeUser != "" {
+		return a.ForgeUser
+	}
+	if u := strings.TrimSpace(env.Get("FORGE_BOT_USER_" + varName(a.Name))); u != "" {
+		return u
+	}
+	return a.Name + "-bot"
+}
+
+// varName is name as it appears in variable names (FORGE_TOKEN_<NAME>).
+func varName(name string) string {
+	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
 }

@@ -240,7 +240,7 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	// Every bot user the environment names (FORGE_BOT_USER_<ROLE>, and a
 	// local-model agent's FORGE_BOT_USER_<NAME>) is one of the factory's
 	// identities: its claims and comments count as a bot's.
-	c.BotUsernames = withLocalAgents(withEnvBots(c.BotUsernames, env), c.Projects)
+	c.BotUsernames = withLocalAgents(withEnvBots(c.BotUsernames, env), c.Projects, env)
 	ps = append(ps, checkAutoCompact(env)...)
 
 	sort.SliceStable(ps, func(i, j int) bool {

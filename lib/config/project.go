@@ -95,7 +95,7 @@ type LocalAgent struct {
 	Model        string
 	APIKey       string
 	Roles        []Role
-	ForgeUser    string
+	ForgeUser    string // empty: FORGE_BOT_USER_<NAME>, else "<name>-bot" (see Config.LocalBot)
 	CompactPct   int
 	PollInterval time.Duration
 	MaxSessions  int
@@ -298,9 +298,6 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 		}
 		if la.APIKey == "" {
 			la.APIKey = DefaultLocalAPIKey
-		}
-		if la.ForgeUser == "" {
-			la.ForgeUser = name + "-bot"
 		}
 		if a.CompactPct != nil {
 			la.CompactPct = *a.CompactPct
