@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,6 +35,28 @@ func compactionSeen(model *claudetest.Server, sc string) []string {
 	return out
 }
 
+// deadBackend returns the address of an endpoint that accepts
+// connections and drops them unanswered: a model server that is down,
+// on a port nobody else can take while the test runs.
+func deadBackend(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	return l.Addr().String()
+}
+
 // approveTwice is a review session that approves, and approves again
 // when it is resumed for a rebased head.
 func approveTwice() []claudetest.Turn {
@@ -53,7 +77,7 @@ func TestLaneCITimeoutAndUnreachableBackend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds disinto and starts Gitea, the daemon and the claude CLI")
 	}
-	dead := freeAddr(t) // nothing listens here
+	dead := deadBackend(t)
 	y := bootLane(t, laneOptions{
 		localBots: []string{"down=dev-down"},
 		project: then(withCI("statuses"), appendTOML(fmt.Sprintf(
@@ -261,23 +285,24 @@ func TestLaneLocalAgent(t *testing.T) {
 		localSc = "lane-b"
 	}
 	defaultSc := map[string]string{"lane-a": "lane-b", "lane-b": "lane-a"}[localSc]
-	if got := compactionSeen(local, localSc); !slices.Equal(got, []string{"55"}) {
+	if got := slices.Compact(compactionSeen(local, localSc)); !slices.Equal(got, []string{"55"}) {
 		t.Errorf("the local agent's session saw CLAUDE_AUTOCOMPACT_PCT_OVERRIDE %v, want [55]", got)
 	}
-	if got := compactionSeen(y.model, defaultSc); !slices.Equal(got, []string{"unset"}) {
+	if got := slices.Compact(compactionSeen(y.model, defaultSc)); !slices.Equal(got, []string{"unset"}) {
 		t.Errorf("the default agent's session saw CLAUDE_AUTOCOMPACT_PCT_OVERRIDE %v, want it unset", got)
 	}
 	if n := len(local.MessageRequests(defaultSc)) + len(y.model.MessageRequests(localSc)); n != 0 {
 		t.Errorf("a session ran on the other agent's backend (%d requests)", n)
 	}
-	// Each identity keeps its own state.
-	for _, dir := range []string{"state/widgets/issue-%d", "state/widgets/local/local/issue-%d"} {
-		n := authors["dev-bot"]
-		if strings.Contains(dir, "local/local") {
-			n = authors["dev-local"]
+	// Each identity keeps its own state and clone: the local agent's
+	// issue never had a state in the default agent's directory (merged
+	// states are pruned, so the directories are what is left to see).
+	for _, p := range []string{"state/widgets/local/local", "clones/widgets/dev-local", "clones/widgets/dev-bot"} {
+		if st, err := os.Stat(filepath.Join(y.data, p)); err != nil || !st.IsDir() {
+			t.Errorf("%s: %v", p, err)
 		}
-		if _, err := os.Stat(y.data + "/" + fmt.Sprintf(dir, n)); err != nil {
-			t.Errorf("state of #%d: %v", n, err)
-		}
+	}
+	if _, err := os.Stat(filepath.Join(y.data, fmt.Sprintf("state/widgets/issue-%d", authors["dev-local"]))); err == nil {
+		t.Errorf("the local agent's issue #%d has a state in the default dev agent's directory", authors["dev-local"])
 	}
 }
