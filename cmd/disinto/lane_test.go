@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/redact"
 )
 
 // TestDevLimitsFromProjectFile: every [limits] key reaches the dev agent.
@@ -68,6 +73,34 @@ func TestStatusShowsBackendHealth(t *testing.T) {
 		"backend llama (http://llama:8080): reachable", "backend new (http://new:1): not probed yet"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestMaintainersOf: the project file's maintainers win, then the
+// environment's, then the repository's owner on the real forge.
+func TestMaintainersOf(t *testing.T) {
+	srv := forgetest.Start(t)
+	owner := srv.NewUser(t, "owner")
+	repo := srv.NewRepo(t, owner, "proj")
+	bot := srv.NewUser(t, "dev-bot")
+	deps := func(file []string, env map[string]string) agentDeps {
+		p := &config.Project{Name: "proj", Repo: repo.Slug(), ForgeURL: srv.URL, Maintainers: file}
+		return agentDeps{Config: &config.Config{Env: config.NewEnv(env)}, Project: p, Log: zerolog.Nop(),
+			Services: &services{http: http.DefaultClient, redactor: redact.New(bot.Token)}}
+	}
+	b := config.Bot{User: bot.Login, Token: bot.Token}
+	for _, tt := range []struct {
+		name string
+		d    agentDeps
+		want []string
+	}{
+		{"project file", deps([]string{"alice"}, map[string]string{"FORGE_ADMIN_USER": "admin"}), []string{"alice"}},
+		{"environment", deps(nil, map[string]string{"FORGE_ADMIN_USERS": "carol,dave"}), []string{"carol", "dave"}},
+		{"repository owner", deps(nil, nil), []string{owner.Login}},
+	} {
+		if got := tt.d.maintainersOf(b); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: maintainers = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
