@@ -49,6 +49,7 @@ func TestLaneProblems(t *testing.T) {
 		{"services", ok + "[services]\ncontainers = []\n", nil, []string{"a.toml:3: services: is not supported in this release"}},
 		{"local review", ok + local + "roles = [\"dev\", \"review\"]\n", nil,
 			[]string{"a.toml:6: agents.llama.roles: role \"review\" is not supported for a local-model agent in this release (supported: dev)"}},
+		{"agents.schedule", ok + "[agents.schedule]\ndev = 300\n", nil, []string{"a.toml:3: agents.schedule: is not supported"}},
 		{"bad compact_pct", ok + local + "compact_pct = 0\n", nil, []string{"a.toml:6: agents.llama.compact_pct: must be between 1 and 100"}},
 		{"bad autocompact env", ok, map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "lots"},
 			[]string{"environment: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: \"lots\" is not an integer from 1 to 100"}},

@@ -276,6 +276,9 @@ func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.
 		}
 		unknown[k.String()] = true
 		if key, msg, ok := unsupported(k.String()); ok {
+			if strings.HasPrefix(key, "agents.") {
+				continue // validate reports the section itself
+			}
 			if !unknown["unsupported:"+key] {
 				unknown["unsupported:"+key] = true
 				ps = append(ps, &Problem{File: file, Line: lines.Line(key), Key: key, Msg: msg})

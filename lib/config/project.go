@@ -283,6 +283,10 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 	// Local-model agents of the reference: each is also a backend.
 	for name, a := range r.Agents {
 		key := "agents." + name
+		if _, msg, ok := unsupported(key); ok {
+			bad(key, "%s", msg)
+			continue
+		}
 		la := LocalAgent{Name: name, BaseURL: strings.TrimRight(a.BaseURL, "/"), Model: a.Model, APIKey: a.APIKey,
 			ForgeUser: a.ForgeUser, CompactPct: 60, PollInterval: a.PollInterval.D(), MaxSessions: a.MaxSessions}
 		if !nameRe.MatchString(name) {
