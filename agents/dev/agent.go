@@ -185,6 +185,14 @@ type Options struct {
 	Secrets []string
 	// Limits bound the work; zero fields take defaults.
 	Limits Limits
+	// StateDir holds the per-issue state; default <DataDir>/state/<Project>.
+	// Two dev agents of one project (a local-model agent beside the
+	// default one) each need their own.
+	StateDir string
+	// Ready, when set, is asked before new work is claimed; an error
+	// claims nothing this tick (an unreachable model backend). Work in
+	// flight goes on.
+	Ready func(ctx context.Context) error
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Log is the agent's logger.
@@ -244,10 +252,13 @@ func New(o Options) (*Agent, error) {
 			return nil, fmt.Errorf("dev agent: %w", err)
 		}
 	}
+	if o.StateDir == "" {
+		o.StateDir = filepath.Join(o.DataDir, "state", o.Project)
+	}
 	return &Agent{
 		o:   o,
 		lim: o.Limits.withDefaults(),
-		st:  store{root: filepath.Join(o.DataDir, "state", o.Project)},
+		st:  store{root: o.StateDir},
 		red: redact.New(o.Secrets...),
 		log: o.Log.With().Str(logx.KeyAgent, string(config.RoleDev)).Str(logx.KeyProject, o.Project).Logger(),
 		sb:  sb,

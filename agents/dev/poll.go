@@ -171,6 +171,12 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 		snap.log.Debug().Int("in_flight", n).Msg("holding new work: own work in flight")
 		return nil
 	}
+	if a.o.Ready != nil {
+		if err := a.o.Ready(ctx); err != nil {
+			snap.log.Debug().Str("error", a.red.Error(err)).Msg("holding new work: not ready")
+			return nil
+		}
+	}
 	return a.pick(ctx, snap)
 }
 
@@ -350,7 +356,8 @@ func (s *snapshot) openPull(n int64) bool {
 	return false
 }
 
-// pick claims the first ready candidate and starts its session.
+// pick claims ready candidates in queue order and starts their sessions,
+// until the agent works InFlight issues.
 func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 	for _, i := range a.candidates(snap) {
 		if !a.depsConfirmed(ctx, snap, i) {
@@ -383,7 +390,9 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			return err
 		}
 		a.issueLog(st).Info().Msg("claimed")
-		return a.advance(ctx, snap, &st)
+		if err := a.advance(ctx, snap, &st); err != nil || a.inFlight(snap) >= a.lim.InFlight {
+			return err
+		}
 	}
 	return nil
 }

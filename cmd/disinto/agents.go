@@ -75,11 +75,17 @@ func (d agentDeps) parts(formula string) (roleParts, error) {
 // own clone under <data>/clones/<project>/<bot>, the dev formula and the
 // shared model runner.
 func newDevAgent(d agentDeps) (agent.Agent, error) {
-	cfg, p, s := d.Config, d.Project, d.Services
 	rp, err := d.parts("dev")
 	if err != nil {
 		return nil, err
 	}
+	return d.buildDev(rp, "")
+}
+
+// buildDev builds a dev agent from its parts. stateDir empty means the
+// project's default dev state, <data>/state/<project>.
+func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) {
+	cfg, p, s := d.Config, d.Project, d.Services
 	b, settings := rp.bot, rp.settings
 	reviewBot := ""
 	if rb, err := cfg.Bot(config.RoleReview); err == nil {
@@ -97,10 +103,10 @@ func newDevAgent(d agentDeps) (agent.Agent, error) {
 			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
 			User: b.User, Password: b.Password, Primary: p.PrimaryBranch, Redactor: s.redactor, Log: d.Log,
 		}),
-		Formula: rp.formula, DataDir: d.DataDir, Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
+		Formula: rp.formula, DataDir: d.DataDir, StateDir: stateDir, Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
 		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot,
-		Maintainers: maintainers(cfg.Env), Secrets: cfg.Secrets(),
-		Limits: dev.Limits{SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200}, Log: d.Log,
+		Maintainers: d.maintainersOf(b), Secrets: cfg.Secrets(),
+		Limits: devLimits(cfg, p), Ready: s.ready(settings.Backend), Log: d.Log,
 	})
 }
 
@@ -111,7 +117,8 @@ func ciLogSource(cfg *config.Config, p *config.Project, fc *forge.RepoClient) (*
 	if p.CI.System == config.CINone {
 		return nil, nil
 	}
-	o := cilog.Options{Actions: fc}
+	// The excerpt's budget is the project's [limits] ci_log_bytes.
+	o := cilog.Options{Actions: fc, Budget: p.Limits.CILogBytes}
 	if p.CI.System == config.CIWoodpecker {
 		wp, err := cilog.NewWoodpecker(cilog.WoodpeckerOptions{
 			Server: cfg.Woodpecker.Server, Token: cfg.Woodpecker.Token, RepoID: p.CI.WoodpeckerRepoID})
@@ -153,9 +160,10 @@ func newReviewAgent(d agentDeps) (agent.Agent, error) {
 	})
 }
 
-// maintainers are the humans an escalation @-mentions: FORGE_ADMIN_USERS,
-// else the admin `disinto init` provisioned with (FORGE_ADMIN_USER, which
-// is all init writes), so an escalation always reaches someone.
+// maintainers are the humans an escalation @-mentions, from the
+// environment: FORGE_ADMIN_USERS, else the admin `disinto init`
+// provisioned with (FORGE_ADMIN_USER, which is all init writes). See
+// maintainersOf for the project file and the forge.
 func maintainers(env config.Env) []string {
 	if v := splitList(env.Get("FORGE_ADMIN_USERS")); len(v) > 0 {
 		return v

@@ -83,6 +83,9 @@ type daemon struct {
 	unimplemented []string
 	// reporters are the agents that say what work they hold, for status.
 	reporters []agent.Reporter
+	// localDev names, per project, the scheduler roles of its local-model
+	// dev agents (dev@<name>).
+	localDev map[string][]string
 }
 
 func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.Role]agentFactory) error {
@@ -233,7 +236,7 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 			_ = c.close()
 		}
 	}()
-	d := &daemon{core: c, started: time.Now(), log: c.logs.For("daemon")}
+	d := &daemon{core: c, started: time.Now(), log: c.logs.For("daemon"), localDev: map[string][]string{}}
 	d.ready.d = d
 	store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json"))
 	if err != nil {
@@ -274,6 +277,11 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 			}
 			if err := d.sched.Add(jobFor(d.rt, ag, p, role, g)); err != nil {
 				return err
+			}
+			if role == config.RoleDev {
+				if err := a.addLocalDevJobs(d, p); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/memory"
 	"github.com/disinto/disinto/lib/scheduler"
@@ -37,8 +38,11 @@ type statusReport struct {
 	InFlight      []agent.Item    `json:"in_flight"`
 	Pending       []agent.Pending `json:"pending,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
-	Recent        []ledger.Record `json:"recent"`
-	CostTodayUSD  float64         `json:"cost_today_usd"`
+	// Backends are the model backends with a base URL and what their last
+	// health probe found.
+	Backends     []claude.Health `json:"backends,omitempty"`
+	Recent       []ledger.Record `json:"recent"`
+	CostTodayUSD float64         `json:"cost_today_usd"`
 }
 
 type projectInfo struct {
@@ -83,7 +87,7 @@ func (d *daemon) hookMux() http.Handler {
 		repos[p.Repo] = append(repos[p.Repo], p.Name)
 	}
 	h, err := webhook.New(webhook.Options{
-		Secret: []byte(d.cfg.WebhookSecret), Projects: repos, Trigger: d.sched,
+		Secret: []byte(d.cfg.WebhookSecret), Projects: repos, Trigger: laneTrigger{sched: d.sched, localDev: d.localDev},
 		Log: d.logs.For("webhook"), Observe: d.metrics.ObserveWebhook,
 	})
 	if err != nil {
@@ -127,6 +131,7 @@ func (d *daemon) status() statusReport {
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
 	rep.Journals = d.journals.status()
 	rep.InFlight, rep.Pending = d.holdings()
+	rep.Backends = d.services.backendHealth()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

@@ -66,7 +66,7 @@ func TestConfigCheckProblems(t *testing.T) {
 		want  string
 	}{
 		{"unknown key", map[string]string{"a.toml": ok + "colour = \"red\"\n"}, "a.toml:3: colour: unknown key"},
-		{"wrong type", map[string]string{"a.toml": ok + "[ci]\nstale_minutes = \"ten\"\n"}, "a.toml:4: ci.stale_minutes: incompatible types"},
+		{"wrong type", map[string]string{"a.toml": ok + "[ci]\nwoodpecker_repo_id = \"ten\"\n"}, "a.toml:4: ci.woodpecker_repo_id: incompatible types"},
 		{"missing repo", map[string]string{"a.toml": "name = \"a\"\n"}, "a.toml: repo: required key is missing"},
 		{"bad URL", map[string]string{"a.toml": ok + "forge_url = \"not a url\"\n"}, "a.toml:3: forge_url:"},
 		{"duplicate name", map[string]string{"a.toml": ok, "b.toml": "name = \"a\"\nrepo = \"o/b\"\n"}, "b.toml:1: name: project \"a\" is already defined in"},

@@ -82,7 +82,7 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 	backends := make([]claude.Backend, 0, len(names))
 	for _, n := range names {
 		b := cfg.Backends[n]
-		backends = append(backends, claude.Backend{Name: b.Name, BaseURL: b.BaseURL, APIKey: b.APIKey, Model: b.Model, MaxSessions: b.MaxSessions})
+		backends = append(backends, claudeBackend(b))
 	}
 	runner, err := claude.New(claude.Options{
 		Bin:            cfg.Claude.Bin,

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/scheduler"
@@ -138,6 +139,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 			fmt.Fprintf(w, "ops %s (%s): at %.8s, synced %s\n", o.Project, o.Repo, o.Head, stamp(o.Synced))
 		}
 	}
+	printBackends(w, rep.Backends)
 	for _, j := range rep.Journals {
 		line := fmt.Sprintf("journal of %s: %d queued, last written %s", j.Bot, j.Queued, stamp(j.Last))
 		if j.Failing != "" {
@@ -322,4 +324,20 @@ func oneLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return orDash(s)
+}
+
+// printBackends says which model backends answer their health probe: an
+// unreachable one gets no new work until it answers again.
+func printBackends(w io.Writer, hs []claude.Health) {
+	for _, h := range hs {
+		switch {
+		case h.Checked.IsZero():
+			fmt.Fprintf(w, "backend %s (%s): not probed yet\n", h.Backend, h.BaseURL)
+		case h.Reachable:
+			fmt.Fprintf(w, "backend %s (%s): reachable (checked %s)\n", h.Backend, h.BaseURL, stamp(h.Checked))
+		default:
+			fmt.Fprintf(w, "backend %s (%s): UNREACHABLE since %s, no new work claimed on it: %s\n", h.Backend, h.BaseURL,
+				stamp(h.Since), oneLine(h.Error, 80))
+		}
+	}
 }

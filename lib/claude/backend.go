@@ -69,6 +69,8 @@ func (s semaphore) release() { <-s }
 type backendSlot struct {
 	Backend
 	sem semaphore
+	// probe is the backend's last health probe (probe.go).
+	probe probeState
 }
 
 func (e *Exec) backend(name string) (*backendSlot, error) {

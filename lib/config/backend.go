@@ -26,7 +26,15 @@ type Backend struct {
 	APIKey      string // resolved secret; never logged
 	APIKeyEnv   string // the variable APIKey came from
 	MaxSessions int
+	// CompactPct, when set, is the context percentage at which the CLI
+	// compacts a session on this backend (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE):
+	// a local model's small context window needs it early. The default
+	// backend takes it from the daemon's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE.
+	CompactPct int
 }
+
+// AutoCompactEnv is the CLI variable CompactPct becomes.
+const AutoCompactEnv = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
 
 type fieldMsg struct{ field, msg string }
 
@@ -71,7 +79,7 @@ func newBackendSet(env Env) *backendSet {
 	if v := env.Get("CLAUDE_MAX_SESSIONS"); v != "" {
 		fmt.Sscanf(v, "%d", &max)
 	}
-	s.defs[DefaultBackend] = Backend{
+	def := Backend{
 		Name:        DefaultBackend,
 		Kind:        BackendAnthropic,
 		BaseURL:     env.Get("ANTHROPIC_BASE_URL"),
@@ -80,6 +88,10 @@ func newBackendSet(env Env) *backendSet {
 		APIKeyEnv:   "ANTHROPIC_API_KEY",
 		MaxSessions: max,
 	}
+	if v := env.Get(AutoCompactEnv); v != "" {
+		fmt.Sscanf(v, "%d", &def.CompactPct)
+	}
+	s.defs[DefaultBackend] = def
 	s.from[DefaultBackend] = "environment"
 	return s
 }
@@ -98,6 +110,9 @@ func (s *backendSet) add(b Backend, file string) string {
 			}
 			if b.Model == "" {
 				b.Model = old.Model
+			}
+			if b.CompactPct == 0 {
+				b.CompactPct = old.CompactPct
 			}
 		} else if old != b {
 			return fmt.Sprintf("backend %q is defined differently in %s", b.Name, s.from[b.Name])

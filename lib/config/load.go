@@ -246,7 +246,8 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	// Every bot user the environment names (FORGE_BOT_USER_<ROLE>, and a
 	// local-model agent's FORGE_BOT_USER_<NAME>) is one of the factory's
 	// identities: its claims and comments count as a bot's.
-	c.BotUsernames = withEnvBots(c.BotUsernames, env)
+	c.BotUsernames = withLocalAgents(withEnvBots(c.BotUsernames, env), c.Projects, env)
+	ps = append(ps, checkAutoCompact(env)...)
 
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].File != ps[j].File {
@@ -280,6 +281,16 @@ func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.
 			continue
 		}
 		unknown[k.String()] = true
+		if key, msg, ok := unsupported(k.String()); ok {
+			if strings.HasPrefix(key, "agents.") {
+				continue // validate reports the section itself
+			}
+			if !unknown["unsupported:"+key] {
+				unknown["unsupported:"+key] = true
+				ps = append(ps, &Problem{File: file, Line: lines.Line(key), Key: key, Msg: msg})
+			}
+			continue
+		}
 		ps = append(ps, &Problem{File: file, Line: lines.Line(k.String()), Key: k.String(), Msg: "unknown key"})
 	}
 	p, vps := raw.validate(file, lines, env, envIntervals, backends)

@@ -60,31 +60,21 @@ type Project struct {
 	RepoRoot      string // optional host path of a clone
 	OpsRepoRoot   string
 
-	CI         CI
-	Mirrors    map[string]string // remote name → git URL
-	Services   Services
-	Monitoring Monitoring
-	Roles      map[Role]RoleSettings // every scheduled role
-	Agents     map[string]LocalAgent // reference [agents.<name>] local-model agents
+	CI      CI
+	Mirrors map[string]string     // remote name → git URL
+	Roles   map[Role]RoleSettings // every scheduled role
+	Agents  map[string]LocalAgent // reference [agents.<name>] local-model agents
+	// Limits bound the dev agent's work on each issue ([limits]).
+	Limits Limits
+	// Maintainers are the humans an escalation @-mentions; empty when the
+	// file names none (the daemon then asks the environment and the forge).
+	Maintainers []string
 }
 
 // CI describes how the project's CI reports results.
 type CI struct {
 	System           string // CINone, CIStatuses or CIWoodpecker
 	WoodpeckerRepoID int64
-	StaleMinutes     int
-}
-
-// Services lists containers the supervisor watches.
-type Services struct {
-	Containers []string
-}
-
-// Monitoring switches the supervisor's checks.
-type Monitoring struct {
-	CheckPRs           bool
-	CheckDevAgent      bool
-	CheckPipelineStall bool
 }
 
 // RoleSettings is the per-project setting of one scheduled role.
@@ -95,15 +85,17 @@ type RoleSettings struct {
 	Backend  string // a key of Config.Backends
 }
 
-// LocalAgent is a reference [agents.<name>] section: an extra agent backed
-// by a local model endpoint, with its own forge identity.
+// LocalAgent is a reference [agents.<name>] section: an extra dev agent
+// backed by a local model endpoint, with its own forge identity
+// (FORGE_TOKEN_<NAME>), scheduled every PollInterval beside the project's
+// default dev agent. Its backend is named after the section.
 type LocalAgent struct {
 	Name         string
 	BaseURL      string
 	Model        string
 	APIKey       string
 	Roles        []Role
-	ForgeUser    string
+	ForgeUser    string // empty: FORGE_BOT_USER_<NAME>, else "<name>-bot" (see Config.LocalBot)
 	CompactPct   int
 	PollInterval time.Duration
 	MaxSessions  int
@@ -120,32 +112,25 @@ func (p *Project) APIBase() string { return p.ForgeURL + "/api/v1" }
 
 // rawProject mirrors the file.
 type rawProject struct {
-	Name          string            `toml:"name"`
-	Repo          string            `toml:"repo"`
-	OpsRepo       string            `toml:"ops_repo"`
-	ForgeURL      string            `toml:"forge_url"`
-	PrimaryBranch string            `toml:"primary_branch"`
-	RepoRoot      string            `toml:"repo_root"`
-	OpsRepoRoot   string            `toml:"ops_repo_root"`
-	CI            rawCI             `toml:"ci"`
-	Mirrors       map[string]string `toml:"mirrors"`
-	Services      struct {
-		Containers []string `toml:"containers"`
-	} `toml:"services"`
-	Monitoring struct {
-		CheckPRs           *bool `toml:"check_prs"`
-		CheckDevAgent      *bool `toml:"check_dev_agent"`
-		CheckPipelineStall *bool `toml:"check_pipeline_stall"`
-	} `toml:"monitoring"`
-	Roles    map[string]rawRole       `toml:"roles"`
-	Agents   map[string]rawLocalAgent `toml:"agents"`
-	Backends map[string]rawBackend    `toml:"backends"`
+	Name          string                   `toml:"name"`
+	Repo          string                   `toml:"repo"`
+	OpsRepo       string                   `toml:"ops_repo"`
+	ForgeURL      string                   `toml:"forge_url"`
+	PrimaryBranch string                   `toml:"primary_branch"`
+	RepoRoot      string                   `toml:"repo_root"`
+	OpsRepoRoot   string                   `toml:"ops_repo_root"`
+	Maintainers   []string                 `toml:"maintainers"`
+	CI            rawCI                    `toml:"ci"`
+	Mirrors       map[string]string        `toml:"mirrors"`
+	Limits        rawLimits                `toml:"limits"`
+	Roles         map[string]rawRole       `toml:"roles"`
+	Agents        map[string]rawLocalAgent `toml:"agents"`
+	Backends      map[string]rawBackend    `toml:"backends"`
 }
 
 type rawCI struct {
 	System           string `toml:"system"`
 	WoodpeckerRepoID int64  `toml:"woodpecker_repo_id"`
-	StaleMinutes     *int   `toml:"stale_minutes"`
 }
 
 type rawRole struct {
@@ -237,13 +222,7 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 	}
 
 	// CI.
-	p.CI = CI{System: r.CI.System, WoodpeckerRepoID: r.CI.WoodpeckerRepoID, StaleMinutes: 60}
-	if r.CI.StaleMinutes != nil {
-		p.CI.StaleMinutes = *r.CI.StaleMinutes
-		if p.CI.StaleMinutes <= 0 {
-			bad("ci.stale_minutes", "must be a positive number of minutes")
-		}
-	}
+	p.CI = CI{System: r.CI.System, WoodpeckerRepoID: r.CI.WoodpeckerRepoID}
 	if r.CI.WoodpeckerRepoID < 0 {
 		bad("ci.woodpecker_repo_id", "must not be negative")
 	}
@@ -274,14 +253,8 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 		p.Mirrors[name] = u
 	}
 
-	if len(r.Services.Containers) > 0 {
-		p.Services.Containers = r.Services.Containers
-	}
-	p.Monitoring = Monitoring{
-		CheckPRs:           boolOr(r.Monitoring.CheckPRs, true),
-		CheckDevAgent:      boolOr(r.Monitoring.CheckDevAgent, true),
-		CheckPipelineStall: boolOr(r.Monitoring.CheckPipelineStall, false),
-	}
+	p.Limits = r.Limits.validate(bad)
+	p.Maintainers = validMaintainers(r.Maintainers, bad)
 
 	// Backends declared here join the daemon-wide table.
 	for name, b := range r.Backends {
@@ -310,6 +283,10 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 	// Local-model agents of the reference: each is also a backend.
 	for name, a := range r.Agents {
 		key := "agents." + name
+		if _, msg, ok := unsupported(key); ok {
+			bad(key, "%s", msg)
+			continue
+		}
 		la := LocalAgent{Name: name, BaseURL: strings.TrimRight(a.BaseURL, "/"), Model: a.Model, APIKey: a.APIKey,
 			ForgeUser: a.ForgeUser, CompactPct: 60, PollInterval: a.PollInterval.D(), MaxSessions: a.MaxSessions}
 		if !nameRe.MatchString(name) {
@@ -325,9 +302,6 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 		}
 		if la.APIKey == "" {
 			la.APIKey = DefaultLocalAPIKey
-		}
-		if la.ForgeUser == "" {
-			la.ForgeUser = name + "-bot"
 		}
 		if a.CompactPct != nil {
 			la.CompactPct = *a.CompactPct
@@ -354,10 +328,15 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 				bad(key+".roles", "unknown role %q", s)
 				continue
 			}
+			if !LocalRoleSupported(role) {
+				bad(key+".roles", "role %q is not supported for a local-model agent in this release (supported: %s)", s, joinRoles(LocalRoles))
+				continue
+			}
 			la.Roles = append(la.Roles, role)
 		}
 		p.Agents[name] = la
-		be := Backend{Name: name, Kind: BackendLocal, BaseURL: la.BaseURL, Model: la.Model, APIKey: la.APIKey, MaxSessions: la.MaxSessions}
+		be := Backend{Name: name, Kind: BackendLocal, BaseURL: la.BaseURL, Model: la.Model, APIKey: la.APIKey, MaxSessions: la.MaxSessions,
+			CompactPct: la.CompactPct}
 		if msg := backends.add(be, file); msg != "" {
 			bad(key, "%s", msg)
 		}

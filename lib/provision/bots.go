@@ -101,11 +101,11 @@ func (p *run) localBots() ([]botSpec, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			a := proj.Agents[n]
-			if a.ForgeUser == "" {
-				continue
+			login := proj.Agents[n].ForgeUser
+			if login == "" {
+				login = n + "-bot" // the login config.LocalBot expects without FORGE_BOT_USER_<NAME>
 			}
-			out = append(out, localSpec(n, a.ForgeUser))
+			out = append(out, localSpec(n, login))
 		}
 	}
 	return out, nil

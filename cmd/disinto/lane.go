@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/disinto/disinto/agents/dev"
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// devLimits turns a project's [limits] into the dev agent's limits.
+func devLimits(cfg *config.Config, p *config.Project) dev.Limits {
+	l := p.Limits
+	return dev.Limits{
+		CIFixes: l.CIFixAttempts, ReviewRounds: l.ReviewRounds, Rebases: l.RebaseRounds, MergeAttempts: l.MergeAttempts,
+		CITimeout: l.CITimeout, ReviewTimeout: l.ReviewTimeout, InFlight: l.InFlight,
+		SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200,
+	}
+}
+
+// ownersTimeout bounds the forge lookup of a repository's owners.
+const ownersTimeout = 15 * time.Second
+
+// maintainersOf returns the humans an escalation of the project
+// @-mentions: the project file's maintainers, else the environment's
+// (maintainers), else the repository's owners on the forge (its user, or
+// its organisation's Owners team) as bot b sees them. The forge is asked
+// once, when the agent is built; a forge that does not answer then leaves
+// escalations without a mention, and says so.
+func (d agentDeps) maintainersOf(b config.Bot) []string {
+	if len(d.Project.Maintainers) > 0 {
+		return d.Project.Maintainers
+	}
+	if m := maintainers(d.Config.Env); len(m) > 0 {
+		return m
+	}
+	fc, err := forge.New(forge.Options{URL: d.Project.ForgeURL, Token: b.Token, User: b.User, HTTPClient: d.Services.http,
+		Logger: d.Log, Redactor: d.Services.redactor})
+	if err != nil {
+		d.Log.Warn().Str("error", d.Services.redactor.Error(err)).Msg("no maintainers to mention in escalations")
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ownersTimeout)
+	defer cancel()
+	owner, _ := d.Project.OwnerName()
+	m, err := fc.RepoOwners(ctx, owner)
+	if err != nil || len(m) == 0 {
+		d.Log.Warn().Str("owner", owner).Str("error", d.Services.redactor.Error(err)).
+			Msg("could not read the repository's owners: escalations mention nobody (set maintainers in the project file)")
+		return nil
+	}
+	return m
+}
+
+// ready returns the dev agent's readiness check: the model backend
+// answers (claude.Prober, cached there). A runner that cannot probe is
+// always ready.
+func (s *services) ready(backend string) func(ctx context.Context) error {
+	p, ok := s.claude.(claude.Prober)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) error { return p.Probe(ctx, backend) }
+}
+
+// backendHealth is the last probe of every backend with a base URL, for
+// /status; nil when the runner cannot probe.
+func (s *services) backendHealth() []claude.Health {
+	if p, ok := s.claude.(claude.Prober); ok {
+		return p.Health()
+	}
+	return nil
+}
+
+// localJobRole is the scheduler role of a local-model dev agent: the dev
+// role with the agent's name, so it has a job, a schedule and a status
+// line of its own beside the project's default dev agent.
+func localJobRole(name string) string { return string(config.RoleDev) + "@" + name }
+
+// localStateDir is where a local-model dev agent keeps its per-issue
+// state: apart from the default dev agent's, which lists only issue-N
+// directories of <data>/state/<project>.
+func (s *services) localStateDir(p *config.Project, name string) string {
+	return filepath.Join(s.projectDir("state", p), "local", name)
+}
+
+// newLocalDevAgent builds the dev agent of [agents.<name>] for project p:
+// it acts as the section's own bot (FORGE_TOKEN_<NAME>) on the backend
+// named after the section, with its own clone and state.
+func (c *core) newLocalDevAgent(p *config.Project, la config.LocalAgent) (agent.Agent, config.Bot, error) {
+	d := agentDeps{Config: c.cfg, Project: p, Role: config.RoleDev, DataDir: c.dataDir,
+		StateDir: c.services.localStateDir(p, la.Name), Log: c.logs.For(string(config.RoleDev)).With().Str("local_agent", la.Name).Logger(),
+		Services: c.services}
+	fail := func(err error) (agent.Agent, config.Bot, error) {
+		return nil, config.Bot{}, fmt.Errorf("%s: agents.%s: %w", p.Name, la.Name, err)
+	}
+	b, err := c.cfg.LocalBot(la)
+	if err != nil {
+		return fail(err)
+	}
+	fc, err := c.services.forgeAs(p, b, d.Log)
+	if err != nil {
+		return fail(err)
+	}
+	f, err := c.services.formula(p, "dev", d.Log)
+	if err != nil {
+		return fail(err)
+	}
+	rp := roleParts{bot: b, forge: fc, formula: f, settings: config.RoleSettings{Enabled: true, Interval: la.PollInterval, Model: la.Model, Backend: la.Name}}
+	ag, err := d.buildDev(rp, d.StateDir)
+	if err != nil {
+		return fail(err)
+	}
+	return ag, b, nil
+}
+
+// claudeBackend is the runner's view of configured backend b: its
+// compaction threshold (compact_pct, or the daemon's
+// CLAUDE_AUTOCOMPACT_PCT_OVERRIDE for the default backend) becomes the
+// sessions' CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, which the environment
+// allowlist would otherwise drop.
+func claudeBackend(b config.Backend) claude.Backend {
+	cb := claude.Backend{Name: b.Name, BaseURL: b.BaseURL, APIKey: b.APIKey, Model: b.Model, MaxSessions: b.MaxSessions}
+	if b.CompactPct > 0 {
+		cb.Env = map[string]string{config.AutoCompactEnv: strconv.Itoa(b.CompactPct)}
+	}
+	return cb
+}
+
+// addLocalDevJobs schedules, beside project p's default dev agent, one dev
+// agent per [agents.<name>] section that plays dev, each acting as its own
+// bot on its own backend every poll_interval. The forge's claim protocol
+// keeps two dev agents of one project off each other's issues.
+func (a *app) addLocalDevJobs(d *daemon, p *config.Project) error {
+	for _, la := range d.cfg.LocalDevAgents(p) {
+		ag, bot, err := d.newLocalDevAgent(p, la)
+		if err != nil {
+			return err
+		}
+		if r, ok := ag.(agent.Reporter); ok {
+			d.reporters = append(d.reporters, r)
+		}
+		role := localJobRole(la.Name)
+		g := d.gates.of(p.ForgeURL, bot, p.Name+"/"+role, d.services.http, d.logs.For("daemon"))
+		j := jobFor(d.rt, ag, p, config.RoleDev, g)
+		j.Role, j.Interval = role, la.PollInterval
+		if err := d.sched.Add(j); err != nil {
+			return err
+		}
+		d.localDev[p.Name] = append(d.localDev[p.Name], role)
+		d.log.Info().Str("project", p.Name).Str("agent", la.Name).Str("bot", bot.User).Dur("interval", la.PollInterval).
+			Msg("local-model dev agent scheduled")
+	}
+	return nil
+}
+
+// laneTrigger passes webhook triggers to the scheduler, and a trigger of a
+// project's dev agent to its local-model dev agents too: an event that
+// wakes one dev agent wakes them all.
+type laneTrigger struct {
+	sched interface {
+		Trigger(project, role string) bool
+	}
+	localDev map[string][]string // project → local dev job roles
+}
+
+// Trigger implements webhook.Triggerer.
+func (t laneTrigger) Trigger(project, role string) bool {
+	ok := t.sched.Trigger(project, role)
+	if role == string(config.RoleDev) {
+		for _, r := range t.localDev[project] {
+			ok = t.sched.Trigger(project, r) || ok
+		}
+	}
+	return ok
+}

@@ -1,0 +1,108 @@
+package config_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/disinto/disinto/lib/config"
+)
+
+func TestLimitsAndMaintainers(t *testing.T) {
+	file := "name = \"a\"\nrepo = \"o/a\"\nmaintainers = [\"alice\", \"@bob\", \"alice\"]\n" +
+		"[limits]\nci_timeout = \"2s\"\nreview_timeout = 90\nci_fix_attempts = 1\nreview_rounds = 2\nrebase_rounds = 4\n" +
+		"merge_attempts = 5\nci_log_bytes = 4096\nin_flight = 2\n"
+	cfg, err := parse(t, nil, map[string]string{"a.toml": file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Projects[0]
+	want := config.Limits{CITimeout: 2 * time.Second, ReviewTimeout: 90 * time.Second, CIFixAttempts: 1, ReviewRounds: 2,
+		RebaseRounds: 4, MergeAttempts: 5, CILogBytes: 4096, InFlight: 2}
+	if p.Limits != want {
+		t.Errorf("limits = %+v, want %+v", p.Limits, want)
+	}
+	if !slices.Equal(p.Maintainers, []string{"alice", "bob"}) {
+		t.Errorf("maintainers = %v", p.Maintainers)
+	}
+}
+
+func TestLaneProblems(t *testing.T) {
+	ok := "name = \"a\"\nrepo = \"o/a\"\n"
+	local := "[agents.llama]\nbase_url = \"http://llama:8080\"\nmodel = \"q\"\n"
+	tests := []struct {
+		name string
+		file string
+		env  map[string]string
+		want []string
+	}{
+		{"zero ci_timeout", ok + "[limits]\nci_timeout = \"0s\"\n", nil, []string{"a.toml:4: limits.ci_timeout: must be a positive duration"}},
+		{"bad duration", ok + "[limits]\nreview_timeout = \"soon\"\n", nil, []string{"a.toml:4: limits.review_timeout:"}},
+		{"zero in_flight", ok + "[limits]\nin_flight = 0\n", nil, []string{"a.toml:4: limits.in_flight: must be an integer from 1 to 64"}},
+		{"tiny ci_log_bytes", ok + "[limits]\nci_log_bytes = 10\n", nil, []string{"a.toml:4: limits.ci_log_bytes: must be an integer from 256"}},
+		{"unknown limit", ok + "[limits]\nretries = 3\n", nil, []string{"a.toml:4: limits.retries: unknown key"}},
+		{"bad maintainer", ok + "maintainers = [\"a b\"]\n", nil, []string{"a.toml:3: maintainers: \"a b\" is not a forge login"}},
+		{"stale_minutes", ok + "[ci]\nstale_minutes = 60\n", nil, []string{"a.toml:4: ci.stale_minutes: is not supported in this release"}},
+		{"monitoring", ok + "[monitoring]\ncheck_prs = true\ncheck_dev_agent = true\n", nil, []string{"a.toml:3: monitoring: is not supported in this release"}},
+		{"empty services", ok + "[services]\n", nil, []string{"a.toml:3: services: is not supported in this release"}},
+		{"services", ok + "[services]\ncontainers = []\n", nil, []string{"a.toml:3: services: is not supported in this release"}},
+		{"local review", ok + local + "roles = [\"dev\", \"review\"]\n", nil,
+			[]string{"a.toml:6: agents.llama.roles: role \"review\" is not supported for a local-model agent in this release (supported: dev)"}},
+		{"agents.schedule", ok + "[agents.schedule]\ndev = 300\n", nil, []string{"a.toml:3: agents.schedule: is not supported"}},
+		{"bad compact_pct", ok + local + "compact_pct = 0\n", nil, []string{"a.toml:6: agents.llama.compact_pct: must be between 1 and 100"}},
+		{"bad autocompact env", ok, map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "lots"},
+			[]string{"environment: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: \"lots\" is not an integer from 1 to 100"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse(t, tt.env, map[string]string{"a.toml": tt.file})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("problems:\n%s\nwant %d", err, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(lines[i], w) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, lines[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestLocalDevAgentsAndCompaction(t *testing.T) {
+	file := "name = \"a\"\nrepo = \"o/a\"\n[agents.zeta]\nbase_url = \"http://z:1\"\nmodel = \"q\"\ncompact_pct = 40\npoll_interval = \"5s\"\n" +
+		"[agents.alpha]\nbase_url = \"http://a:1\"\nmodel = \"q\"\nforge_user = \"dev-alpha\"\n"
+	cfg, err := parse(t, map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"}, map[string]string{"a.toml": file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Projects[0]
+	got := cfg.LocalDevAgents(p)
+	if len(got) != 2 || got[0].Name != "alpha" || got[1].Name != "zeta" || got[1].PollInterval != 5*time.Second {
+		t.Fatalf("local dev agents = %+v", got)
+	}
+	if b := cfg.Backends["zeta"]; b.CompactPct != 40 || b.BaseURL != "http://z:1" {
+		t.Errorf("backend zeta = %+v", b)
+	}
+	if b := cfg.Backends["alpha"]; b.CompactPct != 60 {
+		t.Errorf("backend alpha compacts at %d, want the default 60", b.CompactPct)
+	}
+	if b := cfg.Backends["anthropic"]; b.CompactPct != 70 {
+		t.Errorf("the default backend compacts at %d, want the environment's 70", b.CompactPct)
+	}
+	if !slices.Contains(cfg.BotUsernames, "dev-alpha") || !slices.Contains(cfg.BotUsernames, "zeta-bot") {
+		t.Errorf("bot usernames %v lack the local agents", cfg.BotUsernames)
+	}
+	// A daemon acting as a local identity itself runs no extra agents.
+	cfg, err = parse(t, map[string]string{"DISINTO_DEV_BOT": "alpha", "FORGE_TOKEN_ALPHA": "x"}, map[string]string{"a.toml": file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.LocalDevAgents(cfg.Projects[0]); len(got) != 0 {
+		t.Errorf("with DISINTO_DEV_BOT: local dev agents = %+v", got)
+	}
+}
