@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/git"
@@ -50,7 +51,10 @@ func (a *Agent) checkReview(ctx context.Context, snap *snapshot, st *State) erro
 	}
 	log := a.issueLog(*st)
 	if r.Verdict.Approved() {
-		st.ReviewedSHA, st.Timeline.Approved = st.HeadSHA, a.o.Now()
+		if st.ReviewedSHA != st.HeadSHA {
+			// First seen now: a merge that waits keeps the approval's time.
+			st.ReviewedSHA, st.Timeline.Approved = st.HeadSHA, a.o.Now()
+		}
 		if err := a.st.save(*st); err != nil {
 			return err
 		}
@@ -113,6 +117,11 @@ func (a *Agent) merge(ctx context.Context, snap *snapshot, st *State) error {
 		}
 	}
 	switch {
+	case errors.Is(err, forge.ErrMergePending) && a.o.Now().Sub(st.Timeline.Approved) < mergePendingLimit:
+		// A busy forge still computing mergeability is no refusal: the
+		// merge is tried again next tick, and costs no attempt.
+		a.issueLog(*st).Info().Msg("the forge still checks whether the pull request can be merged; merging next tick")
+		return nil
 	case err == nil, errors.Is(err, forge.ErrAlreadyMerged):
 		pr, gerr := a.o.Forge.GetPull(ctx, st.PR)
 		if gerr != nil {
@@ -125,7 +134,7 @@ func (a *Agent) merge(ctx context.Context, snap *snapshot, st *State) error {
 				st.PR, shortSHA(st.ReviewedSHA)), "")
 	case errors.Is(err, forge.ErrConflict):
 		return a.rebase(ctx, snap, st, ledger.CodeMergeConflict, "it conflicts with "+a.o.PrimaryBranch, a.red.Error(err))
-	case errors.Is(err, forge.ErrMergeBlocked):
+	case errors.Is(err, forge.ErrMergeBlocked), errors.Is(err, forge.ErrMergePending):
 		st.MergeAttempts++
 		if st.MergeAttempts >= a.lim.MergeAttempts {
 			return a.block(ctx, st, ledger.Code("merge.blocked"), "the forge refused the merge", a.red.Error(err))
@@ -134,6 +143,11 @@ func (a *Agent) merge(ctx context.Context, snap *snapshot, st *State) error {
 	}
 	return err
 }
+
+// mergePendingLimit bounds how long after the approval a forge may keep
+// saying that it still checks mergeability before that counts as a
+// refused merge.
+const mergePendingLimit = 15 * time.Minute
 
 // codeMergeBehind ends a run whose branch kept falling behind the primary
 // branch.

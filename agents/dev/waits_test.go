@@ -166,3 +166,39 @@ func TestMergeBlockedByForge(t *testing.T) {
 		t.Fatalf("%d sessions: a protection refusal (the pull request is mergeable) is no reason to rebase", got)
 	}
 }
+
+// A forge still checking mergeability through every retry refuses
+// nothing: the merge waits for the next tick without spending an
+// attempt, and only a check pending for longer than mergePendingLimit
+// counts as a refusal.
+func TestMergePendingCostsNoAttempt(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	for i := 0; i < 2*h.a.lim.MergeAttempts; i++ {
+		h.f.fake.FailNext("Merge", forge.ErrMergePending)
+	}
+	greenAndApprove(h, st.PR)
+	for i := 1; i < 2*h.a.lim.MergeAttempts; i++ {
+		if cur := h.wantStage(n, StageAwaitingReview); cur.MergeAttempts != 0 {
+			t.Fatalf("a pending check spent %d merge attempts", cur.MergeAttempts)
+		}
+		h.tick()
+	}
+	h.tick() // the forge is done checking
+	h.wantLedger(ledger.ReasonMerged, "")
+
+	h2 := newHarness(t, pushing)
+	n = h2.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st = driveToPR(t, h2, n)
+	for i := 0; i < 10; i++ {
+		h2.f.fake.FailNext("Merge", forge.ErrMergePending)
+	}
+	greenAndApprove(h2, st.PR)
+	h2.advanceClock(mergePendingLimit)
+	for i := 0; i < h2.a.lim.MergeAttempts; i++ {
+		h2.tick()
+	}
+	h2.wantStage(n, StageBlocked)
+	h2.wantLedger(ledger.ReasonBlocked, ledger.Code("merge.blocked"))
+}

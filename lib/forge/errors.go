@@ -26,6 +26,10 @@ var (
 	// ErrMergeBlocked means the merge was refused by branch protection,
 	// permissions or mergeability checks.
 	ErrMergeBlocked = errors.New("forge: merge blocked")
+	// ErrMergePending means the forge was still checking whether the pull
+	// request can be merged, through every retry: nothing is wrong with
+	// it yet, the merge is only to be tried again later.
+	ErrMergePending = errors.New("forge: mergeability check pending")
 	// ErrHeadMoved means the pull request head differs from the expected SHA.
 	ErrHeadMoved = errors.New("forge: pull request head moved")
 	// ErrAlreadyMerged means the pull request was already merged.

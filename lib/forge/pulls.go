@@ -114,7 +114,8 @@ type MergeOptions struct {
 
 // Merge merges pull request n if its head is still opts.HeadSHA. Errors:
 // ErrHeadMoved (head differs; nothing merged), ErrAlreadyMerged,
-// ErrMergeBlocked (protection, permissions, not mergeable), ErrConflict
+// ErrMergeBlocked (protection, permissions, not mergeable), ErrMergePending
+// (the forge still checks mergeability after every retry), ErrConflict
 // (merge conflicts), ErrNotFound (missing or closed).
 func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) error {
 	if opts.HeadSHA == "" {
@@ -161,6 +162,9 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 	case http.StatusMethodNotAllowed:
 		if strings.Contains(se.Message, "already merged") {
 			return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrAlreadyMerged, se)
+		}
+		if strings.Contains(se.Message, "try again later") {
+			return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrMergePending, se)
 		}
 		// Tell a lost race (merged meanwhile) from a real block.
 		pr, gerr := r.GetPull(ctx, n)
