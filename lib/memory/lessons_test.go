@@ -75,7 +75,9 @@ func TestCheckOutboxRefuses(t *testing.T) {
 }
 
 func TestDigestBookkeeping(t *testing.T) {
-	entry := func(n int) string { return fmt.Sprintf("\n## 10:%02d:00Z dev: p issue #%d, merged\n\n- run r, 1m0s\n", n, n) }
+	entry := func(n int) string {
+		return fmt.Sprintf("\n## 10:%02d:00Z dev: p issue #%d, merged\n\n- run r, 1m0s\n", n, n)
+	}
 	day1 := "# Journal of dev-bot, 2026-11-30\n" + entry(1) + entry(2)
 	day2 := "# Journal of dev-bot, 2026-12-01\n" + entry(3)
 	content := map[string]string{"journal/2026-11-30.md": day1, "journal/2026-12-01.md": day2}
