@@ -39,6 +39,9 @@ type statusReport struct {
 	Unimplemented []string        `json:"unimplemented,omitempty"`
 	Recent        []ledger.Record `json:"recent"`
 	CostTodayUSD  float64         `json:"cost_today_usd"`
+
+	// Formulas are the formulas in force and the overrides refused.
+	Formulas []formulaStatus `json:"formulas,omitempty"`
 }
 
 type projectInfo struct {
@@ -127,6 +130,7 @@ func (d *daemon) status() statusReport {
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
 	rep.Journals = d.journals.status()
 	rep.InFlight, rep.Pending = d.holdings()
+	rep.Formulas = d.services.mem.formulas()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

@@ -138,13 +138,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 			fmt.Fprintf(w, "ops %s (%s): at %.8s, synced %s\n", o.Project, o.Repo, o.Head, stamp(o.Synced))
 		}
 	}
-	for _, j := range rep.Journals {
-		line := fmt.Sprintf("journal of %s: %d queued, last written %s", j.Bot, j.Queued, stamp(j.Last))
-		if j.Failing != "" {
-			line += ", not written: " + oneLine(j.Failing, 60)
-		}
-		fmt.Fprintln(w, line)
-	}
+	printMemory(w, rep)
 	if len(rep.Projects) > 0 {
 		fmt.Fprintln(w, "\nprojects:")
 		for _, p := range rep.Projects {

@@ -373,3 +373,17 @@ func (r Recorder) Append(rec ledger.Record) error {
 	}
 	return nil
 }
+
+// Profile returns the checkout of the bot's .profile repository.
+func (j *Journal) Profile() *ops.Repo { return j.repo }
+
+// Bot returns the bot's login.
+func (j *Journal) Bot() string { return j.bot }
+
+// HasProfile reports whether the bot has a .profile repository, as far
+// as the journal found out.
+func (j *Journal) HasProfile() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return !j.noProfile
+}
