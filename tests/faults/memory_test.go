@@ -99,4 +99,3 @@ func memoryStatus(t *testing.T, d *daemon) memStatus {
 	}
 	return st
 }
-
