@@ -156,6 +156,7 @@ func (s *services) syncOnce(ctx context.Context, projects []*config.Project, log
 			if _, err := j.Profile().Sync(ctx); err != nil {
 				log.Debug().Str("bot", j.Bot()).Str("error", s.redactor.Error(err)).Msg(".profile checkout not synced")
 			}
+			j.Lessons(ctx) // status shows their size, whether or not a prompt read them
 		}
 	}
 	if oc != nil {
