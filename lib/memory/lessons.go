@@ -32,7 +32,8 @@ const MaxOutbox = 16 << 10
 var ErrBadLessons = errors.New("lessons refused")
 
 // lessonsHeading opens the lessons file.
-const lessonsHeading = "# Lessons learned\n\nNewest first. Written by the daemon from digests of the journal; edits are kept.\n\n"
+const lessonsHeading = "# Lessons learned\n\nNewest first, digested from the journal. Every line starting with \"- \" is a lesson; " +
+	"nothing else in this file is kept.\n\n"
 
 // ParseLessons returns the lessons of a lessons file or of a digest's
 // output: every bullet ("- " or "* ") with its continuation lines joined,
