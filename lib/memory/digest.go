@@ -73,6 +73,9 @@ type Digester struct {
 	next     time.Time // no attempt before this, after a failure
 	last     time.Time // when the last digest landed
 	failing  string
+	// unsaved holds the checked lessons of a session whose commit failed,
+	// by the journal text they digest.
+	unsaved map[string]string
 }
 
 // NewDigester returns the digester of o.Bot.
@@ -158,10 +161,20 @@ func (d *Digester) digest(ctx context.Context, files ops.Files, list []git.TreeF
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	fresh, res, err := d.session(ctx, input, string(current))
-	log := d.o.Log.With().Str("bot", d.o.Bot).Str("session", res.SessionID).Float64("cost_usd", res.CostUSD).Int("turns", res.NumTurns).Logger()
-	if err != nil {
-		return err
+	// Lessons whose commit failed are committed again, not asked for again.
+	d.mu.Lock()
+	fresh := d.unsaved[input]
+	d.mu.Unlock()
+	log := d.o.Log.With().Str("bot", d.o.Bot).Logger()
+	if fresh == "" {
+		var res claude.Result
+		if fresh, res, err = d.session(ctx, input, string(current)); err != nil {
+			return err
+		}
+		log = log.With().Str("session", res.SessionID).Float64("cost_usd", res.CostUSD).Int("turns", res.NumTurns).Logger()
+		d.mu.Lock()
+		d.unsaved = map[string]string{input: fresh}
+		d.mu.Unlock()
 	}
 	sha, err := d.o.Repo.Commit(ctx, "lessons: digest of the journal of "+d.o.Bot, func(f ops.Files) ([]git.FileChange, error) {
 		now, err := readDigestState(f)
@@ -186,6 +199,9 @@ func (d *Digester) digest(ctx context.Context, files ops.Files, list []git.TreeF
 	if err != nil {
 		return fmt.Errorf("commit the lessons: %w", err)
 	}
+	d.mu.Lock()
+	d.unsaved = nil
+	d.mu.Unlock()
 	log.Info().Str("sha", sha).Int("input_bytes", len(input)).Msg("journal digested into lessons")
 	return nil
 }

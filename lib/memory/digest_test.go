@@ -14,6 +14,7 @@ import (
 
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
@@ -164,5 +165,58 @@ func TestDigestOncePerBound(t *testing.T) {
 	}
 	if d.Status().Failing != "" || !d.RetryAt().IsZero() {
 		t.Errorf("status after a success: %+v", d.Status())
+	}
+}
+
+// TestDigestCommitRetriedWithoutASecondSession: lessons whose commit the
+// forge refused are committed once it answers again, from the same
+// session's output.
+func TestDigestCommitRetriedWithoutASecondSession(t *testing.T) {
+	srv := gitea.Get(t)
+	bot := srv.NewUser(t, "digest-bot")
+	if _, err := bot.Client.CreateRepo(t.Context(), forge.NewRepo{Name: ".profile", AutoInit: true, DefaultBranch: "main", Private: true}); err != nil {
+		t.Fatal(err)
+	}
+	proxy := forgetest.NewProxy(t, srv.URL)
+	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
+		Credentials: &git.Credentials{URL: proxy.URL, Username: bot.Login, Password: bot.Password}})
+	data := sandboxtest.Dir(t, "digest")
+	repo := ops.Open(ops.Options{Git: g, URL: proxy.URL + "/" + bot.Login + "/.profile.git", Dir: filepath.Join(data, "profile"),
+		Name: bot.Login, Email: bot.Login + "@disinto.local"})
+	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(data, "sessions")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := formula.Load(os.DirFS("../../formulas"), "digest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &scriptedDigest{outbox: "- Rebase before asking for a review.\n"}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	d := memory.NewDigester(memory.DigestOptions{Bot: bot.Login, Repo: repo, Formula: f, Claude: model, Sandbox: sb,
+		Bound: 100, Log: zerolog.Nop(), Now: func() time.Time { return now }})
+	j := memory.New(memory.Options{Bot: bot.Login, Repo: repo, QueueFile: filepath.Join(data, "queue"), Log: zerolog.Nop()})
+	ctx := t.Context()
+	if err := j.Add(record(1, 2, ledger.ReasonMerged, "", "merged")); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	proxy.FailNext(1000, 503)
+	if _, err := d.Maybe(ctx); err == nil || errors.Is(err, memory.ErrDigestFailed) {
+		t.Fatalf("a digest through a forge that refuses: %v", err)
+	}
+	proxy.Reset()
+	now = now.Add(2 * time.Minute)
+	if ok, err := d.Maybe(ctx); !ok || err != nil {
+		t.Fatalf("after the forge recovered: digested %v (%v)", ok, err)
+	}
+	if n := model.calls(); n != 1 {
+		t.Errorf("%d digest sessions, want 1", n)
+	}
+	got, err := bot.Client.Repo(bot.Login, ".profile").GetFile(ctx, memory.LessonsFile, "main")
+	if err != nil || !strings.Contains(string(got.Content), "- Rebase before asking for a review.") {
+		t.Errorf("lessons.md (%v):\n%s", err, got.Content)
 	}
 }
