@@ -163,6 +163,13 @@ type Options struct {
 	Git gitOps
 	// Formula is the dev formula the first prompt is rendered from.
 	Formula *formula.Formula
+	// LiveFormula, when set, returns the dev formula in force, which
+	// follows its overrides (formula.Live with CheckFormula); Formula is
+	// then only the one checked at start.
+	LiveFormula func() *formula.Formula
+	// Lessons, when set, returns the bot's lessons learned for the first
+	// prompt of a session.
+	Lessons func(context.Context) string
 	// DataDir is the daemon's data directory.
 	DataDir string
 	// Sandbox holds the sessions' workspaces; nil keeps them, unisolated,

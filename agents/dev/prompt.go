@@ -55,9 +55,31 @@ func checkFollowups(f *formula.Formula) error {
 	return nil
 }
 
+// CheckFormula reports a dev formula the agent cannot run: one lacking a
+// follow-up it renders. An override it refuses is never put in force.
+func CheckFormula(f *formula.Formula) error { return checkFollowups(f) }
+
+// formula returns the dev formula in force.
+func (a *Agent) formula() *formula.Formula {
+	if a.o.LiveFormula != nil {
+		if f := a.o.LiveFormula(); f != nil {
+			return f
+		}
+	}
+	return a.o.Formula
+}
+
+// lessons returns the bot's lessons, "" without any.
+func (a *Agent) lessons(ctx context.Context) string {
+	if a.o.Lessons == nil {
+		return ""
+	}
+	return a.o.Lessons(ctx)
+}
+
 // followup renders the formula's follow-up name with vals.
 func (a *Agent) followup(name string, vals map[string]string) (string, error) {
-	return a.o.Formula.RenderFollowup(name, vals)
+	return a.formula().RenderFollowup(name, vals)
 }
 
 // sessionPrompt returns the prompt of st's session stage and the session
@@ -145,10 +167,10 @@ func (a *Agent) prompt(ctx context.Context, st *State) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return formula.Render(a.o.Formula, formula.RenderInput{
+	return formula.Render(a.formula(), formula.RenderInput{
 		Role: "dev", Project: a.o.Project, Repo: a.o.Repo,
 		Vars:   map[string]string{"issue": fmt.Sprint(st.Issue), "issue_title": promptTitle(issue.Title)},
-		RepoFS: repoFS, Blocks: blocks,
+		RepoFS: repoFS, Blocks: blocks, Lessons: a.lessons(ctx),
 		Protocols: []formula.Protocol{formula.ProtocolPhase, formula.ProtocolResult},
 		PhaseFile: a.phaseFile(ws), ResultFile: a.resultFile(ws),
 		Branch: st.Branch, PrimaryBranch: a.o.PrimaryBranch,

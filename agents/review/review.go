@@ -96,6 +96,12 @@ type Options struct {
 	MaxPerTick int
 	DiffLimit  int
 	Now        func() time.Time
+
+	// LiveFormula, when set, returns the review-pr formula in force, which
+	// follows its overrides; Formula is then only the one at start.
+	LiveFormula func() *formula.Formula
+	// Lessons, when set, returns the review bot's lessons learned.
+	Lessons func(context.Context) string
 }
 
 // Agent reviews pull requests of one project.

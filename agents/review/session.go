@@ -218,7 +218,15 @@ func (a *Agent) fullPrompt(ctx context.Context, p promptInput, outFile string, l
 	if err != nil {
 		return "", err
 	}
-	return formula.Render(a.opts.Formula, formula.RenderInput{
+	f := a.opts.Formula
+	if a.opts.LiveFormula != nil && a.opts.LiveFormula() != nil {
+		f = a.opts.LiveFormula()
+	}
+	var lessons string
+	if a.opts.Lessons != nil {
+		lessons = a.opts.Lessons(ctx)
+	}
+	return formula.Render(f, formula.RenderInput{
 		Role:       string(config.RoleReview),
 		Project:    a.opts.Project.Name,
 		Repo:       a.opts.Project.Repo,
@@ -227,6 +235,7 @@ func (a *Agent) fullPrompt(ctx context.Context, p promptInput, outFile string, l
 		Vars:       map[string]string{"pr": fmt.Sprint(p.c.pr.Number)},
 		RepoFS:     repoFS,
 		Blocks:     a.contextBlocks(p),
+		Lessons:    lessons,
 		Protocols:  []formula.Protocol{formula.ProtocolReview},
 		ReviewFile: outFile,
 		Logger:     log,

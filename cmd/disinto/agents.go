@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -45,17 +46,20 @@ func agentRegistry() map[config.Role]agentFactory {
 }
 
 // roleParts are what every agent of a role is built from: the role's bot,
-// a forge client of the project acting as it, the role's formula (an ops
-// repository override applies) and the project's settings of the role.
+// a forge client of the project acting as it, the role's formula (live:
+// .profile and ops repository overrides apply as they land) and the
+// project's settings of the role.
 type roleParts struct {
 	bot      config.Bot
 	forge    *forge.RepoClient
 	formula  *formula.Formula
+	live     *formula.Live
 	settings config.RoleSettings
 }
 
-// parts resolves the roleParts of d's role with the formula named formula.
-func (d agentDeps) parts(formula string) (roleParts, error) {
+// parts resolves the roleParts of d's role with the formula named name;
+// check is what the agent requires of it beyond lint (nil: nothing).
+func (d agentDeps) parts(name string, check func(*formula.Formula) error) (roleParts, error) {
 	b, err := d.Config.Bot(d.Role)
 	if err != nil {
 		return roleParts{}, fmt.Errorf("%s bot: %w", d.Role, err)
@@ -64,18 +68,18 @@ func (d agentDeps) parts(formula string) (roleParts, error) {
 	if err != nil {
 		return roleParts{}, err
 	}
-	f, err := d.Services.formula(d.Project, formula, d.Log)
+	live, err := d.Services.liveFormula(context.Background(), d.Project, d.Role, name, check, d.Log)
 	if err != nil {
 		return roleParts{}, err
 	}
-	return roleParts{bot: b, forge: fc, formula: f, settings: d.Project.Roles[d.Role]}, nil
+	return roleParts{bot: b, forge: fc, formula: live.Formula(), live: live, settings: d.Project.Roles[d.Role]}, nil
 }
 
 // newDevAgent builds the dev agent of one project, acting as dev-bot: its
 // own clone under <data>/clones/<project>/<bot>, the dev formula and the
 // shared model runner.
 func newDevAgent(d agentDeps) (agent.Agent, error) {
-	rp, err := d.parts("dev")
+	rp, err := d.parts("dev", dev.CheckFormula)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +107,8 @@ func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) 
 			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
 			User: b.User, Password: b.Password, Primary: p.PrimaryBranch, Redactor: s.redactor, Log: d.Log,
 		}),
-		Formula: rp.formula, DataDir: d.DataDir, StateDir: stateDir, Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
+		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role), DataDir: d.DataDir, StateDir: stateDir,
+		Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
 		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot,
 		Maintainers: d.maintainersOf(b), Secrets: cfg.Secrets(),
 		Limits: devLimits(cfg, p), Ready: s.ready(settings.Backend), Log: d.Log,
@@ -137,7 +142,7 @@ func ciLogSource(cfg *config.Config, p *config.Project, fc *forge.RepoClient) (*
 // model runner.
 func newReviewAgent(d agentDeps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
-	rp, err := d.parts("review-pr")
+	rp, err := d.parts("review-pr", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +155,7 @@ func newReviewAgent(d agentDeps) (agent.Agent, error) {
 		Project: p,
 		Forge:   rp.forge,
 		Claude:  s.claude,
-		Formula: rp.formula,
+		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
 		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
 			CloneDir: s.projectDir("review", p, "clone"), Primary: p.PrimaryBranch,
 			Sandbox: s.sandbox, KeyPrefix: sandbox.Key("review", p.Name)}),

@@ -43,6 +43,9 @@ type statusReport struct {
 	Backends     []claude.Health `json:"backends,omitempty"`
 	Recent       []ledger.Record `json:"recent"`
 	CostTodayUSD float64         `json:"cost_today_usd"`
+
+	// Formulas are the formulas in force and the overrides refused.
+	Formulas []formulaStatus `json:"formulas,omitempty"`
 }
 
 type projectInfo struct {
@@ -132,6 +135,7 @@ func (d *daemon) status() statusReport {
 	rep.Journals = d.journals.status()
 	rep.InFlight, rep.Pending = d.holdings()
 	rep.Backends = d.services.backendHealth()
+	rep.Formulas = d.services.mem.formulas()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

@@ -108,11 +108,13 @@ func (c *core) newLocalDevAgent(p *config.Project, la config.LocalAgent) (agent.
 	if err != nil {
 		return fail(err)
 	}
-	f, err := c.services.formula(p, "dev", d.Log)
+	// The dev formula in force for the project (the dev bot's and the ops
+	// repository's overrides apply to every dev agent of it).
+	live, err := c.services.liveFormula(context.Background(), p, config.RoleDev, "dev", dev.CheckFormula, d.Log)
 	if err != nil {
 		return fail(err)
 	}
-	rp := roleParts{bot: b, forge: fc, formula: f, settings: config.RoleSettings{Enabled: true, Interval: la.PollInterval, Model: la.Model, Backend: la.Name}}
+	rp := roleParts{bot: b, forge: fc, formula: live.Formula(), live: live, settings: config.RoleSettings{Enabled: true, Interval: la.PollInterval, Model: la.Model, Backend: la.Name}}
 	ag, err := d.buildDev(rp, d.StateDir)
 	if err != nil {
 		return fail(err)

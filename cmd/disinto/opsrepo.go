@@ -51,7 +51,44 @@ func (oc *opsCheckouts) open(s *services, p *config.Project) *ops.Repo {
 	}
 	oc.repos[p.Name] = r
 	oc.state[p.Name] = opsInfo{Project: p.Name, Repo: p.OpsRepo}
+	s.mem.mu.Lock()
+	s.mem.ops = oc
+	s.mem.mu.Unlock()
 	return r
+}
+
+// repo returns the checkout of project, nil when it has none.
+func (oc *opsCheckouts) repo(project string) *ops.Repo {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	return oc.repos[project]
+}
+
+// fetch fetches p's checkout (nothing else: the layout was made at start)
+// and records the outcome for status.
+func (oc *opsCheckouts) fetch(ctx context.Context, p *config.Project, red func(error) string) error {
+	r := oc.repo(p.Name)
+	if r == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, opsSyncTimeout)
+	defer cancel()
+	head, err := r.Sync(ctx)
+	oc.record(p.Name, head, err, red)
+	return err
+}
+
+// record notes the outcome of a sync of project's checkout.
+func (oc *opsCheckouts) record(project, head string, err error, red func(error) string) {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	info := oc.state[project]
+	if err != nil {
+		info.Error = red(err)
+	} else {
+		info.Head, info.Synced, info.Error = head, time.Now(), ""
+	}
+	oc.state[project] = info
 }
 
 // sync fetches p's checkout and creates the ops layout it lacks,
@@ -72,15 +109,7 @@ func (oc *opsCheckouts) sync(ctx context.Context, p *config.Project, red func(er
 	if err == nil && layoutErr != nil && !errors.Is(layoutErr, ops.ErrProtected) {
 		err = layoutErr
 	}
-	oc.mu.Lock()
-	info := oc.state[p.Name]
-	if err != nil {
-		info.Error = red(err)
-	} else {
-		info.Head, info.Synced, info.Error = head, time.Now(), ""
-	}
-	oc.state[p.Name] = info
-	oc.mu.Unlock()
+	oc.record(p.Name, head, err, red)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,9 @@ type services struct {
 	sandbox  *sandbox.Sandbox
 	// instance names this data dir's claims (see forge.Options.Instance).
 	instance string
+	// mem connects the agents to the ops and .profile checkouts: live
+	// formulas and lessons.
+	mem memoryWiring
 }
 
 // instanceID returns the id of the data dir's daemon, made on first use:

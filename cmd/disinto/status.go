@@ -140,13 +140,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 		}
 	}
 	printBackends(w, rep.Backends)
-	for _, j := range rep.Journals {
-		line := fmt.Sprintf("journal of %s: %d queued, last written %s", j.Bot, j.Queued, stamp(j.Last))
-		if j.Failing != "" {
-			line += ", not written: " + oneLine(j.Failing, 60)
-		}
-		fmt.Fprintln(w, line)
-	}
+	printMemory(w, rep)
 	if len(rep.Projects) > 0 {
 		fmt.Fprintln(w, "\nprojects:")
 		for _, p := range rep.Projects {

@@ -31,6 +31,8 @@ const (
 	EnvBranch        = "DISINTO_BRANCH"
 	EnvPrimaryBranch = "DISINTO_PRIMARY_BRANCH"
 	EnvScratchFile   = "DISINTO_SCRATCH_FILE"
+	// EnvLessonsFile is the outbox a digest session writes its lessons to.
+	EnvLessonsFile = "DISINTO_LESSONS_FILE"
 )
 
 // ResultSchema is the shape of the result file, as the prompts state it.

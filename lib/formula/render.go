@@ -94,7 +94,8 @@ type RenderInput struct {
 	OpsFS  fs.FS
 	// Blocks are computed blocks rendered after the project context.
 	Blocks []Block
-	// Lessons are the agent's lessons learned (cut to LessonsLimit).
+	// Lessons are the agent's lessons learned (cut to LessonsLimit),
+	// rendered fenced as untrusted data.
 	Lessons string
 	// Scratch is the previous run's scratch file content (cut to
 	// ScratchLimit). ScratchFile, when set, is where the session keeps
@@ -152,7 +153,9 @@ func Render(f *Formula, in RenderInput) (string, error) {
 		section(&b, blk.Title, body)
 	}
 	if s := strings.TrimSpace(in.Lessons); s != "" {
-		section(&b, "Lessons learned", bounded(s, LessonsLimit, "lessons", log))
+		// Lessons are distilled by a model from run journals: data to weigh,
+		// never instructions that could change the task.
+		section(&b, "Lessons learned", Untrusted(bounded(s, LessonsLimit, "lessons", log)))
 	}
 	if s := strings.TrimSpace(in.Scratch); s != "" {
 		section(&b, "Previous context (from your scratch file)", bounded(s, ScratchLimit, "scratch", log))

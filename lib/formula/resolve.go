@@ -50,6 +50,10 @@ type Resolver struct {
 	// OpsDir is the checkout of the project's ops repository; "" when
 	// there is none.
 	OpsDir string
+	// Profile and Ops, when set, read the .profile and ops repositories
+	// instead of ProfileDir and OpsDir (a managed checkout at one commit,
+	// say).
+	Profile, Ops *Tree
 	// Logger receives the chosen source of every resolution.
 	Logger zerolog.Logger
 }
@@ -59,9 +63,9 @@ const ProfileFormulaFile = "formula.toml"
 
 // Resolve returns the formula called name and where it came from.
 func (r Resolver) Resolve(name string) (*Formula, Source, error) {
-	if r.ProfileDir != "" {
-		p := filepath.Join(r.ProfileDir, ProfileFormulaFile)
-		data, err := os.ReadFile(p)
+	if t := r.profile(); t != nil {
+		p := t.path(ProfileFormulaFile)
+		data, err := t.Read(ProfileFormulaFile)
 		switch {
 		case err == nil:
 			if n, ok := declaredName(data); !ok || n == name {
@@ -76,9 +80,10 @@ func (r Resolver) Resolve(name string) (*Formula, Source, error) {
 			return nil, Source{}, fmt.Errorf("read profile formula: %w", err)
 		}
 	}
-	if r.OpsDir != "" {
-		p := filepath.Join(r.OpsDir, "formulas", name+".toml")
-		data, err := os.ReadFile(p)
+	if t := r.ops(); t != nil {
+		rel := "formulas/" + name + ".toml"
+		p := t.path(rel)
+		data, err := t.Read(rel)
 		switch {
 		case err == nil:
 			f, err := parse(p, data, name)
@@ -117,4 +122,41 @@ func declaredName(data []byte) (string, bool) {
 		return "", false
 	}
 	return head.Name, true
+}
+
+// Tree is a repository's files as a resolver reads them.
+type Tree struct {
+	// Label names the tree in paths of messages ("dev-bot/.profile@1a2b3c4").
+	Label string
+	// Read returns a file by its slash-separated path; an error wrapping
+	// fs.ErrNotExist when there is none.
+	Read func(path string) ([]byte, error)
+}
+
+// path is how messages name rel in t.
+func (t *Tree) path(rel string) string { return t.Label + "/" + rel }
+
+// DirTree reads the checkout in dir.
+func DirTree(dir string) *Tree {
+	return &Tree{Label: dir, Read: func(rel string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel))) }}
+}
+
+func (r Resolver) profile() *Tree {
+	if r.Profile != nil {
+		return r.Profile
+	}
+	if r.ProfileDir != "" {
+		return DirTree(r.ProfileDir)
+	}
+	return nil
+}
+
+func (r Resolver) ops() *Tree {
+	if r.Ops != nil {
+		return r.Ops
+	}
+	if r.OpsDir != "" {
+		return DirTree(r.OpsDir)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -128,4 +129,35 @@ func (r *Repo) PathExists(ctx context.Context, rev, path string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("look up %s at %s: %w", path, rev, err)
+}
+
+// TreeFile is a file of a tree listing.
+type TreeFile struct {
+	// Path is relative to the repository's root.
+	Path string
+	// Size is the blob's size in bytes.
+	Size int64
+}
+
+// ListFiles returns the files directly in dir at rev (not in its
+// subdirectories), in path order; none when rev has no such directory.
+func (r *Repo) ListFiles(ctx context.Context, rev, dir string) ([]TreeFile, error) {
+	out, err := r.g.run(ctx, r.dir, "ls-tree", "-l", "-z", rev, "--", strings.TrimSuffix(dir, "/")+"/")
+	if err != nil {
+		return nil, fmt.Errorf("list %s at %s: %w", dir, rev, err)
+	}
+	var files []TreeFile
+	for _, rec := range strings.Split(out, "\x00") {
+		meta, path, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 || f[1] != "blob" {
+			continue
+		}
+		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			continue
+		}
+		files = append(files, TreeFile{Path: path, Size: size})
+	}
+	return files, nil
 }

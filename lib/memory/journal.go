@@ -45,10 +45,17 @@ type Journal struct {
 	log   zerolog.Logger
 	now   func() time.Time
 
-	mu     sync.Mutex
-	wake   chan struct{}
-	last   time.Time // when the last entry landed
-	failed string    // the last drain error, "" after a success
+	digest *Digester
+	exists func(context.Context) (bool, error)
+
+	mu        sync.Mutex
+	wake      chan struct{}
+	last      time.Time // when the last entry landed
+	lastEntry string    // the heading of the last entry landed
+	failed    string    // the last drain error, "" after a success
+	noProfile bool      // the forge has no .profile repository for the bot
+
+	lessons lessonsCache
 }
 
 // Options configures a Journal.
@@ -62,6 +69,13 @@ type Options struct {
 	Log       zerolog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Digester, when set, digests the journal into lessons after entries
+	// landed.
+	Digester *Digester
+	// Exists, when set, asks the forge whether the .profile repository
+	// exists, after a drain failed: a bot without one keeps no journal,
+	// and says so once.
+	Exists func(context.Context) (bool, error)
 }
 
 // New returns the journal of o.Bot.
@@ -69,7 +83,8 @@ func New(o Options) *Journal {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Journal{bot: o.Bot, repo: o.Repo, queue: o.QueueFile, log: o.Log, now: o.Now, wake: make(chan struct{}, 1)}
+	return &Journal{bot: o.Bot, repo: o.Repo, queue: o.QueueFile, log: o.Log, now: o.Now, wake: make(chan struct{}, 1),
+		digest: o.Digester, exists: o.Exists}
 }
 
 // Add queues rec for the journal. It only writes the queue file; the
@@ -81,6 +96,9 @@ func (j *Journal) Add(rec ledger.Record) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.noProfile {
+		return nil // nowhere to write it; status says so
+	}
 	if err := os.MkdirAll(filepath.Dir(j.queue), 0o700); err != nil {
 		return fmt.Errorf("journal queue: %w", err)
 	}
@@ -167,7 +185,8 @@ func (j *Journal) Drain(ctx context.Context) error {
 		j.failed = err.Error()
 		return err
 	}
-	j.failed, j.last = "", j.now()
+	j.failed, j.last, j.noProfile = "", j.now(), false
+	j.lastEntry = entryHeading(recs[len(recs)-1])
 	// Keep what was queued while committing.
 	rest, rerr := j.pending()
 	if rerr != nil {
@@ -184,6 +203,12 @@ func (j *Journal) Drain(ctx context.Context) error {
 		b.Write(append(data, '\n'))
 	}
 	return atomicfile.Write(j.queue, b.Bytes(), 0o600)
+}
+
+// entryHeading is the heading of r's entry, without its markup.
+func entryHeading(r ledger.Record) string {
+	head, _, _ := strings.Cut(strings.TrimPrefix(string(Entry(r)), "\n## "), "\n")
+	return head
 }
 
 // Entry is the journal text of one run.
@@ -215,7 +240,9 @@ func Entry(r ledger.Record) []byte {
 }
 
 // Run drains the queue until ctx ends: at once when an entry is queued,
-// and again with backoff (up to maxWait) while draining fails.
+// and again with backoff (up to maxWait) while draining fails. After
+// entries landed it digests the journal when that is due; a digest that
+// failed is tried again at its retry time.
 func (j *Journal) Run(ctx context.Context, maxWait time.Duration) {
 	wait := time.Second
 	for {
@@ -224,13 +251,27 @@ func (j *Journal) Run(ctx context.Context, maxWait time.Duration) {
 			return
 		}
 		next := time.Duration(0)
-		if err != nil {
+		j.mu.Lock()
+		gone := j.noProfile
+		j.mu.Unlock()
+		switch {
+		case (err != nil || gone) && j.missing(ctx):
+			next = maxWait // ask again later: the repository may be created
+		case err != nil:
 			if wait == time.Second {
 				j.log.Warn().Str("bot", j.bot).Str("error", err.Error()).Msg("journal not written yet; retrying with backoff")
 			}
 			next, wait = wait, min(wait*2, maxWait)
-		} else {
+		default:
 			wait = time.Second
+			if j.digest != nil {
+				// A failed digest logs and backs off on its own; it never
+				// holds up the journal.
+				_, _ = j.digest.Maybe(ctx)
+				if at := j.digest.RetryAt(); !at.IsZero() {
+					next = max(time.Until(at), time.Second)
+				}
+			}
 		}
 		var timer *time.Timer
 		var fire <-chan time.Time
@@ -249,20 +290,62 @@ func (j *Journal) Run(ctx context.Context, maxWait time.Duration) {
 	}
 }
 
+// missing asks the forge whether the bot's .profile repository is gone
+// and records the answer; the first time it is, that is logged once and
+// the queue is dropped (there is nowhere to write it).
+func (j *Journal) missing(ctx context.Context) bool {
+	if j.exists == nil {
+		return false
+	}
+	ok, err := j.exists(ctx)
+	if err != nil {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if ok {
+		if j.noProfile {
+			j.log.Info().Str("bot", j.bot).Msg("the bot's .profile repository exists now: journal resumed")
+		}
+		j.noProfile = false
+		return false
+	}
+	if !j.noProfile {
+		j.log.Info().Str("bot", j.bot).Msg("the bot has no .profile repository: no journal and no lessons until one exists")
+		_ = os.Remove(j.queue)
+	}
+	j.noProfile, j.failed = true, ""
+	return true
+}
+
 // Status is what status shows of a journal.
 type Status struct {
 	Bot     string    `json:"bot"`
 	Queued  int       `json:"queued"`
 	Last    time.Time `json:"last,omitzero"`
 	Failing string    `json:"failing,omitempty"`
+	// LastEntry is the heading of the last entry that landed.
+	LastEntry string `json:"last_entry,omitempty"`
+	// NoProfile says the bot has no .profile repository on the forge.
+	NoProfile bool `json:"no_profile,omitempty"`
+	// Lessons is the size in bytes of the lessons file as last read.
+	Lessons int `json:"lessons_bytes"`
+	// Digest is the state of the digests, when the journal has them.
+	Digest *DigestStatus `json:"digest,omitempty"`
 }
 
 // Status returns the journal's state.
 func (j *Journal) Status() Status {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	recs, _ := j.pending()
-	return Status{Bot: j.bot, Queued: len(recs), Last: j.last, Failing: j.failed}
+	st := Status{Bot: j.bot, Queued: len(recs), Last: j.last, Failing: j.failed, LastEntry: j.lastEntry, NoProfile: j.noProfile}
+	j.mu.Unlock()
+	st.Lessons = j.lessons.size()
+	if j.digest != nil {
+		ds := j.digest.Status()
+		st.Digest = &ds
+	}
+	return st
 }
 
 // Recorder appends every record to Next and queues it, masked, for the
@@ -289,4 +372,18 @@ func (r Recorder) Append(rec ledger.Record) error {
 		}
 	}
 	return nil
+}
+
+// Profile returns the checkout of the bot's .profile repository.
+func (j *Journal) Profile() *ops.Repo { return j.repo }
+
+// Bot returns the bot's login.
+func (j *Journal) Bot() string { return j.bot }
+
+// HasProfile reports whether the bot has a .profile repository, as far
+// as the journal found out.
+func (j *Journal) HasProfile() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return !j.noProfile
 }

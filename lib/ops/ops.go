@@ -124,6 +124,25 @@ func (f Files) Read(path string) ([]byte, error) { return f.r.ShowFile(f.ctx, f.
 // Has reports whether path (a file or a directory) exists.
 func (f Files) Has(path string) (bool, error) { return f.r.PathExists(f.ctx, f.rev, path) }
 
+// List returns the files directly in dir.
+func (f Files) List(dir string) ([]git.TreeFile, error) { return f.r.ListFiles(f.ctx, f.rev, dir) }
+
+// Local returns the primary branch as last fetched, without asking the
+// forge, and its head; head is "" before the first sync or while the
+// repository is empty.
+func (r *Repo) Local(ctx context.Context) (Files, string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.r == nil {
+		return Files{}, "", nil
+	}
+	head, err := r.r.RefSHA(ctx, r.ref())
+	if err != nil || head == "" {
+		return Files{}, "", err
+	}
+	return Files{ctx: ctx, r: r.r, rev: head}, head, nil
+}
+
 // Read returns a file of the primary branch as the forge has it now.
 func (r *Repo) Read(ctx context.Context, path string) ([]byte, error) {
 	r.mu.Lock()

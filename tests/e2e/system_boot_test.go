@@ -36,6 +36,12 @@ type system struct {
 // until it serves.
 func bootSystem(t *testing.T, grace time.Duration, scenarios ...claudetest.Scenario) *system {
 	t.Helper()
+	return bootSystemEnv(t, grace, nil, scenarios...)
+}
+
+// bootSystemEnv is bootSystem with env added to the daemon's environment.
+func bootSystemEnv(t *testing.T, grace time.Duration, env []string, scenarios ...claudetest.Scenario) *system {
+	t.Helper()
 	cli := claudetest.RequireCLI(t)
 	y := &system{sysEnv: newSysEnv(t), srv: forgetest.Start(t), listen: freeAddr(t), statusListen: freeAddr(t)}
 	var modelURL string
@@ -68,6 +74,7 @@ func bootSystem(t *testing.T, grace time.Duration, scenarios ...claudetest.Scena
 		"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
 		"POLL_INTERVAL=3600", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=240",
 	}
+	y.daemonEnv = append(y.daemonEnv, env...)
 	y.d = y.startDaemon(y.daemonEnv, y.listen, y.statusListen, grace)
 	pollUntil(t, "the daemon's daemon.json", time.Minute, y.died, func() bool {
 		return isFile(filepath.Join(y.data, "daemon.json"))
