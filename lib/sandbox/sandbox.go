@@ -61,6 +61,9 @@ type Options struct {
 	// UIDBase and UIDCount bound the uid pool; defaults DefaultUIDBase
 	// and DefaultUIDCount.
 	UIDBase, UIDCount int
+	// ClaimDir holds the host-wide claims of the uids in use (see
+	// claim.go); default DefaultClaimDir.
+	ClaimDir string
 	// Log receives one line per workspace created or removed.
 	Log zerolog.Logger
 }
@@ -91,6 +94,9 @@ func New(o Options) (*Sandbox, error) {
 	}
 	if o.UIDCount <= 0 {
 		o.UIDCount = DefaultUIDCount
+	}
+	if o.ClaimDir == "" {
+		o.ClaimDir = DefaultClaimDir
 	}
 	if o.Isolate && os.Geteuid() != 0 {
 		return nil, fmt.Errorf("sandbox: sessions need their own uid and this process runs as uid %d, not root: %w", os.Geteuid(), ErrUnavailable)
@@ -148,6 +154,12 @@ func (s *Sandbox) Workspace(key string) (*Workspace, error) {
 			if !s.inPool(w.uid) {
 				return nil, fmt.Errorf("sandbox: %s is owned by uid %d, outside the session pool: %w", w.Home(), w.uid, ErrUnsafe)
 			}
+			if ok, err := s.claim(w.uid); err != nil {
+				return nil, err
+			} else if !ok {
+				return nil, fmt.Errorf("sandbox: uid %d of workspace %s is in use by another process on this host (%s): give each daemon its own pool with DISINTO_SESSION_UID_BASE: %w",
+					w.uid, key, s.o.ClaimDir, ErrUnsafe)
+			}
 		}
 		return w, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -169,14 +181,21 @@ func (s *Sandbox) Workspace(key string) (*Workspace, error) {
 
 func (s *Sandbox) inPool(uid int) bool { return uid >= s.o.UIDBase && uid < s.o.UIDBase+s.o.UIDCount }
 
-// freeUID returns the lowest pool uid no workspace owns. Call with s.mu.
+// freeUID returns the lowest pool uid that no workspace of this root owns
+// and no other sandbox on the host has claimed, and claims it. Call with
+// s.mu.
 func (s *Sandbox) freeUID() (int, error) {
 	used, err := s.usedUIDs()
 	if err != nil {
 		return 0, err
 	}
 	for uid := s.o.UIDBase; uid < s.o.UIDBase+s.o.UIDCount; uid++ {
-		if !used[uid] {
+		if used[uid] {
+			continue
+		}
+		if ok, err := s.claim(uid); err != nil {
+			return 0, err
+		} else if ok {
 			return uid, nil
 		}
 	}
@@ -221,6 +240,9 @@ func (s *Sandbox) Remove(key string) error {
 	// inside cannot redirect the deletion.
 	if err := os.RemoveAll(w.dir); err != nil {
 		return fmt.Errorf("sandbox: remove workspace %s: %w", key, err)
+	}
+	if s.o.Isolate {
+		s.release(w.uid)
 	}
 	s.o.Log.Debug().Str("workspace", key).Msg("workspace removed")
 	return nil

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -217,4 +218,62 @@ func runAs(ws *sandbox.Workspace, name string, args ...string) (string, error) {
 	cmd.Dir = "/"
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TestUIDsAreClaimedHostWide: two sandboxes over different roots (two
+// daemons, or two test processes, on one host) never hand out the same
+// uid, since reaping one's session would kill the other's; a uid another
+// process holds is skipped, and a removed workspace frees its claim.
+func TestUIDsAreClaimedHostWide(t *testing.T) {
+	needRoot(t)
+	claims := t.TempDir()
+	const base = 320000
+	open := func(name string) *sandbox.Sandbox {
+		t.Helper()
+		sb, err := sandbox.New(sandbox.Options{Root: sandboxtest.Dir(t, name), Isolate: true, UIDBase: base, UIDCount: 3, ClaimDir: claims})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sb
+	}
+	// Another process holds the pool's first uid.
+	f, err := os.OpenFile(filepath.Join(claims, fmt.Sprintf("uid-%d.lock", base)), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	one, two := open("one"), open("two")
+	a, err := one.Workspace("dev-p-issue-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := two.Workspace("dev-p-issue-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.UID() != base+1 || b.UID() != base+2 {
+		t.Fatalf("uids %d and %d, want %d and %d", a.UID(), b.UID(), base+1, base+2)
+	}
+	if _, err := two.Workspace("dev-p-issue-2"); !errors.Is(err, sandbox.ErrExhausted) {
+		t.Fatalf("a pool whose free uids are claimed elsewhere: %v", err)
+	}
+	// The same root opened again in this process (a rebuilt daemon) keeps
+	// its workspaces.
+	again, err := sandbox.New(sandbox.Options{Root: filepath.Dir(a.Dir()), Isolate: true, UIDBase: base, UIDCount: 3, ClaimDir: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := again.Workspace("dev-p-issue-1"); err != nil || w.UID() != a.UID() {
+		t.Fatalf("the workspace again: uid %v, %v", w, err)
+	}
+	// Removing a workspace frees its uid for the other sandbox.
+	if err := one.Remove("dev-p-issue-1"); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := two.Workspace("dev-p-issue-2"); err != nil || w.UID() != base+1 {
+		t.Fatalf("after the removal: %v, %v", w, err)
+	}
 }
