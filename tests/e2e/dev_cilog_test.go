@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -124,24 +123,4 @@ func TestDevCILogFromGiteaActions(t *testing.T) {
 	runner.Finish(t, task, []string{"go build ./...", "# example.com/widget", actionsErr, "exit status 1"}, true)
 	b.tickUntil("fix pushed", 3, func() bool { return e.pull(pr.Number).HeadSHA != pr.HeadSHA })
 	wantInResume(t, e, "cilog-actions", actionsErr, "Log of job ci / build (pull_request) (actions)", "Failing after")
-}
-
-// newDevEnvOn is newDevEnv on a server the test started.
-func newDevEnvOn(t testing.TB, srv *forgetest.Server, scenarios ...claudetest.Scenario) *devEnv {
-	t.Helper()
-	e := &devEnv{t: t, srv: srv}
-	e.model, e.modelURL = claudetest.Start(t, scenarios...)
-	e.owner = e.srv.NewUser(t, "owner")
-	e.reviewer = e.srv.NewUser(t, "review-bot")
-	e.repo = e.srv.NewRepo(t, e.owner, "proj")
-	ctx := testCtx(t)
-	if _, err := e.repo.EnsureLabels(ctx); err != nil {
-		t.Fatalf("labels: %v", err)
-	}
-	if err := e.repo.AddCollaborator(ctx, e.reviewer.Login, forge.PermWrite); err != nil {
-		t.Fatalf("collaborator: %v", err)
-	}
-	e.mirror = filepath.Join(t.TempDir(), "mirror.git")
-	runGit(t, "", "init", "-q", "--bare", e.mirror)
-	return e
 }

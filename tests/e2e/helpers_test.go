@@ -40,7 +40,13 @@ type devEnv struct {
 
 func newDevEnv(t testing.TB, scenarios ...claudetest.Scenario) *devEnv {
 	t.Helper()
-	e := &devEnv{t: t, srv: forgetest.Start(t)}
+	return newDevEnvOn(t, forgetest.Start(t), scenarios...)
+}
+
+// newDevEnvOn is newDevEnv on a server the test started.
+func newDevEnvOn(t testing.TB, srv *forgetest.Server, scenarios ...claudetest.Scenario) *devEnv {
+	t.Helper()
+	e := &devEnv{t: t, srv: srv}
 	e.model, e.modelURL = claudetest.Start(t, scenarios...)
 	e.owner = e.srv.NewUser(t, "owner")
 	e.reviewer = e.srv.NewUser(t, "review-bot")

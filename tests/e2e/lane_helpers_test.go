@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/ledger"
 )
 
@@ -32,55 +30,7 @@ type laneOptions struct {
 // own: init (with local bots), the edit, config check, the daemon.
 func bootLane(t *testing.T, o laneOptions, scenarios ...claudetest.Scenario) *system {
 	t.Helper()
-	cli := claudetest.RequireCLI(t)
-	y := &system{sysEnv: newSysEnv(t), srv: forgetest.Start(t), listen: freeAddr(t), statusListen: freeAddr(t)}
-	var modelURL string
-	y.model, modelURL = claudetest.Start(t, scenarios...)
-	y.initArgs = []string{"init", "--yes", "--forge-url", y.srv.URL, "--admin-user", y.srv.AdminLogin,
-		"--admin-password", y.srv.AdminPassword, "--repo", "acme/widgets", "--source", sourceRepo(t),
-		"--webhook-url", "http://" + y.listen + "/hooks/forgejo", "--wait-forge", "0s"}
-	for _, lb := range o.localBots {
-		y.initArgs = append(y.initArgs, "--local-bot", lb)
-	}
-	y.mustRun(nil, y.initArgs...)
-	if o.project != nil {
-		files, err := filepath.Glob(filepath.Join(y.projects, "*.toml"))
-		if err != nil || len(files) != 1 {
-			t.Fatalf("project files: %v %v", files, err)
-		}
-		data, err := os.ReadFile(files[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(files[0], []byte(o.project(string(data))), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out := y.mustRun(nil, "config", "check"); !strings.Contains(out, "ok: 1 project(s)") {
-		t.Fatalf("config check: %s", out)
-	}
-	envVals, err := config.ReadEnvFile(y.envFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y.secrets = map[string]string{"admin password": y.srv.AdminPassword}
-	for k, v := range envVals {
-		if config.IsSecretName(k) && v != "" {
-			y.secrets[k] = v
-		}
-	}
-	home := filepath.Join(y.dir, "claude-home")
-	y.daemonEnv = append([]string{
-		"ANTHROPIC_BASE_URL=" + modelURL, "ANTHROPIC_API_KEY=test", "CLAUDE_BIN=" + cli, "IS_SANDBOX=1",
-		"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
-		"POLL_INTERVAL=3600", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=240",
-	}, o.env...)
-	y.d = y.startDaemon(y.daemonEnv, y.listen, y.statusListen, 30*time.Second)
-	pollUntil(t, "the daemon's daemon.json", time.Minute, y.died, func() bool {
-		return isFile(filepath.Join(y.data, "daemon.json"))
-	})
-	httpGet(t, "http://"+y.listen+"/healthz")
-	return y
+	return bootWith(t, 30*time.Second, o, scenarios...)
 }
 
 // withCI sets ci.system of a project file init wrote.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,6 +43,14 @@ func bootSystem(t *testing.T, grace time.Duration, scenarios ...claudetest.Scena
 // bootSystemEnv is bootSystem with env added to the daemon's environment.
 func bootSystemEnv(t *testing.T, grace time.Duration, env []string, scenarios ...claudetest.Scenario) *system {
 	t.Helper()
+	return bootWith(t, grace, laneOptions{env: env}, scenarios...)
+}
+
+// bootWith boots the system as o says: init (with o's local bots), o's
+// edit of the project file, config check, the daemon with o's
+// environment.
+func bootWith(t *testing.T, grace time.Duration, o laneOptions, scenarios ...claudetest.Scenario) *system {
+	t.Helper()
 	cli := claudetest.RequireCLI(t)
 	y := &system{sysEnv: newSysEnv(t), srv: forgetest.Start(t), listen: freeAddr(t), statusListen: freeAddr(t)}
 	var modelURL string
@@ -50,7 +59,23 @@ func bootSystemEnv(t *testing.T, grace time.Duration, env []string, scenarios ..
 	y.initArgs = []string{"init", "--yes", "--forge-url", y.srv.URL, "--admin-user", y.srv.AdminLogin,
 		"--admin-password", y.srv.AdminPassword, "--repo", "acme/widgets", "--source", sourceRepo(t),
 		"--webhook-url", "http://" + y.listen + "/hooks/forgejo", "--wait-forge", "0s"}
+	for _, lb := range o.localBots {
+		y.initArgs = append(y.initArgs, "--local-bot", lb)
+	}
 	y.mustRun(nil, y.initArgs...)
+	if o.project != nil {
+		files, err := filepath.Glob(filepath.Join(y.projects, "*.toml"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("project files: %v %v", files, err)
+		}
+		data, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(files[0], []byte(o.project(string(data))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if out := y.mustRun(nil, "config", "check"); !strings.Contains(out, "ok: 1 project(s)") {
 		t.Fatalf("config check: %s", out)
 	}
@@ -74,7 +99,7 @@ func bootSystemEnv(t *testing.T, grace time.Duration, env []string, scenarios ..
 		"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
 		"POLL_INTERVAL=3600", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=240",
 	}
-	y.daemonEnv = append(y.daemonEnv, env...)
+	y.daemonEnv = append(y.daemonEnv, o.env...)
 	y.d = y.startDaemon(y.daemonEnv, y.listen, y.statusListen, grace)
 	pollUntil(t, "the daemon's daemon.json", time.Minute, y.died, func() bool {
 		return isFile(filepath.Join(y.data, "daemon.json"))
