@@ -12,6 +12,7 @@ package compose_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -135,6 +136,56 @@ func TestProductConfigValidatesWithEnvExample(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProductConfigBuildsAndRotates: the agents image is always built
+// from the checkout (never pulled under its name), every service's logs
+// rotate, and .env.example pins nothing the compose file defaults.
+func TestProductConfigBuildsAndRotates(t *testing.T) {
+	requireCompose(t)
+	root := repoRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := productConfig(ctx, root, filepath.Join(root, ".env.example"), "--profile", "llama", "config", "--format", "json")
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, out)
+	}
+	var cfg struct {
+		Services map[string]struct {
+			PullPolicy string `json:"pull_policy"`
+			Build      any    `json:"build"`
+			Logging    struct {
+				Driver  string            `json:"driver"`
+				Options map[string]string `json:"options"`
+			} `json:"logging"`
+		} `json:"services"`
+	}
+	if err := json.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatalf("config JSON: %v\n%s", err, out)
+	}
+	for _, name := range []string{"forgejo", "forgejo-admin", "provision", "agents", "agents-llama"} {
+		svc, ok := cfg.Services[name]
+		if !ok {
+			t.Fatalf("service %s missing", name)
+		}
+		if svc.Logging.Driver != "json-file" || svc.Logging.Options["max-size"] == "" || svc.Logging.Options["max-file"] == "" {
+			t.Errorf("%s: logs do not rotate: %+v", name, svc.Logging)
+		}
+		if svc.Build != nil && svc.PullPolicy != "build" {
+			t.Errorf("%s: built image with pull_policy %q, want build", name, svc.PullPolicy)
+		}
+	}
+	example, err := os.ReadFile(filepath.Join(root, ".env.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(example), "\n") {
+		for _, k := range []string{"FORGEJO_IMAGE", "DISINTO_AGENTS_IMAGE", "CLAUDE_CODE_VERSION"} {
+			if strings.HasPrefix(line, k+"=") {
+				t.Errorf(".env.example pins %s, which docker-compose.yml defaults: %s", k, line)
+			}
+		}
 	}
 }
 
