@@ -110,16 +110,20 @@ func (a *Agent) merge(ctx context.Context, snap *snapshot, st *State) error {
 	}
 	err = a.o.Forge.Merge(ctx, st.PR, forge.MergeOptions{HeadSHA: st.ReviewedSHA, DeleteBranch: true,
 		Message: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue)})
-	if errors.Is(err, forge.ErrMergeBlocked) {
-		// A forge refuses a conflicting pull request as not mergeable.
+	if errors.Is(err, forge.ErrMergeBlocked) || errors.Is(err, forge.ErrMergePending) {
+		// A forge refuses a conflicting pull request as not mergeable
+		// (Gitea says "try again later" for a conflict as for a check
+		// still running; the pull request tells them apart).
 		if pr, gerr := a.o.Forge.GetPull(ctx, st.PR); gerr == nil && pr.State == forge.StateOpen && !pr.Mergeable {
 			err = fmt.Errorf("%w: %w", forge.ErrConflict, err)
 		}
 	}
 	switch {
-	case errors.Is(err, forge.ErrMergePending) && a.o.Now().Sub(st.Timeline.Approved) < mergePendingLimit:
-		// A busy forge still computing mergeability is no refusal: the
-		// merge is tried again next tick, and costs no attempt.
+	case errors.Is(err, forge.ErrMergePending) && !errors.Is(err, forge.ErrConflict) &&
+		a.o.Now().Sub(st.Timeline.Approved) < mergePendingLimit:
+		// A busy forge that finished its check only after the retries
+		// is no refusal: the merge is tried again next tick, and costs no
+		// attempt.
 		a.issueLog(*st).Info().Msg("the forge still checks whether the pull request can be merged; merging next tick")
 		return nil
 	case err == nil, errors.Is(err, forge.ErrAlreadyMerged):

@@ -42,7 +42,7 @@ func TestDiskFull(t *testing.T) {
 	n := w.backlog("Add a widget", "dev")
 	// Several runs meet the full disk before it is freed.
 	waitFor(t, w, "the daemon meeting the full disk", 2*time.Minute, func() bool {
-		return strings.Count(w.output(), "no space left on device") >= 3
+		return strings.Count(strings.ToLower(w.output()), "no space left on device") >= 3
 	})
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
