@@ -52,29 +52,49 @@ func (s *scriptedDigest) calls() int {
 	return len(s.prompts)
 }
 
+// digestRig is a bot with a .profile repository on the shared forge, its
+// checkout, a sandbox and the shipped digest formula.
+type digestRig struct {
+	bot  forgetest.User
+	data string
+	repo *ops.Repo
+	sb   *sandbox.Sandbox
+	f    *formula.Formula
+}
+
+// newDigestRig makes a digestRig whose git traffic goes to via (a fault
+// proxy), or straight to the forge when via is "".
+func newDigestRig(t *testing.T, via string) digestRig {
+	t.Helper()
+	srv := gitea.Get(t)
+	if via == "" {
+		via = srv.URL
+	}
+	r := digestRig{bot: srv.NewUser(t, "digest-bot"), data: sandboxtest.Dir(t, "digest")}
+	if _, err := r.bot.Client.CreateRepo(t.Context(), forge.NewRepo{Name: ".profile", AutoInit: true, DefaultBranch: "main", Private: true}); err != nil {
+		t.Fatal(err)
+	}
+	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
+		Credentials: &git.Credentials{URL: via, Username: r.bot.Login, Password: r.bot.Password}})
+	r.repo = ops.Open(ops.Options{Git: g, URL: via + "/" + r.bot.Login + "/.profile.git", Dir: filepath.Join(r.data, "profile"),
+		Name: r.bot.Login, Email: r.bot.Login + "@disinto.local"})
+	var err error
+	if r.sb, err = sandbox.New(sandbox.Options{Root: filepath.Join(r.data, "sessions")}); err != nil {
+		t.Fatal(err)
+	}
+	if r.f, err = formula.Load(os.DirFS("../../formulas"), "digest"); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestDigestOncePerBound: a journal past the bound is digested by one
 // session whose lessons land with the bookkeeping; a new digester (a
 // restart) does not digest the same entries again; a failing session or
 // a refused outbox leaves the lessons as they were and backs off.
 func TestDigestOncePerBound(t *testing.T) {
-	srv := gitea.Get(t)
-	bot := srv.NewUser(t, "digest-bot")
-	if _, err := bot.Client.CreateRepo(t.Context(), forge.NewRepo{Name: ".profile", AutoInit: true, DefaultBranch: "main", Private: true}); err != nil {
-		t.Fatal(err)
-	}
-	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
-		Credentials: &git.Credentials{URL: srv.URL, Username: bot.Login, Password: bot.Password}})
-	data := sandboxtest.Dir(t, "digest")
-	repo := ops.Open(ops.Options{Git: g, URL: srv.URL + "/" + bot.Login + "/.profile.git", Dir: filepath.Join(data, "profile"),
-		Name: bot.Login, Email: bot.Login + "@disinto.local"})
-	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(data, "sessions")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := formula.Load(os.DirFS("../../formulas"), "digest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newDigestRig(t, "")
+	bot, data, repo, sb, f := r.bot, r.data, r.repo, r.sb, r.f
 	model := &scriptedDigest{outbox: "- Rebase before asking for a review.\n- Read the CI log from the bottom.\n"}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -173,24 +193,9 @@ func TestDigestOncePerBound(t *testing.T) {
 // session's output.
 func TestDigestCommitRetriedWithoutASecondSession(t *testing.T) {
 	srv := gitea.Get(t)
-	bot := srv.NewUser(t, "digest-bot")
-	if _, err := bot.Client.CreateRepo(t.Context(), forge.NewRepo{Name: ".profile", AutoInit: true, DefaultBranch: "main", Private: true}); err != nil {
-		t.Fatal(err)
-	}
 	proxy := forgetest.NewProxy(t, srv.URL)
-	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
-		Credentials: &git.Credentials{URL: proxy.URL, Username: bot.Login, Password: bot.Password}})
-	data := sandboxtest.Dir(t, "digest")
-	repo := ops.Open(ops.Options{Git: g, URL: proxy.URL + "/" + bot.Login + "/.profile.git", Dir: filepath.Join(data, "profile"),
-		Name: bot.Login, Email: bot.Login + "@disinto.local"})
-	sb, err := sandbox.New(sandbox.Options{Root: filepath.Join(data, "sessions")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := formula.Load(os.DirFS("../../formulas"), "digest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newDigestRig(t, proxy.URL)
+	bot, data, repo, sb, f := r.bot, r.data, r.repo, r.sb, r.f
 	model := &scriptedDigest{outbox: "- Rebase before asking for a review.\n"}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	d := memory.NewDigester(memory.DigestOptions{Bot: bot.Login, Repo: repo, Formula: f, Claude: model, Sandbox: sb,
