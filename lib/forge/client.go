@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/redact"
+	"github.com/disinto/disinto/lib/wait"
 )
 
 // Paging limits. Gitea and Forgejo cap page sizes at 50 by default
@@ -123,7 +124,7 @@ func New(opts Options) (*Client, error) {
 		maxRetries:     retries,
 		onRequest:      opts.OnRequest,
 		log:            opts.Logger,
-		wait:           sleepCtx,
+		wait:           wait.For,
 		now:            time.Now,
 	}
 	return &Client{
@@ -134,7 +135,7 @@ func New(opts Options) (*Client, error) {
 		http:     &hc,
 		red:      opts.Redactor,
 		own:      redact.New(opts.Token, opts.Password),
-		wait:     sleepCtx,
+		wait:     wait.For,
 		instance: opts.Instance,
 	}, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/wait"
 )
 
 // Layout is the top of the ops repository (spec 00 §3): the directories
@@ -213,7 +214,7 @@ func (r *Repo) Commit(ctx context.Context, message string, edit Edit) (string, e
 			return "", fmt.Errorf("ops commit: %w", err)
 		}
 		last = err
-		if err := wait(ctx, time.Duration(attempt)*100*time.Millisecond); err != nil {
+		if err := wait.For(ctx, time.Duration(attempt)*100*time.Millisecond); err != nil {
 			return "", err
 		}
 	}
@@ -234,15 +235,4 @@ func (r *Repo) EnsureLayout(ctx context.Context) (string, error) {
 		}
 		return out, nil
 	})
-}
-
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/wait"
 )
 
 // createRepo creates owner/name under the project owner: the admin's own
@@ -115,12 +116,8 @@ func waitFor(ctx context.Context, limit time.Duration, done func(context.Context
 		if ok || err != nil {
 			return err
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := wait.For(ctx, delay); err != nil {
+			return err
 		}
 		delay = min(2*delay, 2*time.Second)
 	}
