@@ -25,8 +25,9 @@ import (
 func (a *app) statusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status [--json]",
-		Short: "Show projects, agents (enabled, last and next run, running now), recent runs and cost today",
+		Use:     "status [--json]",
+		Short:   "Show projects, agents (enabled, last and next run, running now), recent runs and cost today",
+		Example: "  disinto status\n  disinto status --json",
 		Long: "Reads the running daemon's /status when there is one (found through <data>/daemon.json),\n" +
 			"otherwise the data dir: schedule, pauses and the run ledger.",
 		Args: cobra.NoArgs,
@@ -36,9 +37,7 @@ func (a *app) statusCmd() *cobra.Command {
 				rep = a.offlineStatus()
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeStatusJSON(a.stdout, rep)
 			}
 			printStatus(a.stdout, rep, live)
 			return nil
@@ -199,6 +198,9 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 		fmt.Fprintln(w, "  none")
 	}
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(rep.Recent) > 0 {
+		fmt.Fprintln(tw, "  ENDED\tPROJECT\tROLE\tSUBJECT\tOUTCOME\tCODE\tCOST\tWALL\tSTAGES")
+	}
 	for _, r := range rep.Recent {
 		subject := "-"
 		switch {
