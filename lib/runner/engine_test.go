@@ -155,6 +155,13 @@ func tarDir(dir string) (io.Reader, error) {
 // of this test alone, and a check at the end that none of them is left.
 func newRunner(t *testing.T, cli *client.Client, o runner.Options) *runner.Runner {
 	t.Helper()
+	r, _ := newLabelledRunner(t, cli, o)
+	return r
+}
+
+// newLabelledRunner is newRunner that also returns the test label's value.
+func newLabelledRunner(t *testing.T, cli *client.Client, o runner.Options) (*runner.Runner, string) {
+	t.Helper()
 	o.Engine = cli
 	o.Image = runnerImage(t, cli)
 	run := randomHex(t)
@@ -171,7 +178,7 @@ func newRunner(t *testing.T, cli *client.Client, o runner.Options) *runner.Runne
 			_, _ = r.Reap(ctx)
 		}
 	})
-	return r
+	return r, run
 }
 
 // listContainers lists the ids of every container, running or not, with

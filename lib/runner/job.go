@@ -101,7 +101,9 @@ type Outcome struct {
 	// TimedOut is set when the job ran past its timeout and was killed.
 	TimedOut bool
 	// Log is the tail of the combined stdout and stderr, every secret
-	// masked, at most the runner's log limit in bytes.
+	// masked, at most the runner's log limit in bytes. The two streams
+	// interleave in the order the engine delivered them, which is only
+	// roughly the order they were written in.
 	Log string
 	// LogBytes is how much the job wrote in all; more than len(Log) means
 	// the log was cut to its tail.

@@ -267,3 +267,80 @@ func waitRunning(t *testing.T, cli *client.Client, job string, done <-chan runRe
 		}
 	}
 }
+
+// TestLongLogIsBoundedAndMasked: a job that writes far more than the log
+// limit, its secret all through it, comes back with the tail alone, every
+// copy of the secret masked.
+func TestLongLogIsBoundedAndMasked(t *testing.T) {
+	cli := engine(t)
+	r := newRunner(t, cli, runner.Options{LogLimit: 4096})
+	const secret = "long-log-secret-3e8d1f"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := r.Run(ctx, runner.Job{
+		ID:      "chatty",
+		Kind:    runner.Mechanical,
+		Secrets: map[string]string{"CHATTY_TOKEN": secret},
+		Script:  `yes "token $(cat /run/secrets/CHATTY_TOKEN) again" | head -n 30000; echo done`,
+	})
+	if err != nil || out.ExitCode != 0 {
+		t.Fatalf("run: %v, exit %d\n%s", err, out.ExitCode, out.Log)
+	}
+	if len(out.Log) > 4096 || out.LogBytes < 1000000 {
+		t.Errorf("kept %d bytes of %d; want at most 4096 of at least 1000000", len(out.Log), out.LogBytes)
+	}
+	if !strings.HasSuffix(out.Log, "done\n") || !strings.Contains(out.Log, "token "+redact.Mask+" again") {
+		t.Errorf("tail:\n%s", out.Log)
+	}
+	for i := 6; i <= len(secret); i++ {
+		if strings.Contains(out.Log, secret[:i]) || strings.Contains(out.Log, secret[len(secret)-i:]) {
+			t.Fatalf("part %q of the secret shows", secret[:i])
+		}
+	}
+}
+
+// TestReapRemovesOnlyItsOwn: Reap removes the containers with this
+// runner's labels that a crashed caller left, running or not, and leaves
+// any other container alone.
+func TestReapRemovesOnlyItsOwn(t *testing.T) {
+	cli := engine(t)
+	image := runnerImage(t, cli)
+	r, run := newLabelledRunner(t, cli, runner.Options{})
+	other, otherRun := newLabelledRunner(t, cli, runner.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// Leftovers: a labelled container as a crashed Run leaves it, one of
+	// them running, and one of another runner.
+	leftover := func(run string, start bool) string {
+		t.Helper()
+		labels := map[string]string{runner.LabelRunner: "true", runner.LabelJob: "crashed", testLabel: run}
+		c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Config:     &container.Config{Image: image, Cmd: []string{"sleep", "600"}, Labels: labels},
+			HostConfig: &container.HostConfig{NetworkMode: "none"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if start {
+			if _, err := cli.ContainerStart(ctx, c.ID, client.ContainerStartOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c.ID
+	}
+	mine := []string{leftover(run, false), leftover(run, true)}
+	theirs := leftover(otherRun, false)
+	n, err := r.Reap(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("reaped %d: %v; want 2", n, err)
+	}
+	for _, id := range mine {
+		requireRemoved(t, cli, id)
+	}
+	if _, err := cli.ContainerInspect(ctx, theirs, client.ContainerInspectOptions{}); err != nil {
+		t.Fatalf("another runner's container went: %v", err)
+	}
+	if n, err := other.Reap(ctx); err != nil || n != 1 {
+		t.Fatalf("the other runner reaped %d: %v; want 1", n, err)
+	}
+}
