@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
+	"github.com/disinto/disinto/lib/claude"
 )
 
 // Paths and names inside the container.
@@ -32,19 +35,66 @@ const (
 // secretsSize bounds the tmpfs the secrets are unpacked into.
 const secretsSize = 1 << 20
 
-// bootstrap is the container's first process. It unpacks the secrets,
-// which arrive as a tar archive on stdin (never in the container's
-// configuration, never on the host's disk), into the tmpfs at SecretsDir,
-// and then replaces itself with the job's script, passed as $1, with stdin
-// closed. Mode 0400 comes from the archive; tar running as the container
-// user owns the files.
+// bootstrap is the start of the container's first process. It unpacks
+// the secrets, which arrive as a tar archive on stdin (never in the
+// container's configuration, never on the host's disk), into the tmpfs at
+// SecretsDir. Mode 0400 comes from the archive; tar running as the
+// container user owns the files. The kind's own tail follows.
 const bootstrap = `set -eu
 umask 077
 tar -x -f - -C ` + SecretsDir + ` --no-same-owner
 chmod 0500 ` + SecretsDir + `
 umask 022
 cd ` + tmpDir + `
-exec /bin/sh -c "$1" job </dev/null`
+`
+
+// mechanicalTail replaces the shell with the job's script, passed as $1,
+// with stdin closed.
+const mechanicalTail = `exec /bin/sh -c "$1" job </dev/null`
+
+// reasoningTail exports the declared model credential, the one secret
+// the CLI reads from its environment, and pipes the prompt ($1) into the
+// claude command line that follows it.
+const reasoningTail = `for n in ` + credentialNames + `; do
+	if [ -f "` + SecretsDir + `/$n" ]; then export "$n=$(cat "` + SecretsDir + `/$n")"; fi
+done
+prompt=$1
+shift
+printf '%s' "$prompt" | "$@"`
+
+// modelCredentials are the secrets the claude CLI reads from its
+// environment; credentialNames is the same, for the shell.
+var modelCredentials = strings.Fields(credentialNames)
+
+const credentialNames = "ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN CLAUDE_CODE_OAUTH_TOKEN"
+
+// DefaultMaxTurns bounds a reasoning session that sets no MaxTurns.
+const DefaultMaxTurns = 30
+
+// reasoningEnv keeps a reasoning session to what the job gives it: no
+// settings, memory or CLAUDE.md from anywhere, no update, no traffic but
+// the model's; its claude state lives in the tmpfs.
+var reasoningEnv = []string{
+	"CLAUDE_CONFIG_DIR=" + tmpDir + "/.claude",
+	"CLAUDE_CODE_DISABLE_CLAUDE_MDS=1",
+	"CLAUDE_CODE_DISABLE_AUTO_MEMORY=1",
+	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	"DISABLE_AUTOUPDATER=1",
+}
+
+// command is the entrypoint and command of job j.
+func command(j Job) (entrypoint, cmd []string) {
+	if j.Kind == Reasoning {
+		turns := j.MaxTurns
+		if turns == 0 {
+			turns = DefaultMaxTurns
+		}
+		args := claude.Args(claude.Invocation{Model: j.Model, MaxTurns: turns}, claude.Backend{}, "")
+		return []string{"/bin/sh", "-c", bootstrap + reasoningTail, "bootstrap"},
+			append([]string{j.Script, "claude"}, args...)
+	}
+	return []string{"/bin/sh", "-c", bootstrap + mechanicalTail, "bootstrap"}, []string{j.Script}
+}
 
 // secretsArchive is the tar archive of the job's secrets, one 0400 file
 // per secret, owned by uid:gid, in name order. No secrets is an empty
@@ -86,6 +136,9 @@ func (r *Runner) createOptions(j Job, name string) client.ContainerCreateOptions
 		"DISINTO_JOB_ID=" + j.ID,
 		"DISINTO_SECRETS_DIR=" + SecretsDir,
 	}
+	if j.Kind == Reasoning {
+		env = append(env, reasoningEnv...)
+	}
 	for _, k := range slices.Sorted(maps.Keys(j.Env)) {
 		env = append(env, k+"="+j.Env[k])
 	}
@@ -96,14 +149,15 @@ func (r *Runner) createOptions(j Job, name string) client.ContainerCreateOptions
 		network = "none"
 	}
 	pids := j.Limits.Pids
+	entrypoint, cmd := command(j)
 	return client.ContainerCreateOptions{
 		Name: name,
 		Config: &container.Config{
 			Image:      r.image,
 			User:       fmt.Sprintf("%d:%d", r.uid, r.gid),
 			Env:        env,
-			Entrypoint: []string{"/bin/sh", "-c", bootstrap, "bootstrap"},
-			Cmd:        []string{j.Script},
+			Entrypoint: entrypoint,
+			Cmd:        cmd,
 			WorkingDir: tmpDir,
 			Labels:     labels,
 			// Stdin carries the secrets archive once, then closes.

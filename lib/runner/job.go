@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,8 +15,8 @@ type Kind string
 const (
 	// Mechanical jobs run their script with /bin/sh -c inside the image.
 	Mechanical Kind = "mechanical"
-	// Reasoning jobs run a bounded claude -p session on their formula.
-	// Not supported yet: Run refuses them with ErrUnsupported.
+	// Reasoning jobs run a bounded claude -p session (the image's claude)
+	// with their script as the prompt.
 	Reasoning Kind = "reasoning"
 )
 
@@ -35,15 +36,18 @@ type Job struct {
 	ID string
 	// Kind is how Script is executed.
 	Kind Kind
-	// Script is the shell script of a mechanical job, or the formula text
-	// of a reasoning job.
+	// Script is the shell script of a mechanical job, or the prompt (the
+	// rendered formula and action) of a reasoning job.
 	Script string
 	// Secrets are the action's declared secrets, name → value, already
 	// decrypted by the caller. Each becomes the file /run/secrets/NAME
 	// (mode 0400, owned by the container user) and nothing else: no
 	// environment variable, nothing in the container's configuration.
 	// Every value is masked in the outcome's log; values shorter than six
-	// characters cannot be masked safely and are refused.
+	// characters cannot be masked safely and are refused. A reasoning
+	// job's model credential is one of them (ANTHROPIC_API_KEY,
+	// ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN): that one alone is
+	// also exported to claude's environment, where the CLI reads it.
 	Secrets map[string]string
 	// Env is extra environment for the script. It is visible in the
 	// container's configuration (docker inspect): never put a secret here.
@@ -55,6 +59,10 @@ type Job struct {
 	// Timeout bounds the run; past it the container is killed. Zero takes
 	// the runner's default.
 	Timeout time.Duration
+	// MaxTurns bounds a reasoning session's agentic turns (--max-turns);
+	// zero takes DefaultMaxTurns. Model, when set, is its --model.
+	MaxTurns int
+	Model    string
 	// Limits bound the container's resources; zero fields take the
 	// runner's defaults.
 	Limits Limits
@@ -115,8 +123,6 @@ type Outcome struct {
 var (
 	// ErrInvalidJob marks a job that cannot be run as given (see JobError).
 	ErrInvalidJob = errors.New("invalid runner job")
-	// ErrUnsupported marks a job kind this runner cannot execute yet.
-	ErrUnsupported = errors.New("unsupported runner job")
 	// ErrTimeout marks a job killed because it ran past its timeout.
 	ErrTimeout = errors.New("runner job timed out")
 	// ErrEngine marks a failure of the Docker engine or its API.
@@ -145,6 +151,8 @@ var (
 	namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 	// networkPattern is what a Docker network name may look like.
 	networkPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+	// modelPattern is what a model name may look like.
+	modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$`)
 )
 
 // minSecretLen is the shortest secret value the redactor masks (lib/redact
@@ -189,6 +197,9 @@ func (j Job) validate() error {
 		if _, ok := j.Secrets[name]; ok {
 			return bad("env", "%s is also a secret: secrets go in files only", name)
 		}
+		if slices.Contains(modelCredentials, name) {
+			return bad("env", "%s is a credential: declare it as a secret", name)
+		}
 		if strings.HasPrefix(name, reservedEnvPrefix) {
 			return bad("env", "%s: the %s prefix is the runner's", name, reservedEnvPrefix)
 		}
@@ -198,6 +209,12 @@ func (j Job) validate() error {
 	}
 	if err := checkNetwork(j.Network); err != nil {
 		return bad("network", "%v", err)
+	}
+	if j.MaxTurns < 0 || j.MaxTurns > maxTurns {
+		return bad("max_turns", "%d, want 1 to %d", j.MaxTurns, maxTurns)
+	}
+	if j.Model != "" && !modelPattern.MatchString(j.Model) {
+		return bad("model", "%q is not a model name", j.Model)
 	}
 	if j.Timeout <= 0 {
 		return bad("timeout", "must be positive, got %s", j.Timeout)
@@ -211,6 +228,9 @@ func (j Job) validate() error {
 	}
 	return nil
 }
+
+// maxTurns bounds MaxTurns.
+const maxTurns = 500
 
 // minMemory is the smallest memory limit the engine accepts (6 MiB).
 const minMemory = 6 << 20

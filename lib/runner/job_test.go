@@ -94,6 +94,9 @@ func TestInvalidJobsStartNothing(t *testing.T) {
 		{"secret too short to mask", func(j *runner.Job) { j.Secrets["PIN"] = "1234" }, "secrets"},
 		{"secret also in env", func(j *runner.Job) { j.Env = map[string]string{"GITHUB_TOKEN": "x"} }, "env"},
 		{"reserved env", func(j *runner.Job) { j.Env = map[string]string{"DISINTO_JOB_ID": "x"} }, "env"},
+		{"model key in env", func(j *runner.Job) { j.Env = map[string]string{"ANTHROPIC_API_KEY": "sk-visible-in-inspect"} }, "env"},
+		{"negative max turns", func(j *runner.Job) { j.Kind, j.MaxTurns = runner.Reasoning, -1 }, "max_turns"},
+		{"bad model", func(j *runner.Job) { j.Kind, j.Model = runner.Reasoning, "--dangerous" }, "model"},
 		{"bad env name", func(j *runner.Job) { j.Env = map[string]string{"A=B": "x"} }, "env"},
 		{"host network", func(j *runner.Job) { j.Network = "host" }, "network"},
 		{"another container's network", func(j *runner.Job) { j.Network = "container:forgejo" }, "network"},
@@ -122,18 +125,6 @@ func TestInvalidJobsStartNothing(t *testing.T) {
 				t.Errorf("exit %d, engine calls %q; want -1 and none", out.ExitCode, eng.called())
 			}
 		})
-	}
-}
-
-func TestReasoningJobsAreRefusedForNow(t *testing.T) {
-	eng := &fakeEngine{}
-	r, err := runner.New(runner.Options{Engine: eng})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = r.Run(context.Background(), runner.Job{ID: "r1", Kind: runner.Reasoning, Script: "[steps]"})
-	if !errors.Is(err, runner.ErrUnsupported) || eng.called() != "" {
-		t.Fatalf("want ErrUnsupported and no engine call, got %v, calls %q", err, eng.called())
 	}
 }
 

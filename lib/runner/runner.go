@@ -1,6 +1,10 @@
 // Package runner runs one approved vault action in an ephemeral container,
 // started through the Docker engine API, and reports how it ended.
 //
+// A mechanical job runs its script with the image's /bin/sh; a reasoning
+// job runs a claude -p session of the image's CLI on its prompt, with the
+// factory's isolation flags and a turn limit.
+//
 // The container gets exactly what the job declares and nothing else: its
 // script, its environment and its secrets. The secrets travel as a tar
 // archive on the container's stdin and are unpacked by its first process
@@ -80,7 +84,7 @@ type Options struct {
 	// Engine is the Docker engine client. Required.
 	Engine Engine
 	// Image is the image jobs run in; DefaultImage when empty. It needs
-	// /bin/sh and tar.
+	// /bin/sh and tar, and claude on PATH for reasoning jobs.
 	Image string
 	// UID and GID are the container user's ids; DefaultUID when zero.
 	// Root is not a choice.
@@ -158,9 +162,10 @@ func New(o Options) (*Runner, error) {
 // ran returns its Outcome and a nil error whatever its exit code, except:
 // past its timeout it is killed and the error wraps ErrTimeout; when ctx
 // ends first it is killed and the error wraps ctx's. Both come with the
-// Outcome so far (log included). An invalid job wraps ErrInvalidJob, a
-// reasoning job ErrUnsupported, an engine failure ErrEngine; none of them
-// leaves a container behind.
+// Outcome so far (log included). An invalid job wraps ErrInvalidJob, an
+// engine failure ErrEngine; none of them leaves a container behind. A
+// reasoning job's log ends with the session's stream-json events, its
+// result event last.
 func (r *Runner) Run(ctx context.Context, j Job) (Outcome, error) {
 	out := Outcome{ID: j.ID, ExitCode: -1}
 	if j.Timeout == 0 {
@@ -169,9 +174,6 @@ func (r *Runner) Run(ctx context.Context, j Job) (Outcome, error) {
 	j.Limits = j.Limits.orDefault(r.limits)
 	if err := j.validate(); err != nil {
 		return out, err
-	}
-	if j.Kind == Reasoning {
-		return out, fmt.Errorf("runner job %q: %w: reasoning sessions (claude -p) do not run in the runner image yet", j.ID, ErrUnsupported)
 	}
 	red := redact.New(slices.Collect(maps.Values(j.Secrets))...)
 	archive, err := secretsArchive(j.Secrets, r.uid, r.gid)

@@ -43,6 +43,36 @@ func TestContainerHoldsNoSecret(t *testing.T) {
 	}
 }
 
+// TestReasoningCommand: a reasoning job pipes its prompt into the image's
+// claude with the factory's isolation flags and a turn limit; its model
+// key stays out of the configuration like every secret.
+func TestReasoningCommand(t *testing.T) {
+	r, err := New(Options{Engine: nopEngine{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-ant-model-key-0123456789"
+	j := Job{ID: "r1", Kind: Reasoning, Script: "## Formula\nrelease", Model: "claude-test",
+		Secrets: map[string]string{"ANTHROPIC_API_KEY": key}, Timeout: r.timeout, Limits: r.limits}
+	if err := j.validate(); err != nil {
+		t.Fatal(err)
+	}
+	opts := r.createOptions(j, "n")
+	cmd := strings.Join(opts.Config.Cmd, " ")
+	for _, want := range []string{"## Formula\nrelease claude -p ", "--max-turns 30", "--setting-sources=", "--strict-mcp-config", "--model claude-test", "--output-format stream-json"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("command %q lacks %q", cmd, want)
+		}
+	}
+	if !strings.Contains(opts.Config.Entrypoint[2], "ANTHROPIC_API_KEY") {
+		t.Errorf("the bootstrap does not export the model key: %s", opts.Config.Entrypoint[2])
+	}
+	data, _ := json.Marshal(opts)
+	if strings.Contains(string(data), key) || strings.Contains(string(data), "0123456789") {
+		t.Errorf("the configuration holds the model key:\n%s", data)
+	}
+}
+
 // TestSecretsArchive: one 0400 file per secret, owned by the container
 // user, holding exactly the value.
 func TestSecretsArchive(t *testing.T) {
