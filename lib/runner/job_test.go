@@ -128,6 +128,20 @@ func TestInvalidJobsStartNothing(t *testing.T) {
 	}
 }
 
+func TestCancelledRunStartsNothing(t *testing.T) {
+	eng := &fakeEngine{}
+	r, err := runner.New(runner.Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = r.Run(ctx, runner.Job{ID: "c1", Kind: runner.Mechanical, Script: "true"})
+	if !errors.Is(err, context.Canceled) || eng.called() != "" {
+		t.Fatalf("want context.Canceled and no engine call, got %v, calls %q", err, eng.called())
+	}
+}
+
 // TestEngineFailuresLeaveNoContainer: whatever step fails after the
 // container exists, it is removed.
 func TestEngineFailuresLeaveNoContainer(t *testing.T) {

@@ -175,6 +175,9 @@ func (r *Runner) Run(ctx context.Context, j Job) (Outcome, error) {
 	if err := j.validate(); err != nil {
 		return out, err
 	}
+	if err := ctx.Err(); err != nil {
+		return out, fmt.Errorf("runner job %q: %w", j.ID, err)
+	}
 	red := redact.New(slices.Collect(maps.Values(j.Secrets))...)
 	archive, err := secretsArchive(j.Secrets, r.uid, r.gid)
 	if err != nil {
@@ -183,7 +186,7 @@ func (r *Runner) Run(ctx context.Context, j Job) (Outcome, error) {
 	log := r.log.With().Str(logx.KeyRun, j.ID).Logger()
 	created, err := r.engine.ContainerCreate(ctx, r.createOptions(j, containerName(j.ID)))
 	if err != nil {
-		return out, engineError(j.ID, "create container", err, red)
+		return out, engineError(ctx, j.ID, "create container", err, red)
 	}
 	out.Container = created.ID
 	defer r.remove(ctx, created.ID, log)
@@ -203,7 +206,7 @@ func (r *Runner) execute(ctx context.Context, j Job, archive []byte, red *redact
 		Stream: true, Stdin: true, Stdout: true, Stderr: true,
 	})
 	if err != nil {
-		return engineError(j.ID, "attach container", err, red)
+		return engineError(ctx, j.ID, "attach container", err, red)
 	}
 	var wg sync.WaitGroup
 	// Closing the connection ends both goroutines below, whatever state
@@ -219,7 +222,7 @@ func (r *Runner) execute(ctx context.Context, j Job, archive []byte, red *redact
 	defer func() { out.Log, out.LogBytes = tail.text(red) }()
 
 	if _, err := r.engine.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
-		return engineError(j.ID, "start container", err, red)
+		return engineError(ctx, j.ID, "start container", err, red)
 	}
 	out.Started = r.now()
 	wg.Go(func() {
@@ -257,7 +260,7 @@ func (r *Runner) execute(ctx context.Context, j Job, archive []byte, red *redact
 	case ctx.Err() != nil:
 		return fmt.Errorf("runner job %q: %w", j.ID, ctx.Err())
 	case waitErr != nil:
-		return engineError(j.ID, "wait for container", waitErr, red)
+		return engineError(ctx, j.ID, "wait for container", waitErr, red)
 	}
 	return nil
 }
@@ -326,7 +329,11 @@ func containerName(id string) string {
 }
 
 // engineError wraps an engine failure of operation op on job id in
-// ErrEngine, its message masked.
-func engineError(id, op string, err error, red *redact.Redactor) error {
+// ErrEngine, its message masked; a failure because ctx ended wraps ctx's
+// error instead.
+func engineError(ctx context.Context, id, op string, err error, red *redact.Redactor) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("runner job %q: %s: %w", id, op, ctx.Err())
+	}
 	return fmt.Errorf("runner job %q: %s: %w: %s", id, op, ErrEngine, red.Error(err))
 }
