@@ -82,6 +82,21 @@ var reasoningEnv = []string{
 	"DISABLE_AUTOUPDATER=1",
 }
 
+// isRunnerEnv reports whether the runner sets variable name itself (the
+// job's home, a reasoning session's confinement), which a job's own
+// environment may not override.
+func isRunnerEnv(name string) bool {
+	if name == "HOME" {
+		return true
+	}
+	for _, kv := range reasoningEnv {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
 // command is the entrypoint and command of job j.
 func command(j Job) (entrypoint, cmd []string) {
 	if j.Kind == Reasoning {

@@ -200,6 +200,9 @@ func (j Job) validate() error {
 		if slices.Contains(modelCredentials, name) {
 			return bad("env", "%s is a credential: declare it as a secret", name)
 		}
+		if isRunnerEnv(name) {
+			return bad("env", "%s is set by the runner", name)
+		}
 		if strings.HasPrefix(name, reservedEnvPrefix) {
 			return bad("env", "%s: the %s prefix is the runner's", name, reservedEnvPrefix)
 		}

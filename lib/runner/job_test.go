@@ -94,6 +94,7 @@ func TestInvalidJobsStartNothing(t *testing.T) {
 		{"secret too short to mask", func(j *runner.Job) { j.Secrets["PIN"] = "1234" }, "secrets"},
 		{"secret also in env", func(j *runner.Job) { j.Env = map[string]string{"GITHUB_TOKEN": "x"} }, "env"},
 		{"reserved env", func(j *runner.Job) { j.Env = map[string]string{"DISINTO_JOB_ID": "x"} }, "env"},
+		{"runner's env", func(j *runner.Job) { j.Env = map[string]string{"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "0"} }, "env"},
 		{"model key in env", func(j *runner.Job) { j.Env = map[string]string{"ANTHROPIC_API_KEY": "sk-visible-in-inspect"} }, "env"},
 		{"negative max turns", func(j *runner.Job) { j.Kind, j.MaxTurns = runner.Reasoning, -1 }, "max_turns"},
 		{"bad model", func(j *runner.Job) { j.Kind, j.Model = runner.Reasoning, "--dangerous" }, "model"},
