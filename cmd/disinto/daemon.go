@@ -311,6 +311,11 @@ func jobFor(rt *agent.Runtime, ag agent.Agent, p *config.Project, role config.Ro
 	if j.Interval <= 0 {
 		j.Interval = config.DefaultIntervals[role]
 	}
+	if sch := p.Roles[role].Schedule; sch != nil {
+		// A cron schedule decides every regular run (AfterFinish is
+		// ignored); the interval stays only as the backoff's measure.
+		j.Schedule = sch
+	}
 	switch role {
 	case config.RoleReview, config.RoleDev:
 		// Cheap when idle; after a restart, in-flight work resumes at once.

@@ -160,7 +160,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	}
 	fmt.Fprintln(w, "\nagents:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  PROJECT\tROLE\tENABLED\tLAST RUN\tNEXT RUN\tRUNNING\tLAST ERROR")
+	fmt.Fprintln(tw, "  PROJECT\tROLE\tENABLED\tCADENCE\tLAST RUN\tNEXT RUN\tRUNNING\tLAST ERROR")
 	disabled := map[string]disabledRole{}
 	for _, dr := range rep.Disabled {
 		disabled[dr.Project+"/"+dr.Role] = dr
@@ -174,7 +174,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 		if _, ok := disabled[j.Project+"/"+j.Role]; ok {
 			enabled = "DISABLED"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Project, j.Role, enabled,
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Project, j.Role, enabled, cadence(j),
 			stamp(j.LastStart), stamp(j.Next), run, oneLine(j.LastError, 60))
 	}
 	_ = tw.Flush()
@@ -214,6 +214,18 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\ncost today: $%.2f\n", rep.CostTodayUSD)
+}
+
+// cadence reads a job's schedule ("0 2 * * *") or interval ("every 5m"),
+// or "-" when not known (a status read from the data dir alone).
+func cadence(j scheduler.JobStatus) string {
+	switch {
+	case j.Schedule != "":
+		return j.Schedule
+	case j.Interval > 0:
+		return "every " + strings.TrimSuffix(strings.TrimSuffix(j.Interval.String(), "0s"), "0m")
+	}
+	return "-"
 }
 
 // printHoldings lists the work in flight, one line per issue with its
