@@ -69,7 +69,7 @@ func (d *daemon) statusMux() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", healthz)
 	m.HandleFunc("GET /readyz", d.ready.serve)
-	m.Handle("GET /metrics", d.metrics.Handler())
+	m.Handle("GET /metrics", d.ready.observe(d.metrics.Handler()))
 	m.HandleFunc("GET /status", d.serveStatus)
 	m.HandleFunc("GET /{$}", d.serveStatusPage)
 	return m

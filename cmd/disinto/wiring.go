@@ -71,6 +71,7 @@ func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
 	var next agent.Recorder = c.ledger
 	if o.metrics {
 		c.metrics = metrics.New(func() int { return len(c.rt.Running()) })
+		c.metrics.SetBuildInfo(version, buildCommit())
 		next = metrics.Recorder{Next: c.ledger, Reg: c.metrics}
 		rto.OnTick = func(p string, r config.Role, dur time.Duration, err error) {
 			c.metrics.ObserveTick(p, string(r), dur, err)
