@@ -46,6 +46,11 @@ type statusReport struct {
 
 	// Formulas are the formulas in force and the overrides refused.
 	Formulas []formulaStatus `json:"formulas,omitempty"`
+
+	// Heartbeats say, for each running tick and piece of work, when it
+	// last made progress and which session (process group, deadline) it
+	// runs.
+	Heartbeats []agent.Heartbeat `json:"heartbeats,omitempty"`
 }
 
 type projectInfo struct {
@@ -133,6 +138,7 @@ func (d *daemon) status() statusReport {
 	rep.Paused, _ = d.enablement.List()
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
 	rep.Journals = d.journals.status()
+	rep.Heartbeats = d.rt.Heartbeats()
 	rep.InFlight, rep.Pending = d.holdings()
 	rep.Backends = d.services.backendHealth()
 	rep.Formulas = d.services.mem.formulas()

@@ -193,6 +193,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 		}
 	}
 	printHoldings(w, rep, time.Now())
+	printStalled(w, rep.Heartbeats, time.Now())
 	fmt.Fprintln(w, "\nrecent runs:")
 	if len(rep.Recent) == 0 {
 		fmt.Fprintln(w, "  none")
@@ -214,6 +215,21 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\ncost today: $%.2f\n", rep.CostTodayUSD)
+}
+
+// printStalled names the running work whose heartbeat has gone quiet.
+func printStalled(w io.Writer, beats []agent.Heartbeat, now time.Time) {
+	for _, h := range beats {
+		if !h.Stalled {
+			continue
+		}
+		line := fmt.Sprintf("  %s %s %s: STALLED, no progress for %s (last: %s)", h.Project, h.Role, h.Key,
+			h.Silent(now).Round(time.Second), h.Step)
+		if h.PGID > 0 {
+			line += fmt.Sprintf(", session pgid %d until %s", h.PGID, stamp(h.Deadline))
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // cadence reads a job's schedule ("0 2 * * *") or interval ("every 5m"),
