@@ -2,11 +2,15 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/scheduler"
 	"github.com/disinto/disinto/lib/scheduler/schedtest"
 )
@@ -139,3 +143,42 @@ type never struct{}
 
 func (never) Next(time.Time) time.Time { return time.Time{} }
 func (never) String() string           { return "never" }
+
+// TestCronBackoff: failures push a scheduled job back by its period
+// doubled each time, up to the cap, landing on the schedule's windows;
+// a success brings the schedule back.
+func TestCronBackoff(t *testing.T) {
+	clk := schedtest.NewClock(t0)
+	var mu sync.Mutex
+	var dues []time.Duration
+	failing := true
+	job := scheduler.Job{Project: "p", Role: "planner", Schedule: cronSchedule(t, "*/1 * * * *"),
+		Run: func(_ context.Context, tk scheduler.Tick) error {
+			mu.Lock()
+			defer mu.Unlock()
+			dues = append(dues, tk.Due.Sub(t0))
+			if failing {
+				return errors.New("forge down")
+			}
+			return nil
+		}}
+	h := newHarnessWith(t, scheduler.Options{Clock: clk, Log: logx.Nop(), Debounce: time.Second,
+		MaxBackoff: 4 * time.Minute, Jitter: func(d time.Duration) time.Duration { return d }}, job)
+	h.start()
+	h.walk(10*time.Minute, 30*time.Second, 0)
+	mu.Lock()
+	got := fmt.Sprint(dues)
+	failing = false
+	mu.Unlock()
+	// 0 fails; 1m fails (held 2m); 3m fails (held 4m); 7m fails (held 4m, the cap).
+	if want := "[0s 1m0s 3m0s 7m0s]"; got != want {
+		t.Fatalf("runs at %s, want %s", got, want)
+	}
+	h.walk(3*time.Minute, 30*time.Second, 0)
+	mu.Lock()
+	got = fmt.Sprint(dues)
+	mu.Unlock()
+	if want := "[0s 1m0s 3m0s 7m0s 11m0s 12m0s 13m0s]"; got != want {
+		t.Fatalf("runs at %s, want %s", got, want)
+	}
+}

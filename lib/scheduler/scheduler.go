@@ -414,7 +414,8 @@ func (s *Scheduler) finish(j *job, err error) {
 			if !j.next.IsZero() && j.next.Before(hold) {
 				j.next = hold
 				if j.Schedule != nil {
-					j.next = j.after(hold)
+					// The first activation at or after the hold.
+					j.next = j.after(hold.Add(-time.Nanosecond))
 				}
 			}
 		}
