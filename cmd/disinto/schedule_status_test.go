@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,34 @@ func TestJobForSchedule(t *testing.T) {
 	}
 	if l := find("planner"); !strings.Contains(l, "every 12h") {
 		t.Errorf("planner line lacks its interval: %q", l)
+	}
+}
+
+// TestOfflineStatusShowsCadence: without a daemon, status reads the
+// cadence of each job from the project files.
+func TestOfflineStatusShowsCadence(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "projects", "widgets.toml"),
+		"name = \"widgets\"\nrepo = \"o/widgets\"\n[roles.planner]\nschedule = \"30 3 * * *\"\n")
+	data := t.TempDir()
+	store, err := scheduler.OpenStore(filepath.Join(data, "schedule.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := time.Date(2026, 3, 1, 3, 30, 0, 0, time.UTC)
+	for _, key := range []string{"widgets/planner", "widgets/dev"} {
+		if err := store.Put(key, scheduler.JobState{LastDue: last, LastStart: last, LastEnd: last}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, projectsDir: filepath.Join(dir, "projects"),
+		envFile: filepath.Join(dir, "none"), dataDir: data}
+	rep := a.offlineStatus()
+	got := map[string]string{}
+	for _, j := range rep.Jobs {
+		got[j.Role] = cadence(j)
+	}
+	if got["planner"] != "30 3 * * *" || got["dev"] != "every 5m" {
+		t.Errorf("cadences = %v", got)
 	}
 }

@@ -94,15 +94,26 @@ func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 // it loads) while no daemon runs.
 func (a *app) offlineStatus() statusReport {
 	var rep statusReport
+	cadences := map[string]config.RoleSettings{} // by project/role
 	if cfg, err := a.loadConfigQuiet(); err == nil {
 		for _, p := range cfg.Projects {
 			rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
+			for role, rs := range p.Roles {
+				cadences[p.Name+"/"+string(role)] = rs
+			}
 		}
 	}
 	if store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json")); err == nil {
 		for key, st := range store.All() {
 			p, r, _ := strings.Cut(key, "/")
-			rep.Jobs = append(rep.Jobs, scheduler.JobStatus{Project: p, Role: r, JobState: st})
+			js := scheduler.JobStatus{Project: p, Role: r, JobState: st}
+			if rs, ok := cadences[key]; ok {
+				js.Interval = rs.Interval
+				if rs.Schedule != nil {
+					js.Schedule = rs.Schedule.String()
+				}
+			}
+			rep.Jobs = append(rep.Jobs, js)
 		}
 		sort.Slice(rep.Jobs, func(i, j int) bool {
 			return rep.Jobs[i].Project+"/"+rep.Jobs[i].Role < rep.Jobs[j].Project+"/"+rep.Jobs[j].Role
