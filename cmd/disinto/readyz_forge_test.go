@@ -54,8 +54,10 @@ func TestReadyzFollowsTheForge(t *testing.T) {
 	own, name, _ := strings.Cut(repo.Slug(), "/")
 
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "projects", "widgets.toml"),
-		"name = \"widgets\"\nrepo = \""+repo.Slug()+"\"\nforge_url = \""+proxy.URL+"\"\n[roles.dev]\ninterval = \"1s\"\n")
+	// Project "ready" has an 8 s slot (ProjectSlot): the first tick comes
+	// soon after start.
+	writeFile(t, filepath.Join(dir, "projects", "ready.toml"),
+		"name = \"ready\"\nrepo = \""+repo.Slug()+"\"\nforge_url = \""+proxy.URL+"\"\n[roles.dev]\ninterval = \"1s\"\n")
 	var ticks atomic.Int64
 	reg := map[config.Role]agentFactory{config.RoleDev: func(d agentDeps) (agent.Agent, error) {
 		return repoAgent{url: d.Project.ForgeURL, token: owner.Token, owner: own, name: name, ticks: &ticks}, nil
@@ -99,9 +101,9 @@ func TestReadyzFollowsTheForge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("parse /metrics: %v", err)
 		}
-		v, ok := gauge(fams["disinto_forge_up"], "project", "widgets")
+		v, ok := gauge(fams["disinto_forge_up"], "project", "ready")
 		if !ok {
-			t.Fatalf("no disinto_forge_up for widgets in:\n%s", body)
+			t.Fatalf("no disinto_forge_up for ready in:\n%s", body)
 		}
 		if _, ok := gauge(fams["disinto_job_last_success_timestamp_seconds"], "role", "dev"); !ok {
 			t.Errorf("no last success of the dev job in:\n%s", body)
