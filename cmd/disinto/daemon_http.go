@@ -50,7 +50,7 @@ type statusReport struct {
 	// Heartbeats say, for each running tick and piece of work, when it
 	// last made progress and which session (process group, deadline) it
 	// runs.
-	Heartbeats []agent.Heartbeat `json:"heartbeats,omitempty"`
+	Heartbeats []agent.Heartbeat `json:"heartbeats"`
 }
 
 type projectInfo struct {
