@@ -180,8 +180,13 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	pubCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	if err := a.publish(pubCtx, pr, st, log); err != nil {
-		// The next tick completes publishing from the saved state.
-		log.Error().Err(err).Msg("publish review; will complete on the next tick")
+		// The next tick completes publishing from the saved state; a
+		// forge that is down or slow is no fault of the review.
+		ev := log.Error()
+		if code, ok := agent.Unavailable(err); ok {
+			ev = log.Warn().Str(logx.KeyOutcome, string(code))
+		}
+		ev.Err(err).Msg("publish review; will complete on the next tick")
 	}
 	a.fileTechDebt(pubCtx, pr, out, log)
 	if out.Verdict.Approved() {

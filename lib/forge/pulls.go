@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"code.gitea.io/sdk/gitea"
 )
@@ -21,7 +20,7 @@ type NewPull struct {
 
 // CreatePull opens a pull request.
 func (r *RepoClient) CreatePull(ctx context.Context, in NewPull) (PullRequest, error) {
-	p, resp, err := r.c.api(ctx).CreatePullRequest(r.owner, r.name, gitea.CreatePullRequestOption{
+	p, resp, err := r.c.api(heavy(ctx)).CreatePullRequest(r.owner, r.name, gitea.CreatePullRequestOption{
 		Head: in.Head, Base: in.Base, Title: r.c.text(in.Title), Body: r.c.text(in.Body),
 	})
 	if err := r.c.check(fmt.Sprintf("create pull %s->%s in %s", in.Head, in.Base, r.slug), resp, err); err != nil {
@@ -137,7 +136,7 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 	// Pinned to a head SHA, a repeated merge cannot merge anything twice.
 	var err error
 	for attempt := 0; ; attempt++ {
-		err = r.c.do(withAttemptTimeout(withRetryablePost(ctx), mergeAttemptTimeout), "POST", r.path("/pulls/%d/merge", n), nil, body, nil)
+		err = r.c.do(heavy(withRetryablePost(ctx)), "POST", r.path("/pulls/%d/merge", n), nil, body, nil)
 		// Right after a push the forge is still checking mergeability and
 		// asks to try again later; that settles within seconds.
 		if err == nil || attempt >= mergeCheckRetries || !isStatus(err, http.StatusMethodNotAllowed) ||
@@ -233,11 +232,6 @@ func (r *RepoClient) recordLanded(ctx context.Context, n int64, head string) (do
 	}
 	return true, nil
 }
-
-// mergeAttemptTimeout is the least time one merge request gets: Gitea
-// pushes the merge before it records it, and a request cut short between
-// the two leaves the pull request open with its head on the base branch.
-const mergeAttemptTimeout = time.Minute
 
 // mergeCheckRetries bounds waiting for a pending mergeability check.
 const mergeCheckRetries = 8

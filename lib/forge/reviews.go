@@ -17,7 +17,7 @@ type NewReview struct {
 
 // CreateReview submits a formal review on pull request n.
 func (r *RepoClient) CreateReview(ctx context.Context, n int64, in NewReview) (Review, error) {
-	rv, resp, err := r.c.api(ctx).CreatePullReview(r.owner, r.name, n, gitea.CreatePullReviewOptions{
+	rv, resp, err := r.c.api(heavy(ctx)).CreatePullReview(r.owner, r.name, n, gitea.CreatePullReviewOptions{
 		State: gitea.ReviewStateType(in.Event), Body: r.c.text(in.Body), CommitID: in.CommitID,
 	})
 	if err := r.c.check(fmt.Sprintf("review %s#%d", r.slug, n), resp, err); err != nil {

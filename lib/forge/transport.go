@@ -40,6 +40,17 @@ func withAttemptTimeout(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, attemptKey{}, d)
 }
 
+// heavyAttemptTimeout is the least time one request gets that makes the
+// forge run git and write: a merge (pushed before it is recorded, so a
+// request cut short between the two leaves the pull request open with its
+// head on the base branch), a new pull request, a formal review. A loaded
+// forge takes seconds for them; a short client timeout would only repeat
+// them.
+const heavyAttemptTimeout = time.Minute
+
+// heavy gives the calls on ctx heavyAttemptTimeout per attempt.
+func heavy(ctx context.Context) context.Context { return withAttemptTimeout(ctx, heavyAttemptTimeout) }
+
 // withRetryablePost marks a POST on ctx as safe to repeat (idempotent on the
 // server, e.g. adding labels or a merge pinned to a head SHA).
 func withRetryablePost(ctx context.Context) context.Context {

@@ -227,3 +227,32 @@ func TestTransportRetriesTruncatedJSON(t *testing.T) {
 		t.Errorf("POST answered with truncated JSON: %v, want ErrUnavailable", err)
 	}
 }
+
+// A heavy write gets heavyAttemptTimeout per attempt even when the client's
+// own attempt timeout is shorter: a forge that takes its time to merge is
+// not cut short (and left with a merge pushed but unrecorded).
+func TestHeavyWritesOutlastTheAttemptTimeout(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		time.Sleep(300 * time.Millisecond)
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Options{URL: srv.URL, Token: "tok", User: "dev-bot", MaxRetries: -1,
+		HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := c.do(ctx, "POST", "/repos/o/r/pulls/1/merge", nil, map[string]any{}, nil); err == nil {
+		t.Fatal("a plain POST outlived the 50ms attempt timeout")
+	}
+	if err := c.do(heavy(ctx), "POST", "/repos/o/r/pulls/1/merge", nil, map[string]any{}, nil); err != nil {
+		t.Fatalf("a heavy POST was cut short: %v", err)
+	}
+	if got := n.Load(); got != 2 {
+		t.Errorf("%d requests, want 2 (no retry of a POST)", got)
+	}
+}
