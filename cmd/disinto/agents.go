@@ -40,8 +40,9 @@ type agentFactory func(d agentDeps) (agent.Agent, error)
 // scheduled.
 func agentRegistry() map[config.Role]agentFactory {
 	return map[config.Role]agentFactory{
-		config.RoleDev:    newDevAgent,
-		config.RoleReview: newReviewAgent,
+		config.RoleDev:        newDevAgent,
+		config.RoleReview:     newReviewAgent,
+		config.RoleSupervisor: newSupervisorAgent,
 	}
 }
 

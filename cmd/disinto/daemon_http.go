@@ -37,6 +37,10 @@ type statusReport struct {
 	// side effects (mirror pushes) still to be done.
 	InFlight      []agent.Item    `json:"in_flight"`
 	Pending       []agent.Pending `json:"pending,omitempty"`
+	// Findings and Actions are the supervisors' open findings and the
+	// remediations of their last runs.
+	Findings []agent.Finding `json:"findings,omitempty"`
+	Actions  []agent.Action  `json:"actions,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
 	// Backends are the model backends with a base URL and what their last
 	// health probe found.
@@ -134,6 +138,7 @@ func (d *daemon) status() statusReport {
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
 	rep.Journals = d.journals.status()
 	rep.InFlight, rep.Pending = d.holdings()
+	rep.Findings, rep.Actions = d.supervision()
 	rep.Backends = d.services.backendHealth()
 	rep.Formulas = d.services.mem.formulas()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
@@ -158,6 +163,17 @@ func (d *daemon) holdings() ([]agent.Item, []agent.Pending) {
 		return a.Issue < b.Issue
 	})
 	return items, pending
+}
+
+// supervision collects the supervisors' findings and last actions.
+func (d *daemon) supervision() ([]agent.Finding, []agent.Action) {
+	var fs []agent.Finding
+	var as []agent.Action
+	for _, r := range d.reporters {
+		rep := r.Report()
+		fs, as = append(fs, rep.Findings...), append(as, rep.Actions...)
+	}
+	return fs, as
 }
 
 // failing lists the jobs whose latest runs failed, but for the disabled

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/disinto/disinto/agents/supervisor"
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/dockerx"
+)
+
+// defaultDockerSocket is where the docker-socket compose profile mounts
+// the engine's socket.
+const defaultDockerSocket = "/var/run/docker.sock"
+
+// newSupervisorAgent builds the supervisor of one project, acting as the
+// supervisor bot: its incidents go to the project repository, its journal
+// to the ops repository (the local state dir when that fails), and it
+// watches the engine only when a socket is there (DOCKER_HOST or the
+// opt-in socket mount).
+func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
+	p, s := d.Project, d.Services
+	rp, err := d.parts("run-supervisor", nil)
+	if err != nil {
+		return nil, err
+	}
+	o := supervisor.Options{
+		Project: p, Forge: rp.forge,
+		Stack:       strings.TrimSpace(d.Config.Env.Get("COMPOSE_PROJECT_NAME")),
+		DataDir:     d.DataDir,
+		StateDir:    s.projectDir("state", p, "supervisor"),
+		LedgerDir:   ledgerDir(d.DataDir),
+		LogDir:      filepath.Join(d.DataDir, "logs"),
+		Maintainers: d.maintainersOf(rp.bot),
+		Pauser:      supervisor.EnablementPauser{Enablement: agent.NewEnablement(filepath.Join(d.DataDir, "agents.json"), nil), Project: p.Name},
+		Log:         d.Log,
+	}
+	o.Checkouts = supervisedCheckouts(d, p)
+	if s.mem.ops != nil {
+		if r := s.mem.ops.repo(p.Name); r != nil {
+			o.Journal = r
+		}
+	}
+	if e := dockerEngine(d.Config.Env); e != nil {
+		o.Engine = e
+	}
+	return supervisor.New(o)
+}
+
+// supervisedCheckouts are the project's clones under the data dir: the
+// dev bot's and the review agent's.
+func supervisedCheckouts(d agentDeps, p *config.Project) []supervisor.Checkout {
+	var out []supervisor.Checkout
+	if b, err := d.Config.Bot(config.RoleDev); err == nil {
+		out = append(out, supervisor.Checkout{Dir: d.Services.projectDir("clones", p, b.User), Primary: p.PrimaryBranch})
+	}
+	out = append(out, supervisor.Checkout{Dir: d.Services.projectDir("review", p, "clone"), Primary: p.PrimaryBranch})
+	return out
+}
+
+// dockerEngine opens the engine at DOCKER_HOST, else at the default
+// socket when it is mounted; nil without either.
+func dockerEngine(env config.Env) *dockerx.Engine {
+	host := strings.TrimSpace(env.Get("DOCKER_HOST"))
+	if host == "" {
+		if _, err := os.Stat(defaultDockerSocket); err != nil {
+			return nil
+		}
+		host = "unix://" + defaultDockerSocket
+	}
+	e, err := dockerx.Open(host)
+	if err != nil {
+		return nil
+	}
+	return e
+}
