@@ -206,3 +206,7 @@ func readFileOrOps(path string) (string, error) {
 	data, err := os.ReadFile(path)
 	return string(data), err
 }
+
+func benchProject() *config.Project {
+	return &config.Project{Name: "p", Repo: "o/p", PrimaryBranch: "main", Supervisor: config.DefaultSupervisor()}
+}
