@@ -219,8 +219,8 @@ func TestForgeUnreachable(t *testing.T) {
 	}
 	r.o.Forge = c.Repo("o", "p")
 	a := r.agent()
+	r.run(a)
 	out := r.run(a)
-	out = r.run(a)
 	got := findings(out, RuleForgeUnreached)
 	if len(got) != 1 || got[0].Severity != P2 {
 		t.Fatalf("findings = %+v", out.Findings)

@@ -35,12 +35,12 @@ type statusReport struct {
 	Journals []memory.Status `json:"journals,omitempty"`
 	// InFlight are the issues the agents work on; Pending the deferred
 	// side effects (mirror pushes) still to be done.
-	InFlight      []agent.Item    `json:"in_flight"`
-	Pending       []agent.Pending `json:"pending,omitempty"`
+	InFlight []agent.Item    `json:"in_flight"`
+	Pending  []agent.Pending `json:"pending,omitempty"`
 	// Findings and Actions are the supervisors' open findings and the
 	// remediations of their last runs.
-	Findings []agent.Finding `json:"findings,omitempty"`
-	Actions  []agent.Action  `json:"actions,omitempty"`
+	Findings      []agent.Finding `json:"findings,omitempty"`
+	Actions       []agent.Action  `json:"actions,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
 	// Backends are the model backends with a base URL and what their last
 	// health probe found.
