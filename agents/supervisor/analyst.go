@@ -138,7 +138,7 @@ func (m *ModelAnalyst) Analyse(ctx context.Context, snap *Snapshot, anomaly Find
 	if timeout <= 0 || timeout > DefaultAnalystTimeout {
 		timeout = DefaultAnalystTimeout
 	}
-	dir := filepath.Join(m.Dir, "analysis")
+	dir := m.Dir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return Verdict{}, err
 	}
