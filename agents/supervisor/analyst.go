@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // Analyst is the model, asked about an anomaly no rule explains. It reads
@@ -109,16 +111,21 @@ func (p *pass) analyse(fd *Finding) {
 }
 
 // ModelAnalyst runs the run-supervisor formula in one bounded, read-only
-// session (spec 60 §6.5): at most MaxTurns turns and Timeout, in a scratch
-// directory holding only the snapshot, and its report is a Verdict.
+// session (spec 60 §6.5): at most MaxTurns turns and Timeout, in a
+// sandbox workspace that holds no credential and no data-dir state (the
+// snapshot is in the prompt), and its report is a Verdict.
 type ModelAnalyst struct {
 	Claude  claude.Runner
 	Formula *formula.Formula
 	Project string
-	// Dir is a scratch directory for the session's files.
-	Dir      string
-	Model    string
-	Backend  string
+	// Sandbox and Key give the session its workspace; without a Sandbox
+	// the session runs in Dir (tests).
+	Sandbox *sandbox.Sandbox
+	Key     string
+	Dir     string
+	Model   string
+	Backend string
+	// MaxTurns and Timeout are capped at the defaults.
 	MaxTurns int
 	Timeout  time.Duration
 }
@@ -138,11 +145,18 @@ func (m *ModelAnalyst) Analyse(ctx context.Context, snap *Snapshot, anomaly Find
 	if timeout <= 0 || timeout > DefaultAnalystTimeout {
 		timeout = DefaultAnalystTimeout
 	}
-	dir := m.Dir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	inv := claude.Invocation{Model: m.Model, Backend: m.Backend, MaxTurns: turns, Timeout: timeout, Label: "supervisor-analysis"}
+	report := filepath.Join(m.Dir, "report.json")
+	inv.Dir = m.Dir
+	if m.Sandbox != nil {
+		ws, err := m.Sandbox.Workspace(m.Key)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("supervisor analysis: %w", err)
+		}
+		inv.Workspace, inv.Dir, report = ws, ws.Home(), ws.Out("report.json")
+	} else if err := os.MkdirAll(m.Dir, 0o700); err != nil {
 		return Verdict{}, err
 	}
-	report := filepath.Join(dir, "report.json")
 	_ = os.Remove(report)
 	data, _ := json.MarshalIndent(snap, "", " ")
 	prompt, err := formula.Render(m.Formula, formula.RenderInput{Role: "supervisor", Project: m.Project,
@@ -154,12 +168,11 @@ func (m *ModelAnalyst) Analyse(ctx context.Context, snap *Snapshot, anomaly Find
 	if err != nil {
 		return Verdict{}, fmt.Errorf("render run-supervisor: %w", err)
 	}
-	_, err = m.Claude.Run(ctx, claude.Invocation{Prompt: prompt, Dir: dir, Model: m.Model, Backend: m.Backend,
-		MaxTurns: turns, Timeout: timeout, Label: "supervisor-analysis"})
-	if err != nil && !errors.Is(err, claude.ErrMaxTurns) {
+	inv.Prompt = prompt
+	if _, err := m.Claude.Run(ctx, inv); err != nil && !errors.Is(err, claude.ErrMaxTurns) {
 		return Verdict{}, fmt.Errorf("supervisor analysis: %w", err)
 	}
-	out, err := os.ReadFile(report)
+	out, _, err := atomicfile.ReadUntrusted(report, maxVerdictBytes)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("%w: no report: %w", ErrVerdict, err)
 	}

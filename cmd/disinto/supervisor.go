@@ -9,6 +9,7 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/dockerx"
+	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // defaultDockerSocket is where the docker-socket compose profile mounts
@@ -37,6 +38,10 @@ func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 		Pauser:      supervisor.EnablementPauser{Enablement: agent.NewEnablement(filepath.Join(d.DataDir, "agents.json"), nil), Project: p.Name},
 		Log:         d.Log,
 	}
+	// The model sees only unknown anomalies, in a sandbox workspace of
+	// its own, read-only by its formula and without a forge token.
+	o.Analyst = &supervisor.ModelAnalyst{Claude: s.claude, Formula: rp.formula, Project: p.Name,
+		Sandbox: s.sandbox, Key: sandbox.Key("supervisor", p.Name), Model: rp.settings.Model, Backend: rp.settings.Backend}
 	o.Checkouts = supervisedCheckouts(d, p)
 	if s.mem.ops != nil {
 		if r := s.mem.ops.repo(p.Name); r != nil {
