@@ -106,15 +106,20 @@ func (a *Agent) collectLocal(ctx context.Context, s *Snapshot) {
 		s.Agents = a.o.Heartbeats.Heartbeats()
 	}
 	held := map[string]bool{}
+	anywhere := false
 	for _, h := range s.Agents {
 		if h.Worktree != "" {
 			held[filepath.Clean(h.Worktree)] = true
+		} else if h.Project == "" || h.Project == a.o.Project.Name {
+			// Work that does not say where it runs may run anywhere.
+			anywhere = true
 		}
 	}
+	isHeld := func(dir string) bool { return anywhere || held[filepath.Clean(dir)] }
 	s.Locks = findLocks(a.o.DataDir)
 	g := git.New(git.Options{})
 	for _, c := range a.o.Checkouts {
-		cs := CheckoutState{Dir: c.Dir, Primary: c.Primary, Held: held[filepath.Clean(c.Dir)]}
+		cs := CheckoutState{Dir: c.Dir, Primary: c.Primary, Held: isHeld(c.Dir)}
 		if _, err := os.Stat(filepath.Join(c.Dir, ".git")); err != nil {
 			continue // not cloned yet
 		}
@@ -139,7 +144,7 @@ func (a *Agent) collectLocal(ctx context.Context, s *Snapshot) {
 				continue
 			}
 			s.Worktrees = append(s.Worktrees, WorktreeState{Dir: wt.Dir, Clone: c.Dir, Mod: fi.ModTime(),
-				Held: held[filepath.Clean(wt.Dir)], Preserved: r.Preserved(ctx, wt.Dir)})
+				Held: isHeld(wt.Dir), Preserved: r.Preserved(ctx, wt.Dir)})
 		}
 	}
 }

@@ -234,7 +234,8 @@ func remedyWorktree(ctx context.Context, p *pass, f *Finding, _ *ruleState) verd
 			w = &p.snap.Worktrees[i]
 		}
 	}
-	if w == nil {
+	if w == nil || p.a.o.Heartbeats == nil {
+		// Without heartbeats nobody can tell whether an agent uses it.
 		return done
 	}
 	r := git.New(git.Options{}).Open(w.Clone)
@@ -257,8 +258,11 @@ func (p *pass) heldNow(dir string) bool {
 		return false
 	}
 	for _, h := range p.a.o.Heartbeats.Heartbeats() {
-		if h.Worktree != "" && filepath.Clean(h.Worktree) == filepath.Clean(dir) {
+		switch {
+		case h.Worktree != "" && filepath.Clean(h.Worktree) == filepath.Clean(dir):
 			return true
+		case h.Worktree == "" && (h.Project == "" || h.Project == p.a.o.Project.Name):
+			return true // work that does not say where it runs may run anywhere
 		}
 	}
 	return false
@@ -317,7 +321,8 @@ func remedyGitState(ctx context.Context, p *pass, f *Finding, rs *ruleState) ver
 			c = &p.snap.Checkouts[i]
 		}
 	}
-	if c == nil || p.heldNow(c.Dir) {
+	if c == nil || p.a.o.Heartbeats == nil || p.heldNow(c.Dir) {
+		// Without heartbeats nobody can tell whether an agent uses it.
 		return done
 	}
 	if rs.coolingDown(p.now) && rs.Remedied > 0 {

@@ -94,8 +94,19 @@ func TestDeadLockRemovedLiveLockKept(t *testing.T) {
 // §6.7.5: a checkout mid-rebase with no agent on it is repaired; with an
 // agent's heartbeat on it, nothing is touched.
 func TestBrokenRebaseAbortedUnlessHeld(t *testing.T) {
-	for _, held := range []bool{false, true} {
-		t.Run(map[bool]string{false: "free", true: "held"}[held], func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hb   func(dir string) fixedHeartbeats
+	}{
+		{"free", func(string) fixedHeartbeats { return fixedHeartbeats{} }},
+		{"held", func(dir string) fixedHeartbeats {
+			return fixedHeartbeats{{Agent: "dev", Project: "p", Key: "issue-3", Worktree: dir}}
+		}},
+		// Work that does not say where it runs may hold any checkout.
+		{"somewhere", func(string) fixedHeartbeats { return fixedHeartbeats{{Agent: "review", Project: "p", Key: "pr-4"}} }},
+	} {
+		held := tc.name != "free"
+		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t)
 			dir := filepath.Join(r.data, "clones", "p", "dev-bot")
 			newClone(t, dir)
@@ -113,9 +124,7 @@ func TestBrokenRebaseAbortedUnlessHeld(t *testing.T) {
 				t.Fatalf("setup: no rebase in progress: %v", err)
 			}
 			r.o.Checkouts = []Checkout{{Dir: dir, Primary: "main"}}
-			if held {
-				r.o.Heartbeats = fixedHeartbeats{{Agent: "dev", Project: "p", Key: "issue-3", Worktree: dir}}
-			}
+			r.o.Heartbeats = tc.hb(dir)
 			r.run(r.agent())
 			_, err := os.Stat(filepath.Join(dir, ".git", "rebase-merge"))
 			head := strings.TrimSpace(gitT(t, dir, "rev-parse", "--abbrev-ref", "HEAD"))
@@ -152,6 +161,7 @@ func TestPreservedWorktreeKept(t *testing.T) {
 		}
 	}
 	r.o.Checkouts = []Checkout{{Dir: clone, Primary: "main"}}
+	r.o.Heartbeats = fixedHeartbeats{}
 	r.run(r.agent())
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("preserved worktree removed: %v", err)

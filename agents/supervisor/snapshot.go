@@ -86,7 +86,8 @@ type Heartbeat struct {
 	PR    int64  `json:"pr,omitempty"`
 	// PGID is the process group of the run's session (0: none).
 	PGID int `json:"pgid,omitempty"`
-	// Worktree is the checkout the run holds.
+	// Worktree is the checkout the run holds; empty means it may hold
+	// any checkout of its project, which the git rules then leave alone.
 	Worktree       string    `json:"worktree,omitempty"`
 	StartedAt      time.Time `json:"started_at"`
 	LastProgressAt time.Time `json:"last_progress_at,omitzero"`

@@ -114,7 +114,8 @@ type Options struct {
 	PruneLabels []string
 	// Host reads memory and disk; default ProcHost.
 	Host HostSource
-	// Heartbeats lists the agents' running work; nil: none known.
+	// Heartbeats lists the agents' running work; nil means unknown:
+	// the git-state and stale-worktree rules then report without acting.
 	Heartbeats HeartbeatSource
 	// Pauser pauses new runs during a memory crisis; nil: not wired.
 	Pauser Pauser

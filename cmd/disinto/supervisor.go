@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,15 +11,11 @@ import (
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
-// defaultDockerSocket is where the docker-socket compose profile mounts
-// the engine's socket.
-const defaultDockerSocket = "/var/run/docker.sock"
-
 // newSupervisorAgent builds the supervisor of one project, acting as the
 // supervisor bot: its incidents go to the project repository, its journal
 // to the ops repository (the local state dir when that fails), and it
-// watches the engine only when a socket is there (DOCKER_HOST or the
-// opt-in socket mount).
+// watches the engine only when DOCKER_HOST names it (the opt-in socket
+// override).
 func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
 	rp, err := d.parts("run-supervisor", nil)
@@ -65,15 +60,14 @@ func supervisedCheckouts(d agentDeps, p *config.Project) []supervisor.Checkout {
 	return out
 }
 
-// dockerEngine opens the engine at DOCKER_HOST, else at the default
-// socket when it is mounted; nil without either.
+// dockerEngine opens the engine at DOCKER_HOST; nil when it is unset. The
+// socket is root-equivalent, so its use is an explicit opt-in (the
+// docker-socket override sets DOCKER_HOST), never inferred from a socket
+// that happens to exist.
 func dockerEngine(env config.Env) *dockerx.Engine {
 	host := strings.TrimSpace(env.Get("DOCKER_HOST"))
 	if host == "" {
-		if _, err := os.Stat(defaultDockerSocket); err != nil {
-			return nil
-		}
-		host = "unix://" + defaultDockerSocket
+		return nil
 	}
 	e, err := dockerx.Open(host)
 	if err != nil {
