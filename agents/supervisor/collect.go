@@ -53,7 +53,7 @@ func (a *Agent) collectHost(_ context.Context, s *Snapshot) {
 // collectDocker reads the containers, the data root and the volumes.
 func (a *Agent) collectDocker(ctx context.Context, s *Snapshot) {
 	if a.o.Engine == nil {
-		s.unobserved(SourceDocker, errors.New("no Docker socket (the docker-socket compose profile is off)"))
+		s.unobserved(SourceDocker, errors.New("DOCKER_HOST is not set (the Docker socket is opt-in: docker/docker-socket.override.yml)"))
 		return
 	}
 	listed := a.o.Project.Supervisor.Containers

@@ -156,7 +156,7 @@ func Rules() []Rule {
 		{ID: RuleDockerBlind, Severity: Info, Source: SourceLocal, Detect: detectDockerBlind, EscalateAfter: -1},
 		{ID: RuleContainerDown, Severity: P2, Source: SourceDocker, Detect: detectContainers, Remedy: remedyContainer,
 			Cooldown: time.Hour, EscalateAfter: 3},
-		{ID: RuleForgeUnreached, Severity: P2, Source: SourceLocal, Detect: detectForgeDown, EscalateAfter: 2},
+		{ID: RuleForgeUnreached, Severity: P2, Source: SourceLocal, Detect: detectForgeDown, EscalateAfter: 1},
 		{ID: RuleCIStuck, Severity: P2, Source: SourceForge, Detect: detectCIStuck, EscalateAfter: 2},
 		{ID: RuleDeadLock, Severity: P2, Source: SourceLocal, Detect: detectDeadLocks, Remedy: remedyDeadLock, EscalateAfter: -1},
 		{ID: RuleGitState, Severity: P2, Source: SourceLocal, Detect: detectGitState, Remedy: remedyGitState, Cooldown: 10 * time.Minute},
@@ -261,9 +261,15 @@ func detectContainers(p *pass) []Finding {
 	return out
 }
 
+// detectForgeDown finds the forge unreachable in two runs in a row: one
+// failed run is a blip, timed in the state without a finding.
 func detectForgeDown(p *pass) []Finding {
 	why, down := p.snap.Unobserved[SourceForge]
 	if !down {
+		return nil
+	}
+	if rs := p.st.Rules[RuleForgeUnreached]; rs == nil {
+		p.keep(RuleForgeUnreached, "")
 		return nil
 	}
 	return []Finding{{Summary: "forge unreachable: " + why}}

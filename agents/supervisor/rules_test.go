@@ -59,7 +59,8 @@ func TestRuleTable(t *testing.T) {
 				want bool
 			}{{tc.fires, true}, {tc.quiet, false}} {
 				snap := s.snap
-				p := &pass{snap: &snap, cfg: &cfg, now: now, st: &state{Rules: map[string]*ruleState{}}}
+				// A previous run saw every condition (rules that wait a run).
+				p := &pass{snap: &snap, cfg: &cfg, now: now, st: &state{Rules: map[string]*ruleState{id: {Consecutive: 1}}}}
 				if got := len(r.Detect(p)) > 0; got != s.want {
 					t.Errorf("fires = %v, want %v on %+v", got, s.want, s.snap)
 				}

@@ -229,7 +229,9 @@ func TestForgeUnreachable(t *testing.T) {
 	}
 	r.o.Forge = c.Repo("o", "p")
 	a := r.agent()
-	r.run(a)
+	if out := r.run(a); len(findings(out, RuleForgeUnreached)) != 0 {
+		t.Fatalf("a finding after one run: %+v", out.Findings)
+	}
 	out := r.run(a)
 	got := findings(out, RuleForgeUnreached)
 	if len(got) != 1 || got[0].Severity != P2 {
