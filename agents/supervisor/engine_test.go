@@ -97,6 +97,8 @@ func TestDiskPressureOneIncident(t *testing.T) {
 	host := healthyHost()
 	host.disks[root] = []float64{85}
 	r.o.Host, r.o.Engine, r.o.PruneLabels = host, e, []string{"disinto.test=none-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	sink := &findingSink{}
+	r.o.Findings = sink
 	a := r.agent()
 	out1 := r.run(a)
 	r.clock.add(20 * time.Minute)
@@ -112,9 +114,15 @@ func TestDiskPressureOneIncident(t *testing.T) {
 	if !updated {
 		t.Fatalf("second run did not update the incident: %+v", out2.Actions)
 	}
+	if got := sink.last[FindingKey{Rule: RuleDisk, Severity: P1}]; got != 1 {
+		t.Errorf("findings gauge of disk = %d, want 1", got)
+	}
 	host.disks[root] = []float64{50}
 	r.clock.add(20 * time.Minute)
 	r.run(a)
+	if got, ok := sink.last[FindingKey{Rule: RuleDisk, Severity: P1}]; !ok || got != 0 {
+		t.Errorf("findings gauge of disk after it cleared = %d (set %v), want 0", got, ok)
+	}
 	if is := incidents(t, fp.Repo, fingerprintDisk); len(is) != 0 {
 		t.Fatalf("incident still open after the disk cleared")
 	}
@@ -202,3 +210,8 @@ func readJournal(t *testing.T, path string) string {
 	}
 	return data
 }
+
+// findingSink keeps the last counts it was given.
+type findingSink struct{ last map[FindingKey]int }
+
+func (s *findingSink) SupervisorFindings(_ string, c map[FindingKey]int) { s.last = c }

@@ -90,6 +90,19 @@ type VaultAction struct {
 	Why         string
 }
 
+// FindingsSink receives, after each run, how many findings of each rule
+// and severity are open (the disinto_supervisor_findings gauge); the
+// daemon wires it to lib/metrics.
+type FindingsSink interface {
+	SupervisorFindings(project string, counts map[FindingKey]int)
+}
+
+// FindingKey is a rule and severity, a label pair of the findings gauge.
+type FindingKey struct {
+	Rule     string
+	Severity Severity
+}
+
 // Checkout is one of the factory's clones the supervisor looks after: its
 // main checkout's git state and its worktrees.
 type Checkout struct {
@@ -126,6 +139,8 @@ type Options struct {
 	// Analyst is the model, asked only about unknown anomalies; nil
 	// escalates them with the evidence alone.
 	Analyst Analyst
+	// Findings receives the open findings' counts; nil: none.
+	Findings FindingsSink
 	// Journal is the ops repository; nil (or a failing one) journals to
 	// the local state dir.
 	Journal Journal
@@ -254,6 +269,16 @@ func (a *Agent) RunOnce(ctx context.Context, runID string) (Outcome, error) {
 	a.mu.Lock()
 	a.last = out
 	a.mu.Unlock()
+	if a.o.Findings != nil {
+		counts := map[FindingKey]int{}
+		for _, r := range a.o.Rules {
+			counts[FindingKey{Rule: r.ID, Severity: r.Severity}] = 0 // a cleared rule reads 0
+		}
+		for _, f := range out.Findings {
+			counts[FindingKey{Rule: f.Rule, Severity: f.Severity}]++
+		}
+		a.o.Findings.SupervisorFindings(a.o.Project.Name, counts)
+	}
 	a.o.Log.Info().Int("findings", len(out.Findings)).Int("actions", len(out.Actions)).Str("journal", out.Journal).Msg("supervisor run done")
 	return out, nil
 }
