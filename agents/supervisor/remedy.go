@@ -36,19 +36,18 @@ func killGroup(pgid int, sig int) error { return syscall.Kill(-pgid, syscall.Sig
 func remedyMemory(ctx context.Context, p *pass, f *Finding, rs *ruleState) verdict {
 	if pz := p.a.o.Pauser; pz != nil && len(p.st.Paused) == 0 {
 		roles, err := pz.PauseNewRuns()
-		p.act(f, "paused new agent runs ("+joinRoles(roles)+")", 0, err)
-		if err == nil {
+		if err != nil || len(roles) > 0 {
+			p.act(f, "paused new agent runs ("+joinRoles(roles)+")", 0, err)
+		}
+		if len(roles) > 0 {
 			p.st.Paused = roles
-			if len(roles) == 0 {
-				p.st.Paused = nil
-			}
 		}
 	} else if pz == nil {
 		p.act(f, "cannot pause new agent runs: no scheduler hook", 0, nil)
 	}
 	for _, h := range p.snap.Agents {
-		if h.PGID <= 0 || h.Deadline.IsZero() || !p.now.After(h.Deadline) {
-			continue
+		if h.PGID <= 1 || h.PGID == syscall.Getpgrp() || h.Deadline.IsZero() || !p.now.After(h.Deadline) {
+			continue // never the daemon's own group, never a run within its deadline
 		}
 		err := p.a.terminate(ctx, h.PGID)
 		p.act(f, fmt.Sprintf("terminated %s run %s (process group %d, %s past its deadline)", h.Agent, h.Key, h.PGID,
