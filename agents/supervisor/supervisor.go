@@ -195,7 +195,7 @@ func New(o Options) (*Agent, error) {
 	if o.kill == nil {
 		o.kill = killGroup
 	}
-	a := &Agent{o: o, store: stateStore{path: filepath.Join(o.StateDir, "supervisor.json")}}
+	a := &Agent{o: o, store: stateStore{path: filepath.Join(o.StateDir, stateFile)}}
 	if st, err := a.store.load(); err == nil {
 		a.last = st.Last
 	}
@@ -226,6 +226,9 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	}
 	return nil
 }
+
+// stateFile is the state's file in the state dir.
+const stateFile = "supervisor.json"
 
 // CodeIncident is the ledger code of a run that filed or updated an
 // incident.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/disinto/disinto/agents/supervisor"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
@@ -98,6 +99,8 @@ func (a *app) offlineStatus() statusReport {
 	if cfg, err := a.loadConfigQuiet(); err == nil {
 		for _, p := range cfg.Projects {
 			rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
+			sup := supervisor.LastReport(filepath.Join(a.dataDir, "state", p.Name, "supervisor"), p.Name)
+			rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
 		}
 	}
 	if store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json")); err == nil {

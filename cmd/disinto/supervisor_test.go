@@ -39,4 +39,9 @@ func TestRunSupervisorOnce(t *testing.T) {
 			t.Errorf("journal lacks %q:\n%s", want, journal)
 		}
 	}
+	// Status, with no daemon, shows the run's open findings.
+	code, out, _ := runCLI(t, env, "status", "--projects-dir", filepath.Join(dir, "projects"), "--env-file", filepath.Join(dir, "none"), "--data-dir", data)
+	if code != exitOK || !strings.Contains(out, "supervisor findings:") || !strings.Contains(out, "example [info] containers not observable") {
+		t.Errorf("status: %d\n%s", code, out)
+	}
 }
