@@ -57,7 +57,9 @@ func TestStackContainersAndVolumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = e.Client().VolumeRemove(ctxT(t), vol.Volume.Name, client.VolumeRemoveOptions{Force: true}) })
+	t.Cleanup(func() {
+		_, _ = e.Client().VolumeRemove(ctxT(t), vol.Volume.Name, client.VolumeRemoveOptions{Force: true})
+	})
 
 	cs, err := e.Containers(ctx, stack, []string{stack + "-web", stack + "-missing"})
 	if err != nil {
