@@ -221,6 +221,7 @@ func (a *Agent) startBackground(ctx context.Context, st State) {
 				return
 			}
 			from := st.Stage
+			agent.Step(ctx, string(st.Stage)) // the work's heartbeat
 			if err := def.step(a, ctx, nil, &st); err != nil {
 				a.backgroundFailed(ctx, &st, err)
 				return

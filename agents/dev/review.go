@@ -10,6 +10,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/logx"
 	verdictpkg "github.com/disinto/disinto/lib/verdict"
 )
 
@@ -118,7 +119,10 @@ func (a *Agent) merge(ctx context.Context, snap *snapshot, st *State) error {
 			err = fmt.Errorf("%w: %w", forge.ErrConflict, err)
 		}
 	}
+	var landed *forge.LandedError
 	switch {
+	case errors.As(err, &landed):
+		return a.landedUnrecorded(ctx, st, landed)
 	case errors.Is(err, forge.ErrMergePending) && !errors.Is(err, forge.ErrConflict) &&
 		a.o.Now().Sub(st.Timeline.Approved) < mergePendingLimit:
 		// A busy forge that finished its check only after the retries
@@ -207,4 +211,26 @@ func (a *Agent) askRebase(st *State, why, detail string) error {
 	}
 	st.News = news
 	return a.move(st, StageFixing)
+}
+
+// landedTitle heads the comment on a pull request whose merge reached the
+// primary branch without the forge recording it.
+const landedTitle = "### Merged outside the forge's record"
+
+// landedUnrecorded ends a run whose approved head reached the primary
+// branch through a merge the forge pushed but never recorded, and refused
+// to record afterwards: the pull request is closed with a note naming the
+// commit, and the issue is done as merged.
+func (a *Agent) landedUnrecorded(ctx context.Context, st *State, l *forge.LandedError) error {
+	a.issueLog(*st).Warn().Str(logx.KeySHA, shortSHA(l.SHA)).Str("error", a.red.Error(l.Err)).
+		Msg("the approved head is on the primary branch but the forge did not record the merge; closing the pull request")
+	body := fmt.Sprintf("%s\n\nThe approved head %s is on `%s` as %s, but the forge did not record the merge and refused to record it afterwards. The pull request is closed; its change is merged.\n",
+		landedTitle, shortSHA(st.ReviewedSHA), a.o.PrimaryBranch, shortSHA(l.SHA))
+	if err := a.postOnce(ctx, st.PR, landedTitle, body); err != nil {
+		return err
+	}
+	if err := a.o.Forge.ClosePull(ctx, st.PR); err != nil {
+		return err
+	}
+	return a.merged(ctx, st, l.SHA)
 }

@@ -202,3 +202,26 @@ func TestMergePendingCostsNoAttempt(t *testing.T) {
 	h2.wantStage(n, StageBlocked)
 	h2.wantLedger(ledger.ReasonBlocked, ledger.Code("merge.blocked"))
 }
+
+// A merge the forge pushed but would not record ends the issue as merged:
+// the change is on the primary branch; the pull request is closed with a
+// note naming the commit, once.
+func TestMergeLandedUnrecordedEndsMerged(t *testing.T) {
+	h := newHarness(t, pushing)
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	st := driveToPR(t, h, n)
+	landed := "4f1d2c3b4a5e6f708192a3b4c5d6e7f8091a2b3c"
+	h.f.fake.FailNext("Merge", &forge.LandedError{PR: st.PR, SHA: landed, Err: forge.ErrMergeBlocked})
+	greenAndApprove(h, st.PR)
+	rec := h.wantLedger(ledger.ReasonMerged, "")
+	if rec.PR != st.PR {
+		t.Fatalf("merged record of pull request #%d, want #%d", rec.PR, st.PR)
+	}
+	if p := h.f.pull(st.PR); p.State != forge.StateClosed || p.Merged {
+		t.Fatalf("pull request after an unrecorded merge: %+v, want closed", p)
+	}
+	h.wantComment(st.PR, shortSHA(landed))
+	if i := h.f.issue(n); i.State != forge.StateClosed {
+		t.Fatalf("issue after an unrecorded merge: %+v, want closed", i)
+	}
+}

@@ -12,8 +12,9 @@ import (
 
 func (a *app) agentCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "agent",
-		Short: "Pause, resume and list agents (takes effect at the next tick, survives restarts)",
+		Use:     "agent",
+		Short:   "Pause, resume and list agents (takes effect at the next tick, survives restarts)",
+		Example: "  disinto agent pause dev --project widgets\n  disinto agent resume dev --project widgets\n  disinto agent list",
 	}
 	enablement := func() *agent.Enablement {
 		return agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)
@@ -21,9 +22,10 @@ func (a *app) agentCmd() *cobra.Command {
 	toggle := func(use, short string, fn func(*agent.Enablement, config.Role, string) error) *cobra.Command {
 		var project string
 		c := &cobra.Command{
-			Use:   use + " <role> [--project P]",
-			Short: short,
-			Args:  cobra.ExactArgs(1),
+			Use:     use + " <role> [--project P]",
+			Short:   short,
+			Example: "  disinto agent " + use + " dev\n  disinto agent " + use + " review --project widgets",
+			Args:    cobra.ExactArgs(1),
 			RunE: func(_ *cobra.Command, args []string) error {
 				role := config.Role(args[0])
 				if err := role.Validate(); err != nil {
@@ -58,9 +60,10 @@ func (a *app) agentCmd() *cobra.Command {
 		toggle("pause", "Pause a role", (*agent.Enablement).Pause),
 		toggle("resume", "Resume a paused role", (*agent.Enablement).Resume),
 		&cobra.Command{
-			Use:   "list",
-			Short: "List paused roles",
-			Args:  cobra.NoArgs,
+			Use:     "list",
+			Short:   "List paused roles",
+			Example: "  disinto agent list",
+			Args:    cobra.NoArgs,
 			RunE: func(_ *cobra.Command, _ []string) error {
 				ps, err := enablement().List()
 				if err != nil {

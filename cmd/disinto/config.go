@@ -11,12 +11,14 @@ import (
 
 func (a *app) configCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "config",
-		Short: "Inspect the configuration",
+		Use:     "config",
+		Short:   "Inspect the configuration",
+		Example: "  disinto config check",
 	}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "check",
-		Short: "Validate project files and the environment",
+		Use:     "check",
+		Short:   "Validate project files and the environment",
+		Example: "  disinto config check\n  disinto config check --projects-dir ./projects --env-file .env",
 		Long: "Validates every projects/*.toml and the environment (the env file overlaid by the process\n" +
 			"environment). Prints one line per problem as file:line: key: message and exits 1 when there\n" +
 			"are any.",

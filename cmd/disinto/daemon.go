@@ -49,8 +49,9 @@ func (a *app) daemonCmd() *cobra.Command { return a.daemonCmdWith(agentRegistry)
 func (a *app) daemonCmdWith(registry func() map[config.Role]agentFactory) *cobra.Command {
 	var f daemonFlags
 	cmd := &cobra.Command{
-		Use:   "daemon",
-		Short: "Run every agent of every project on its schedule, with webhooks, /healthz, /metrics and /status",
+		Use:     "daemon",
+		Short:   "Run every agent of every project on its schedule, with webhooks, /healthz, /metrics and /status",
+		Example: "  disinto daemon\n  disinto daemon --listen :8080 --status-listen 127.0.0.1:8081",
 		Long: "Loads projects/*.toml and the environment, takes the data dir lock, schedules the agents\n" +
 			"(AGENT_ROLES, POLL_INTERVAL, GARDENER_INTERVAL, ...) and runs until SIGTERM. It serves\n" +
 			"/healthz and the Forgejo webhook receiver /hooks/forgejo (DISINTO_WEBHOOK_SECRET) on --listen,\n" +
@@ -309,6 +310,11 @@ func jobFor(rt *agent.Runtime, ag agent.Agent, p *config.Project, role config.Ro
 	}
 	if j.Interval <= 0 {
 		j.Interval = config.DefaultIntervals[role]
+	}
+	if sch := p.Roles[role].Schedule; sch != nil {
+		// A cron schedule decides every regular run (AfterFinish is
+		// ignored); the interval stays only as the backoff's measure.
+		j.Schedule = sch
 	}
 	switch role {
 	case config.RoleReview, config.RoleDev:

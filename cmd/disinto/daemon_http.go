@@ -50,6 +50,11 @@ type statusReport struct {
 
 	// Formulas are the formulas in force and the overrides refused.
 	Formulas []formulaStatus `json:"formulas,omitempty"`
+
+	// Heartbeats say, for each running tick and piece of work, when it
+	// last made progress and which session (process group, deadline) it
+	// runs.
+	Heartbeats []agent.Heartbeat `json:"heartbeats"`
 }
 
 type projectInfo struct {
@@ -73,7 +78,7 @@ func (d *daemon) statusMux() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", healthz)
 	m.HandleFunc("GET /readyz", d.ready.serve)
-	m.Handle("GET /metrics", d.metrics.Handler())
+	m.Handle("GET /metrics", d.ready.observe(d.metrics.Handler()))
 	m.HandleFunc("GET /status", d.serveStatus)
 	m.HandleFunc("GET /{$}", d.serveStatusPage)
 	return m
@@ -137,6 +142,7 @@ func (d *daemon) status() statusReport {
 	rep.Paused, _ = d.enablement.List()
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
 	rep.Journals = d.journals.status()
+	rep.Heartbeats = d.rt.Heartbeats()
 	rep.InFlight, rep.Pending = d.holdings()
 	rep.Findings, rep.Actions = d.supervision()
 	rep.Backends = d.services.backendHealth()

@@ -17,8 +17,9 @@ import (
 
 func (a *app) formulaCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "formula",
-		Short: "Check and preview formulas",
+		Use:     "formula",
+		Short:   "Check and preview formulas",
+		Example: "  disinto formula lint formulas/*.toml\n  disinto formula render dev --project widgets",
 	}
 	cmd.AddCommand(a.formulaLintCmd(), a.formulaRenderCmd())
 	return cmd
@@ -26,8 +27,9 @@ func (a *app) formulaCmd() *cobra.Command {
 
 func (a *app) formulaLintCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "lint [file.toml...]",
-		Short: "Validate formula files",
+		Use:     "lint [file.toml...]",
+		Short:   "Validate formula files",
+		Example: "  disinto formula lint formulas/*.toml",
 		Long: "Validates the given formula files, or every formula shipped in the binary when none are\n" +
 			"given. Prints one line per problem as file:line: field: message and exits 1 when there are any.",
 		RunE: func(cmd *cobra.Command, files []string) error {
@@ -78,8 +80,9 @@ type renderOpts struct {
 func (a *app) formulaRenderCmd() *cobra.Command {
 	var o renderOpts
 	cmd := &cobra.Command{
-		Use:   "render <name>",
-		Short: "Print the prompt a formula renders to",
+		Use:     "render <name>",
+		Short:   "Print the prompt a formula renders to",
+		Example: "  disinto formula render dev --project widgets\n  disinto formula render review-pr --project widgets --profile-dir ../dev-bot-profile",
 		Long: "Resolves the formula the way an agent does (the .profile override, the ops repository's\n" +
 			"formulas/<name>.toml, then the shipped default), renders it with the project's context files\n" +
 			"and the given variables, and prints the prompt. Token values are never printed.",

@@ -38,8 +38,9 @@ type prompter interface {
 func (a *app) initCmd() *cobra.Command {
 	f := &initFlags{}
 	cmd := &cobra.Command{
-		Use:   "init [OWNER/NAME | URL]",
-		Short: "Provision a forge for a project (idempotent)",
+		Use:     "init [OWNER/NAME | URL]",
+		Short:   "Provision a forge for a project (idempotent)",
+		Example: "  disinto init acme/widgets\n  disinto init https://forge.example.com/acme/widgets --branch main",
 		Long: "Creates the bot users and their tokens, the owner, the project and ops repositories, the bots'\n" +
 			".profile repositories, collaborators, labels, branch protection and the project webhook; writes\n" +
 			"the credentials to the env file (mode 0600) and projects/<name>.toml. Running it again changes\n" +

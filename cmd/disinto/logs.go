@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/disinto/disinto/lib/logx"
@@ -21,16 +22,35 @@ type logsFlags struct {
 	follow  bool
 	agent   string
 	project string
+	run     string
+	level   string
+	tail    int
 	since   time.Duration
+
+	// min is the parsed level; lines below it are skipped.
+	min zerolog.Level
 }
 
 func (a *app) logsCmd() *cobra.Command {
-	var f logsFlags
+	f := logsFlags{tail: -1}
 	cmd := &cobra.Command{
-		Use:   "logs [-f] [--agent A] [--project P] [--since D]",
+		Use:   "logs [-f] [--tail N] [--level L] [--agent A] [--project P] [--run ID] [--since D]",
 		Short: "Pretty-print the JSON logs under <data>/logs",
-		Args:  cobra.NoArgs,
+		Long: "Prints the agents' JSON log lines in time order, with millisecond RFC 3339 timestamps.\n" +
+			"--tail N prints only the last N matching lines (then, with -f, the new ones).",
+		Example: "  disinto logs --tail 50 -f\n" +
+			"  disinto logs --agent dev --project widgets --level warn --since 2h\n" +
+			"  disinto logs --run widgets-dev-20261201T134913-41",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			lvl, err := logx.ParseLevel(f.level)
+			if err != nil {
+				return usageError{fmt.Errorf("--level: %w", err)}
+			}
+			f.min = lvl
+			if f.tail < -1 {
+				return usageError{fmt.Errorf("--tail %d: want a number of lines, 0 or more", f.tail)}
+			}
 			dir := filepath.Join(a.dataDir, "logs")
 			if _, err := os.Stat(dir); err != nil {
 				return fmt.Errorf("no logs in %s: %w", dir, err)
@@ -39,7 +59,7 @@ func (a *app) logsCmd() *cobra.Command {
 			if f.since > 0 {
 				t.since = time.Now().Add(-f.since)
 			}
-			if err := t.scan(); err != nil {
+			if err := t.scanTail(f.tail); err != nil {
 				return err
 			}
 			if !f.follow {
@@ -59,10 +79,14 @@ func (a *app) logsCmd() *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().BoolVarP(&f.follow, "follow", "f", false, "keep printing new lines")
-	cmd.Flags().StringVar(&f.agent, "agent", "", "only this agent (dev, review, daemon, scheduler, webhook, ...)")
-	cmd.Flags().StringVar(&f.project, "project", "", "only this project")
-	cmd.Flags().DurationVar(&f.since, "since", 0, "only lines newer than this (e.g. 1h)")
+	fl := cmd.Flags()
+	fl.BoolVarP(&f.follow, "follow", "f", false, "keep printing new lines")
+	fl.IntVarP(&f.tail, "tail", "n", -1, "print only the last N matching lines (default: all)")
+	fl.StringVar(&f.level, "level", "debug", "only lines at this level or above (debug, info, warn, error)")
+	fl.StringVar(&f.agent, "agent", "", "only this agent (dev, review, daemon, scheduler, webhook, ...)")
+	fl.StringVar(&f.project, "project", "", "only this project")
+	fl.StringVar(&f.run, "run", "", "only this run (the run id of the log lines and the ledger)")
+	fl.DurationVar(&f.since, "since", 0, "only lines newer than this (e.g. 1h)")
 	return cmd
 }
 
@@ -98,7 +122,11 @@ func offsetIn(prev []fileOffset, fi os.FileInfo) int64 {
 	return 0
 }
 
-func (t *logTail) scan() error {
+// scan prints every new matching line.
+func (t *logTail) scan() error { return t.scanTail(-1) }
+
+// scanTail prints the last n new matching lines (all when n < 0).
+func (t *logTail) scanTail(n int) error {
 	files, err := filepath.Glob(filepath.Join(t.dir, "*.log"))
 	if err != nil {
 		return fmt.Errorf("list logs: %w", err)
@@ -115,6 +143,9 @@ func (t *logTail) scan() error {
 		lines = append(lines, got...)
 	}
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
+	if n >= 0 && len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
 	for _, l := range lines {
 		fmt.Fprintln(t.out, formatLogLine(l.fields))
 	}
@@ -169,8 +200,12 @@ func (t *logTail) read(path string, prev []fileOffset) ([]logLine, error) {
 }
 
 func (t *logTail) match(m map[string]any) bool {
+	if lvl, err := zerolog.ParseLevel(str(m["level"])); err == nil && lvl != zerolog.NoLevel && lvl < t.f.min {
+		return false
+	}
 	return (t.f.agent == "" || str(m[logx.KeyAgent]) == t.f.agent) &&
-		(t.f.project == "" || str(m[logx.KeyProject]) == t.f.project)
+		(t.f.project == "" || str(m[logx.KeyProject]) == t.f.project) &&
+		(t.f.run == "" || str(m[logx.KeyRun]) == t.f.run)
 }
 
 // formatLogLine renders one JSON log line as "time LVL [agent] message k=v".
@@ -178,7 +213,7 @@ func formatLogLine(m map[string]any) string {
 	var b strings.Builder
 	at, err := time.Parse(time.RFC3339, str(m["time"]))
 	if err == nil {
-		b.WriteString(at.Local().Format("2006-01-02 15:04:05"))
+		b.WriteString(at.Local().Format(logx.TimeFormat))
 	} else {
 		b.WriteString(str(m["time"]))
 	}

@@ -115,6 +115,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.Version = versionLine()
 	root.SetVersionTemplate("disinto {{.Version}}\n")
 	typedUsage(root)
+	a.completions(root)
 	return root
 }
 
@@ -137,9 +138,10 @@ func (a *app) envOr(key, def string) string {
 
 func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the version",
+		Example: "  disinto version\n  disinto --version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(a.stdout, "disinto %s\n", versionLine())
 			return nil

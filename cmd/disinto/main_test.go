@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // runCLI runs the CLI in-process and returns its exit code and output.
@@ -142,4 +144,22 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("disinto %s: code %d, want %d saying %q\nstdout: %s\nstderr: %s", strings.Join(tc.args, " "), code, tc.want, tc.says, out, errOut)
 		}
 	}
+}
+
+// Every command the user runs shows examples in its help.
+func TestEveryCommandHasExamples(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		switch c.Name() {
+		case "help", "completion", "__complete", "__completeNoDesc":
+			return
+		}
+		if c.Runnable() && c.HasParent() && !c.Hidden && c.Example == "" {
+			t.Errorf("%q has no examples in its help", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk((&app{}).rootCmd())
 }

@@ -24,9 +24,10 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 	var project string
 	once := true
 	cmd := &cobra.Command{
-		Use:   "run <role> --project P --once",
-		Short: "Run one tick of one agent in the foreground and wait for the work it starts",
-		Args:  cobra.ExactArgs(1),
+		Use:     "run <role> --project P --once",
+		Short:   "Run one tick of one agent in the foreground and wait for the work it starts",
+		Example: "  disinto run dev --project widgets --once\n  disinto run review --project widgets",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			role := config.Role(args[0])
 			if err := role.Validate(); err != nil {

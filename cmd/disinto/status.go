@@ -26,8 +26,9 @@ import (
 func (a *app) statusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status [--json]",
-		Short: "Show projects, agents (enabled, last and next run, running now), recent runs and cost today",
+		Use:     "status [--json]",
+		Short:   "Show projects, agents (enabled, last and next run, running now), recent runs and cost today",
+		Example: "  disinto status\n  disinto status --json",
 		Long: "Reads the running daemon's /status when there is one (found through <data>/daemon.json),\n" +
 			"otherwise the data dir: schedule, pauses and the run ledger.",
 		Args: cobra.NoArgs,
@@ -37,9 +38,7 @@ func (a *app) statusCmd() *cobra.Command {
 				rep = a.offlineStatus()
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeStatusJSON(a.stdout, rep)
 			}
 			printStatus(a.stdout, rep, live)
 			return nil
@@ -96,17 +95,28 @@ func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 // it loads) while no daemon runs.
 func (a *app) offlineStatus() statusReport {
 	var rep statusReport
+	cadences := map[string]config.RoleSettings{} // by project/role
 	if cfg, err := a.loadConfigQuiet(); err == nil {
 		for _, p := range cfg.Projects {
 			rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
 			sup := supervisor.LastReport(filepath.Join(a.dataDir, "state", p.Name, "supervisor"), p.Name)
 			rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
+			for role, rs := range p.Roles {
+				cadences[p.Name+"/"+string(role)] = rs
+			}
 		}
 	}
 	if store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json")); err == nil {
 		for key, st := range store.All() {
 			p, r, _ := strings.Cut(key, "/")
-			rep.Jobs = append(rep.Jobs, scheduler.JobStatus{Project: p, Role: r, JobState: st})
+			js := scheduler.JobStatus{Project: p, Role: r, JobState: st}
+			if rs, ok := cadences[key]; ok {
+				js.Interval = rs.Interval
+				if rs.Schedule != nil {
+					js.Schedule = rs.Schedule.String()
+				}
+			}
+			rep.Jobs = append(rep.Jobs, js)
 		}
 		sort.Slice(rep.Jobs, func(i, j int) bool {
 			return rep.Jobs[i].Project+"/"+rep.Jobs[i].Role < rep.Jobs[j].Project+"/"+rep.Jobs[j].Role
@@ -164,7 +174,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	}
 	fmt.Fprintln(w, "\nagents:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  PROJECT\tROLE\tENABLED\tLAST RUN\tNEXT RUN\tRUNNING\tLAST ERROR")
+	fmt.Fprintln(tw, "  PROJECT\tROLE\tENABLED\tCADENCE\tLAST RUN\tNEXT RUN\tRUNNING\tLAST ERROR")
 	disabled := map[string]disabledRole{}
 	for _, dr := range rep.Disabled {
 		disabled[dr.Project+"/"+dr.Role] = dr
@@ -178,7 +188,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 		if _, ok := disabled[j.Project+"/"+j.Role]; ok {
 			enabled = "DISABLED"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Project, j.Role, enabled,
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.Project, j.Role, enabled, cadence(j),
 			stamp(j.LastStart), stamp(j.Next), run, oneLine(j.LastError, 60))
 	}
 	_ = tw.Flush()
@@ -197,11 +207,15 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 		}
 	}
 	printHoldings(w, rep, time.Now())
+	printStalled(w, rep.Heartbeats, time.Now())
 	fmt.Fprintln(w, "\nrecent runs:")
 	if len(rep.Recent) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(rep.Recent) > 0 {
+		fmt.Fprintln(tw, "  ENDED\tPROJECT\tROLE\tSUBJECT\tOUTCOME\tCODE\tCOST\tWALL\tSTAGES")
+	}
 	for _, r := range rep.Recent {
 		subject := "-"
 		switch {
@@ -215,6 +229,33 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\ncost today: $%.2f\n", rep.CostTodayUSD)
+}
+
+// printStalled names the running work whose heartbeat has gone quiet.
+func printStalled(w io.Writer, beats []agent.Heartbeat, now time.Time) {
+	for _, h := range beats {
+		if !h.Stalled {
+			continue
+		}
+		line := fmt.Sprintf("  %s %s %s: STALLED, no progress for %s (last: %s)", h.Project, h.Role, h.Key,
+			h.Silent(now).Round(time.Second), h.Step)
+		if h.PGID > 0 {
+			line += fmt.Sprintf(", session pgid %d until %s", h.PGID, stamp(h.Deadline))
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// cadence reads a job's schedule ("0 2 * * *") or interval ("every 5m"),
+// or "-" when not known (a status read from the data dir alone).
+func cadence(j scheduler.JobStatus) string {
+	switch {
+	case j.Schedule != "":
+		return j.Schedule
+	case j.Interval > 0:
+		return "every " + strings.TrimSuffix(strings.TrimSuffix(j.Interval.String(), "0s"), "0m")
+	}
+	return "-"
 }
 
 // printHoldings lists the work in flight, one line per issue with its

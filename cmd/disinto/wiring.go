@@ -48,7 +48,12 @@ type coreOptions struct {
 // closed again.
 func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
 	red := redact.New(cfg.Secrets()...)
-	logs, err := logx.New(logx.Options{Dir: filepath.Join(a.dataDir, "logs"), Debug: a.debug, Console: a.stderr, Redactor: red})
+	lo, err := a.logOptions()
+	if err != nil {
+		return nil, err
+	}
+	lo.Dir, lo.Console, lo.Redactor = filepath.Join(a.dataDir, "logs"), a.stderr, red
+	logs, err := logx.New(lo)
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +71,7 @@ func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
 	var next agent.Recorder = c.ledger
 	if o.metrics {
 		c.metrics = metrics.New(func() int { return len(c.rt.Running()) })
+		c.metrics.SetBuildInfo(version, buildCommit())
 		next = metrics.Recorder{Next: c.ledger, Reg: c.metrics}
 		rto.OnTick = func(p string, r config.Role, dur time.Duration, err error) {
 			c.metrics.ObserveTick(p, string(r), dur, err)
@@ -96,4 +102,20 @@ func (c *core) close() error {
 		errs = append(errs, c.ledger.Close())
 	}
 	return errors.Join(append(errs, c.logs.Close())...)
+}
+
+// logOptions are the console settings of the environment: DISINTO_LOG_LEVEL
+// (debug, info, warn, error; --debug wins), DISINTO_LOG_FORMAT (console or
+// json) and NO_COLOR (any value: no colours).
+func (a *app) logOptions() (logx.Options, error) {
+	o := logx.Options{Debug: a.debug, Level: a.getenv("DISINTO_LOG_LEVEL"), NoColor: a.getenv("NO_COLOR") != ""}
+	if _, err := logx.ParseLevel(o.Level); err != nil {
+		return o, fmt.Errorf("DISINTO_LOG_LEVEL: %w", err)
+	}
+	json, err := logx.ParseFormat(a.getenv("DISINTO_LOG_FORMAT"))
+	if err != nil {
+		return o, fmt.Errorf("DISINTO_LOG_FORMAT: %w", err)
+	}
+	o.JSONConsole = json
+	return o, nil
 }

@@ -36,6 +36,9 @@ type Options struct {
 	// it is cancelled and recorded as engine.tick_timeout. Zero means no
 	// bound.
 	TickTimeout time.Duration
+	// StallAfter is how long running work may make no progress before its
+	// heartbeat says it is stalled; default DefaultStallAfter.
+	StallAfter time.Duration
 }
 
 // Runtime runs ticks and tracks the background work they spawn.
@@ -48,6 +51,7 @@ type Runtime struct {
 	mu      sync.Mutex
 	work    map[string]Work   // by project/role/key
 	streaks map[string]streak // by project/role: failures in a row
+	beats   map[string]*Heartbeat
 }
 
 // Work describes one piece of background work in flight.
@@ -64,7 +68,10 @@ func New(opts Options) *Runtime {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Runtime{opts: opts, work: map[string]Work{}, streaks: map[string]streak{}}
+	if opts.StallAfter <= 0 {
+		opts.StallAfter = DefaultStallAfter
+	}
+	return &Runtime{opts: opts, work: map[string]Work{}, streaks: map[string]streak{}, beats: map[string]*Heartbeat{}}
 }
 
 // ErrPaused is returned by Tick when the role is paused for the project.
@@ -101,6 +108,14 @@ func (rt *Runtime) Tick(ctx context.Context, a Agent, p *config.Project, role co
 		tickCtx, cancel = context.WithTimeout(ctx, rt.opts.TickTimeout)
 	}
 	defer cancel()
+	// The tick has a heartbeat of its own (a formula agent's session runs
+	// inside it); work it starts gets one each, not this one.
+	rt.mu.Lock()
+	tb := rt.startBeat(workKey(p.Name, role, "tick "+id), Heartbeat{Project: p.Name, Role: string(role), Key: "tick", Run: id,
+		StartedAt: start, LastProgressAt: start, Step: "tick"})
+	rt.mu.Unlock()
+	defer tb.end()
+	tickCtx = tb.with(tickCtx)
 	if err := a.Tick(tickCtx, run); err != nil {
 		code, permanent := Classify(err)
 		switch {
@@ -192,7 +207,10 @@ func (rt *Runtime) spawn(ctx context.Context, run *Run, key string, fn func(cont
 		run.Log.Debug().Str("work", key).Msg("work already running; not starting another")
 		return false
 	}
-	rt.work[wkey] = Work{Project: run.Project.Name, Role: string(run.Role), Key: key, Run: run.ID, Since: rt.opts.Now()}
+	since := rt.opts.Now()
+	rt.work[wkey] = Work{Project: run.Project.Name, Role: string(run.Role), Key: key, Run: run.ID, Since: since}
+	b := rt.startBeat(wkey, Heartbeat{Project: run.Project.Name, Role: string(run.Role), Key: key, Run: run.ID,
+		StartedAt: since, LastProgressAt: since, Step: "work"})
 	rt.wg.Add(1)
 	rt.mu.Unlock()
 
@@ -200,11 +218,13 @@ func (rt *Runtime) spawn(ctx context.Context, run *Run, key string, fn func(cont
 		// Not the tick's context: its deadline ends the tick, not the work.
 		ctx = run.workCtx
 	}
+	ctx = b.with(ctx)
 	go func() {
 		defer rt.wg.Done()
 		defer func() {
 			rt.mu.Lock()
 			delete(rt.work, wkey)
+			delete(rt.beats, wkey)
 			rt.mu.Unlock()
 		}()
 		start := rt.opts.Now()

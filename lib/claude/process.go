@@ -108,6 +108,8 @@ func (e *Exec) runProcess(ctx context.Context, inv Invocation, args, env []strin
 		return Result{}, err
 	}
 	parser := newStreamParser(tr, log)
+	progress := progressFrom(ctx)
+	parser.onLine = progress.SessionEvent
 	stderr := &tailBuffer{max: 4 << 10}
 
 	k := &killer{grace: e.opts.KillGrace}
@@ -137,6 +139,9 @@ func (e *Exec) runProcess(ctx context.Context, inv Invocation, args, env []strin
 		return Result{}, fmt.Errorf("start %s: %w", e.bin, err)
 	}
 	k.setGroup(cmd.Process.Pid)
+	deadline, _ := runCtx.Deadline() // the timeout, or the caller's earlier one
+	progress.SessionStarted(cmd.Process.Pid, deadline)
+	defer progress.SessionEnded()
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup

@@ -59,10 +59,20 @@ type streamParser struct {
 	garbage    int
 	lastBad    string
 	resultSeen chan struct{}
+	// onLine, if set, hears of every line with its event type ("" for
+	// output that is not an event): the session's heartbeat.
+	onLine func(kind string)
 }
 
 func newStreamParser(transcript io.Writer, log zerolog.Logger) *streamParser {
 	return &streamParser{transcript: transcript, log: log, resultSeen: make(chan struct{})}
+}
+
+// heard passes one line's event type to onLine.
+func (p *streamParser) heard(kind string) {
+	if p.onLine != nil {
+		p.onLine(kind)
+	}
 }
 
 // Write implements io.Writer; it never fails so that the CLI never sees a
@@ -111,8 +121,10 @@ func (p *streamParser) line(raw []byte) {
 	if len(raw) > maxLine || raw[0] != '{' || json.Unmarshal(raw, &ev) != nil {
 		p.garbage++
 		p.lastBad = truncate(string(raw), 200)
+		p.heard("")
 		return
 	}
+	p.heard(ev.Type)
 	switch ev.Type {
 	case "system":
 		if ev.Subtype == "init" && ev.SessionID != "" {

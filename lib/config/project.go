@@ -83,6 +83,9 @@ type CI struct {
 type RoleSettings struct {
 	Enabled  bool
 	Interval time.Duration
+	// Schedule, when set (schedule = "0 2 * * *"), replaces Interval: the
+	// role runs at the schedule's activations.
+	Schedule *Schedule
 	Model    string // empty: the CLI's default
 	Backend  string // a key of Config.Backends
 }
@@ -122,6 +125,7 @@ type rawProject struct {
 	RepoRoot      string                   `toml:"repo_root"`
 	OpsRepoRoot   string                   `toml:"ops_repo_root"`
 	Maintainers   []string                 `toml:"maintainers"`
+	Timezone      string                   `toml:"timezone"`
 	CI            rawCI                    `toml:"ci"`
 	Mirrors       map[string]string        `toml:"mirrors"`
 	Limits        rawLimits                `toml:"limits"`
@@ -141,6 +145,7 @@ type rawCI struct {
 type rawRole struct {
 	Enabled  *bool    `toml:"enabled"`
 	Interval Duration `toml:"interval"`
+	Schedule string   `toml:"schedule"`
 	Model    string   `toml:"model"`
 	Backend  string   `toml:"backend"`
 }
@@ -368,6 +373,7 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 			if rr.Interval < 0 {
 				bad(key+".interval", "must be positive")
 			}
+			s.Schedule = r.schedule(rr, key, env, bad)
 			s.Model = rr.Model
 			if rr.Backend != "" {
 				s.Backend = rr.Backend
@@ -377,6 +383,34 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 		p.Roles[role] = s
 	}
 	return p, ps
+}
+
+// schedule validates the schedule key of the role table key, in the
+// project's time zone; nil when the role has none (or a bad one, which
+// is reported).
+func (r *rawProject) schedule(rr rawRole, key string, env Env, bad func(key, format string, args ...any)) *Schedule {
+	if rr.Schedule == "" {
+		return nil
+	}
+	if rr.Interval != 0 {
+		bad(key+".schedule", "set either interval or schedule, not both")
+		return nil
+	}
+	loc, zoneKey, err := scheduleZone(r.Timezone, env)
+	if err != nil {
+		if zoneKey == "timezone" {
+			bad("timezone", "%s", err)
+		} else {
+			bad(key+".schedule", "environment variable %s: %s", zoneKey, err)
+		}
+		return nil
+	}
+	s, err := ParseSchedule(rr.Schedule, loc)
+	if err != nil {
+		bad(key+".schedule", "%q is not a cron schedule: %s", rr.Schedule, err)
+		return nil
+	}
+	return s
 }
 
 // intervalsFromEnv reads the interval variables once for all projects.

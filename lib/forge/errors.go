@@ -34,6 +34,11 @@ var (
 	ErrHeadMoved = errors.New("forge: pull request head moved")
 	// ErrAlreadyMerged means the pull request was already merged.
 	ErrAlreadyMerged = errors.New("forge: already merged")
+	// ErrMergeLanded means the pull request's head is on the base branch
+	// although the forge never recorded the merge (a merge cut short
+	// after its push), and the forge refused to record it afterwards. The
+	// change is merged; the pull request is still open. See LandedError.
+	ErrMergeLanded = errors.New("forge: merged but not recorded")
 	// ErrClaimed means another identity holds the issue.
 	ErrClaimed = errors.New("forge: issue claimed by someone else")
 	// ErrPageCap means a list exceeded the hard page cap; the results
@@ -104,3 +109,24 @@ func messageOf(body []byte) string {
 	}
 	return s
 }
+
+// LandedError reports a merge that reached the base branch but that the
+// forge did not record and refused to record afterwards: SHA is the commit
+// of the base branch that brought the head in. It matches ErrMergeLanded.
+type LandedError struct {
+	PR  int64
+	SHA string
+	Err error
+}
+
+// Error names the pull request and the commit.
+func (e *LandedError) Error() string {
+	return fmt.Sprintf("pull request #%d: its head is on the base branch as %s, but the forge did not record the merge: %v",
+		e.PR, short(e.SHA), e.Err)
+}
+
+// Is matches ErrMergeLanded.
+func (e *LandedError) Is(target error) bool { return target == ErrMergeLanded }
+
+// Unwrap returns the forge's refusal to record the merge.
+func (e *LandedError) Unwrap() error { return e.Err }

@@ -252,3 +252,24 @@ func (r *RepoClient) IsCollaborator(ctx context.Context, login string) (bool, er
 	}
 	return false, fmt.Errorf("check collaborator %s on %s: %w", login, r.slug, err)
 }
+
+// EnsureManualMerge lets the repository's pull requests be marked as
+// merged by a commit already on their base branch, which is how a merge
+// that the forge pushed but never recorded gets recorded (see Merge). It
+// reports whether the setting had to be changed.
+func (r *RepoClient) EnsureManualMerge(ctx context.Context) (changed bool, err error) {
+	var cur struct {
+		AllowManualMerge bool `json:"allow_manual_merge"`
+	}
+	if err := r.c.do(ctx, "GET", r.path(""), nil, nil, &cur); err != nil {
+		return false, fmt.Errorf("get repo %s: %w", r.slug, err)
+	}
+	if cur.AllowManualMerge {
+		return false, nil
+	}
+	body := map[string]any{"allow_manual_merge": true}
+	if err := r.c.do(ctx, "PATCH", r.path(""), nil, body, nil); err != nil {
+		return false, fmt.Errorf("allow manual merges in %s: %w", r.slug, err)
+	}
+	return true, nil
+}

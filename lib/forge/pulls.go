@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"code.gitea.io/sdk/gitea"
 )
@@ -136,7 +137,7 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 	// Pinned to a head SHA, a repeated merge cannot merge anything twice.
 	var err error
 	for attempt := 0; ; attempt++ {
-		err = r.c.do(withRetryablePost(ctx), "POST", r.path("/pulls/%d/merge", n), nil, body, nil)
+		err = r.c.do(withAttemptTimeout(withRetryablePost(ctx), mergeAttemptTimeout), "POST", r.path("/pulls/%d/merge", n), nil, body, nil)
 		// Right after a push the forge is still checking mergeability and
 		// asks to try again later; that settles within seconds.
 		if err == nil || attempt >= mergeCheckRetries || !isStatus(err, http.StatusMethodNotAllowed) ||
@@ -164,6 +165,12 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 			return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrAlreadyMerged, se)
 		}
 		if strings.Contains(se.Message, "try again later") {
+			// Gitea also answers so, for good, when an earlier merge was cut
+			// short after its push: the head is on the base branch, and only
+			// the record of the merge is missing.
+			if done, lerr := r.recordLanded(ctx, n, opts.HeadSHA); done || lerr != nil {
+				return lerr
+			}
 			return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrMergePending, se)
 		}
 		// Tell a lost race (merged meanwhile) from a real block.
@@ -178,6 +185,59 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 	}
 	return fmt.Errorf("merge %s#%d: %w", r.slug, n, se)
 }
+
+// landedDepth is how many of the newest commits of the base branch are
+// searched for a merge of the pull request that the forge did not record.
+const landedDepth = 50
+
+// recordLanded finds out whether the head of pull request n is on its base
+// branch already (a merge cut short after its push, which Gitea never
+// records and then refuses for good with "try again later"), and if so
+// marks the pull request as merged by the commit that brought the head in.
+// done reports that the merge is recorded now; a forge that refuses to
+// record it yields a *LandedError. Not being able to tell is no error:
+// the caller reports the merge as pending.
+func (r *RepoClient) recordLanded(ctx context.Context, n int64, head string) (done bool, err error) {
+	pr, err := r.GetPull(ctx, n)
+	if err != nil || pr.Merged || pr.State != StateOpen || pr.HeadSHA != head {
+		return false, nil
+	}
+	commits, resp, err := r.c.api(ctx).ListRepoCommits(r.owner, r.name, gitea.ListCommitOptions{
+		ListOptions: gitea.ListOptions{PageSize: landedDepth}, SHA: pr.Base})
+	if r.c.check("list commits of "+r.slug+"@"+pr.Base, resp, err) != nil {
+		return false, nil
+	}
+	sha := ""
+	for _, c := range commits {
+		if c.SHA == head {
+			sha = c.SHA
+		}
+		for _, p := range c.Parents {
+			if p != nil && p.SHA == head {
+				sha = c.SHA
+			}
+		}
+		if sha != "" {
+			break
+		}
+	}
+	if sha == "" {
+		return false, nil
+	}
+	body := map[string]any{"Do": "manually-merged", "merge_commit_id": sha}
+	if err := r.c.do(withRetryablePost(ctx), "POST", r.path("/pulls/%d/merge", n), nil, body, nil); err != nil {
+		if p, gerr := r.GetPull(ctx, n); gerr == nil && p.Merged {
+			return true, nil
+		}
+		return false, &LandedError{PR: n, SHA: sha, Err: err}
+	}
+	return true, nil
+}
+
+// mergeAttemptTimeout is the least time one merge request gets: Gitea
+// pushes the merge before it records it, and a request cut short between
+// the two leaves the pull request open with its head on the base branch.
+const mergeAttemptTimeout = time.Minute
 
 // mergeCheckRetries bounds waiting for a pending mergeability check.
 const mergeCheckRetries = 8

@@ -30,6 +30,16 @@ const (
 
 type retryKey struct{}
 
+// attemptKey carries a longer per-attempt timeout for one call.
+type attemptKey struct{}
+
+// withAttemptTimeout gives the calls on ctx at least d per attempt: work
+// the forge must not be cut short in, such as a merge, which Gitea leaves
+// pushed but unrecorded when its request ends mid-way.
+func withAttemptTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, attemptKey{}, d)
+}
+
 // withRetryablePost marks a POST on ctx as safe to repeat (idempotent on the
 // server, e.g. adding labels or a merge pinned to a head SHA).
 func withRetryablePost(ctx context.Context) context.Context {
@@ -128,8 +138,12 @@ const maxBufferedBody = 64 << 20
 // headers, instead of an error in the caller's decoding.
 func (t *transport) attempt(r *http.Request, repeatable bool) (*http.Response, error) {
 	ctx, cancel := r.Context(), context.CancelFunc(func() {})
-	if t.attemptTimeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, t.attemptTimeout)
+	timeout := t.attemptTimeout
+	if d, ok := ctx.Value(attemptKey{}).(time.Duration); ok && timeout > 0 && d > timeout {
+		timeout = d
+	}
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	resp, err := t.next.RoundTrip(r.WithContext(ctx))
 	if err != nil {

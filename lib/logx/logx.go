@@ -12,8 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
-	"time"
 
 	"github.com/rs/zerolog"
 	"gopkg.in/natefinch/lumberjack.v2"
@@ -31,8 +31,12 @@ type Options struct {
 	JSONConsole bool
 	// Dir holds <agent>.log files; empty disables file logging.
 	Dir string
-	// Debug lowers the minimum level of both sinks from Info to Debug.
+	// Debug lowers the minimum level of both sinks to Debug, whatever
+	// Level says.
 	Debug bool
+	// Level is the minimum level of both sinks: debug, info (the
+	// default, also for ""), warn or error. New refuses any other name.
+	Level string
 	// MaxSizeMB is the size at which a log file is rotated (default 20).
 	MaxSizeMB int
 	// MaxBackups is how many rotated files are kept per agent (default 5).
@@ -45,6 +49,7 @@ type Options struct {
 // It is safe for concurrent use.
 type Set struct {
 	opts    Options
+	min     zerolog.Level
 	console io.Writer
 
 	mu    sync.Mutex
@@ -55,6 +60,13 @@ var agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
 
 // New returns a Set. It creates Dir when file logging is enabled.
 func New(opts Options) (*Set, error) {
+	min, err := ParseLevel(opts.Level)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Debug {
+		min = zerolog.DebugLevel
+	}
 	if opts.Console == nil {
 		opts.Console = os.Stdout
 	}
@@ -75,10 +87,11 @@ func New(opts Options) (*Set, error) {
 	console := opts.Redactor.Writer(opts.Console)
 	if !opts.JSONConsole {
 		noColor := opts.NoColor || !isTerminal(opts.Console)
-		console = zerolog.ConsoleWriter{Out: console, NoColor: noColor, TimeFormat: time.RFC3339}
+		console = zerolog.ConsoleWriter{Out: console, NoColor: noColor, TimeFormat: TimeFormat}
 	}
 	return &Set{
 		opts:    opts,
+		min:     min,
 		console: console,
 		files:   make(map[string]*lumberjack.Logger),
 	}, nil
@@ -117,12 +130,7 @@ func (s *Set) file(agent string) io.Writer {
 	return f
 }
 
-func (s *Set) level() zerolog.Level {
-	if s.opts.Debug {
-		return zerolog.DebugLevel
-	}
-	return zerolog.InfoLevel
-}
+func (s *Set) level() zerolog.Level { return s.min }
 
 // Close closes every log file. Loggers handed out keep working on the
 // console; file writes after Close reopen the file.
@@ -152,3 +160,38 @@ func isTerminal(w io.Writer) bool {
 // Nop returns a logger that discards everything, for tests and callers that
 // pass no logger.
 func Nop() zerolog.Logger { return zerolog.Nop() }
+
+// TimeFormat is how log lines carry their time, on the console, in the
+// files and in `disinto logs`: RFC 3339 with milliseconds and the zone.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// The JSON files and the console carry milliseconds: zerolog's time format
+// is process-wide, and every logger of the process is made here.
+func init() { zerolog.TimeFieldFormat = TimeFormat }
+
+// ParseLevel reads a level name: debug, info (also ""), warn or error.
+func ParseLevel(s string) (zerolog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return zerolog.DebugLevel, nil
+	case "", "info":
+		return zerolog.InfoLevel, nil
+	case "warn", "warning":
+		return zerolog.WarnLevel, nil
+	case "error":
+		return zerolog.ErrorLevel, nil
+	}
+	return zerolog.NoLevel, fmt.Errorf("unknown log level %q (want debug, info, warn or error)", s)
+}
+
+// ParseFormat reads a console format name: console (also "") or json. It
+// reports whether the console gets JSON lines.
+func ParseFormat(s string) (json bool, err error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "console", "text":
+		return false, nil
+	case "json":
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown log format %q (want console or json)", s)
+}

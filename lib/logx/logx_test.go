@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/redact"
@@ -126,5 +127,47 @@ func TestNoColorOffTerminal(t *testing.T) {
 	l.Info().Str("k", "v").Msg("hello")
 	if strings.Contains(buf.String(), "\x1b[") {
 		t.Errorf("colour codes in non-terminal output: %q", buf.String())
+	}
+}
+
+// The level and the console format come from the options: warn drops info
+// lines from both sinks, a JSON console gets one object a line with a
+// millisecond time, and an unknown level is refused.
+func TestLevelAndJSONConsole(t *testing.T) {
+	dir := t.TempDir()
+	var console bytes.Buffer
+	set, err := logx.New(logx.Options{Console: &console, JSONConsole: true, Dir: dir, Level: "warn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := set.For("dev")
+	log.Info().Msg("quiet")
+	log.Warn().Msg("loud")
+	if err := set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(filepath.Join(dir, "dev.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"console": console.String(), "file": string(file)} {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], "loud") {
+			t.Fatalf("%s holds %q, want the warn line only", name, out)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(lines[0]), &m); err != nil {
+			t.Fatalf("%s line %q is not JSON: %v", name, lines[0], err)
+		}
+		at, _ := m["time"].(string)
+		if _, err := time.Parse(logx.TimeFormat, at); err != nil {
+			t.Errorf("%s time %q is not RFC 3339 with milliseconds: %v", name, at, err)
+		}
+	}
+	if _, err := logx.New(logx.Options{Level: "loud"}); err == nil || !strings.Contains(err.Error(), `"loud"`) {
+		t.Errorf("an unknown level: %v, want an error naming it", err)
+	}
+	if _, err := logx.ParseFormat("xml"); err == nil {
+		t.Error("format xml accepted")
 	}
 }

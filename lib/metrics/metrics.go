@@ -1,12 +1,14 @@
 // Package metrics holds the daemon's Prometheus registry: runs by outcome,
-// tick and run durations, sessions running, forge requests, webhook
-// deliveries and model cost. Every collector lives on a Registry value; no
-// global registry is used.
+// tick and run durations, the last successful tick of each job, sessions
+// running, forge requests and whether each project's forge answers, webhook
+// deliveries, model cost, the build, and the supervisor's findings. Every
+// collector lives on a Registry value; no global registry is used.
 package metrics
 
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +29,12 @@ type Registry struct {
 	tokens     *prometheus.CounterVec
 	forge      *prometheus.CounterVec
 	hooks      *prometheus.CounterVec
+	build      *prometheus.GaugeVec
+	forgeUp    *prometheus.GaugeVec
+	lastOK     *prometheus.GaugeVec
+	findings   *findings
+	// now stamps successful ticks; time.Now.
+	now func() time.Time
 }
 
 // New returns a Registry; running reports how many sessions (background
@@ -60,8 +68,21 @@ func New(running func() int) *Registry {
 		hooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "disinto_webhook_deliveries_total", Help: "Webhook deliveries by event and result.",
 		}, []string{"event", "result"}),
+		build: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "disinto_build_info", Help: "The running build: always 1, with its version and commit.",
+		}, []string{"version", "commit"}),
+		forgeUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "disinto_forge_up", Help: "Whether the project's forge answered its last health probe (1) or not (0).",
+		}, []string{"project"}),
+		lastOK: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "disinto_job_last_success_timestamp_seconds", Help: "Unix time of the job's last successful tick.",
+		}, []string{"project", "role"}),
+		findings: &findings{desc: prometheus.NewDesc("disinto_supervisor_findings",
+			"Findings of the supervisor's last run, by rule and severity.", []string{"rule", "severity"}, nil)},
+		now: time.Now,
 	}
 	r.reg.MustRegister(r.runs, r.runSeconds, r.tickSecs, r.ticks, r.cost, r.tokens, r.forge, r.hooks,
+		r.build, r.forgeUp, r.lastOK, r.findings,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if running != nil {
 		r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -91,14 +112,78 @@ func (r *Registry) ObserveRecord(rec ledger.Record) {
 	}
 }
 
-// ObserveTick counts one scheduler tick.
+// ObserveTick counts one scheduler tick; a successful one also stamps the
+// job's last success.
 func (r *Registry) ObserveTick(project, role string, d time.Duration, err error) {
 	result := "ok"
 	if err != nil {
 		result = "error"
+	} else {
+		r.lastOK.WithLabelValues(project, role).Set(float64(r.now().UnixNano()) / 1e9)
 	}
 	r.ticks.WithLabelValues(project, role, result).Inc()
 	r.tickSecs.WithLabelValues(role).Observe(d.Seconds())
+}
+
+// SetBuildInfo publishes the running build's version and commit (empty
+// commit: "unknown").
+func (r *Registry) SetBuildInfo(version, commit string) {
+	if commit == "" {
+		commit = "unknown"
+	}
+	r.build.Reset()
+	r.build.WithLabelValues(version, commit).Set(1)
+}
+
+// SetForgeUp records whether the forge of project answered its health
+// probe.
+func (r *Registry) SetForgeUp(project string, up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	r.forgeUp.WithLabelValues(project).Set(v)
+}
+
+// Finding is how many findings one supervisor rule made at one severity.
+type Finding struct {
+	Rule     string
+	Severity string
+	Count    int
+}
+
+// SetFindings replaces the supervisor's findings with those of its latest
+// run, at once: a rule that no longer fires drops out instead of keeping
+// its old count, and a scrape sees either the old set or the new one.
+// Counts of the same rule and severity add up.
+func (r *Registry) SetFindings(fs []Finding) {
+	sum := map[[2]string]int{}
+	for _, f := range fs {
+		sum[[2]string{f.Rule, f.Severity}] += f.Count
+	}
+	r.findings.mu.Lock()
+	r.findings.counts = sum
+	r.findings.mu.Unlock()
+}
+
+// findings is the collector of the supervisor's latest findings.
+type findings struct {
+	desc *prometheus.Desc
+
+	mu     sync.Mutex
+	counts map[[2]string]int
+}
+
+// Describe implements prometheus.Collector.
+func (f *findings) Describe(ch chan<- *prometheus.Desc) { ch <- f.desc }
+
+// Collect implements prometheus.Collector.
+func (f *findings) Collect(ch chan<- prometheus.Metric) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, n := range f.counts {
+		ch <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
 }
 
 // ObserveWebhook counts one webhook delivery.

@@ -209,6 +209,7 @@ func (p *run) all(ctx context.Context) error {
 		{"bots", p.ensureBots},
 		{"owner", p.ensureOwner},
 		{"project repo", p.ensureProjectRepo},
+		{"merge settings", p.ensureMergeSettings},
 		{"ops repo", p.ensureOpsRepo},
 		{"profile repos", p.ensureProfiles},
 		{"collaborators", p.ensureCollaborators},

@@ -206,3 +206,20 @@ func (p *run) ensureProfiles(ctx context.Context) error {
 	p.rep.add("repos", name, StatusCreated, "private; for "+strings.Join(created, " "))
 	return nil
 }
+
+// ensureMergeSettings lets the project's pull requests be marked as merged
+// by a commit already on the primary branch: the dev agent records so a
+// merge the forge pushed but never recorded (a merge request cut short).
+func (p *run) ensureMergeSettings(ctx context.Context) error {
+	rc := p.admin.Repo(p.owner, p.name)
+	changed, err := rc.EnsureManualMerge(ctx)
+	if err != nil {
+		return err
+	}
+	st := StatusPresent
+	if changed {
+		st = StatusUpdated
+	}
+	p.rep.add("merge settings", rc.Slug(), st, "pull requests may be marked merged by a commit on "+p.branch)
+	return nil
+}

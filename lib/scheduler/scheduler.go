@@ -1,8 +1,10 @@
-// Package scheduler runs per-(project, role) jobs on intervals: staggered
-// deterministic offsets, no overlap (a run still going makes the next
-// boundary a logged skip), trigger-now with debounce for webhooks, and
-// last-run times persisted so a restart neither resets the clock nor runs
-// every slow agent at once. Time comes from an injected Clock.
+// Package scheduler runs per-(project, role) jobs on intervals or cron
+// schedules: staggered deterministic offsets, no overlap (a run still going
+// makes the next boundary a logged skip), trigger-now with debounce for
+// webhooks, and last-run times persisted so a restart neither resets the
+// clock nor runs every slow agent at once. Windows missed while the daemon
+// was down, or while the clock jumped, are caught up with one run, never
+// one per window. Time comes from an injected Clock.
 package scheduler
 
 import (
@@ -57,13 +59,26 @@ type Tick struct {
 	Due time.Time
 }
 
-// Job is one (project, role) pair with its cadence.
+// Schedule is a cron schedule. Next returns the first activation strictly
+// after t, or the zero time when there is none; String gives the
+// expression. config.Schedule (robfig/cron/v3) implements it.
+type Schedule interface {
+	Next(t time.Time) time.Time
+	String() string
+}
+
+// Job is one (project, role) pair with its cadence: an Interval, or a
+// Schedule, which then decides every regular run.
 type Job struct {
 	Project  string
 	Role     string
 	Interval time.Duration
+	// Schedule, when set, replaces Interval: regular runs are due at its
+	// activations (plus Offset), and AfterFinish is ignored.
+	Schedule Schedule
 	// Offset staggers the job: its first run and any catch-up run after a
-	// restart happen Offset after start-up. See ProjectSlot.
+	// restart happen Offset after start-up, and a scheduled job runs
+	// Offset after each activation. See ProjectSlot.
 	Offset   time.Duration
 	FirstRun FirstRun
 	// AfterFinish measures the interval from the end of the previous run
@@ -77,6 +92,37 @@ type Job struct {
 
 // Key returns "project/role", the job's identity in logs and the store.
 func (j Job) Key() string { return j.Project + "/" + j.Role }
+
+// after returns the first regular due time strictly after t: one interval
+// later, or the schedule's next activation plus the offset.
+func (j Job) after(t time.Time) time.Time {
+	if j.Schedule == nil {
+		return t.Add(j.Interval)
+	}
+	next := j.Schedule.Next(t.Add(-j.Offset))
+	if next.IsZero() {
+		return next
+	}
+	return next.Add(j.Offset)
+}
+
+// period is the job's cadence near t: the interval, or the gap between
+// the schedule's next two activations. Backoff is measured in it.
+func (j Job) period(t time.Time) time.Duration {
+	if j.Schedule == nil {
+		return j.Interval
+	}
+	a := j.Schedule.Next(t)
+	b := j.Schedule.Next(a)
+	if a.IsZero() || b.IsZero() {
+		return time.Hour
+	}
+	return b.Sub(a)
+}
+
+// afterFinish reports whether the job's interval runs from the end of its
+// previous run; a scheduled job follows its schedule instead.
+func (j Job) afterFinish() bool { return j.AfterFinish && j.Schedule == nil }
 
 // Options configures a Scheduler.
 type Options struct {
@@ -164,7 +210,12 @@ func New(opts Options) *Scheduler {
 
 // Add schedules j. It must be called before Run.
 func (s *Scheduler) Add(j Job) error {
-	if j.Interval <= 0 {
+	switch {
+	case j.Schedule != nil:
+		if j.Schedule.Next(s.opts.Clock.Now()).IsZero() {
+			return fmt.Errorf("job %s: schedule %q never fires", j.Key(), j.Schedule)
+		}
+	case j.Interval <= 0:
 		return fmt.Errorf("job %s: interval must be positive", j.Key())
 	}
 	if j.Run == nil {
@@ -251,20 +302,23 @@ func (s *Scheduler) Run(ctx, jobsCtx context.Context) error {
 // plan sets a job's first due time from its persisted state; s.mu is held.
 func (s *Scheduler) plan(j *job, now time.Time) {
 	last := j.state.LastDue
-	if j.AfterFinish && !j.state.LastEnd.IsZero() {
+	if j.afterFinish() && !j.state.LastEnd.IsZero() {
 		last = j.state.LastEnd
 	}
 	switch {
 	case j.FirstRun == FirstRunEveryStart:
 		j.next = now.Add(j.Offset)
+	case last.IsZero() && j.FirstRun == FirstRunAfterInterval && j.Schedule != nil:
+		j.next = j.after(now)
 	case last.IsZero() && j.FirstRun == FirstRunAfterInterval:
 		j.next = now.Add(j.Interval + j.Offset)
 	case last.IsZero():
 		j.next = now.Add(j.Offset)
-	case last.Add(j.Interval).After(now):
-		j.next = last.Add(j.Interval)
+	case j.after(last).After(now):
+		j.next = j.after(last)
 	default:
-		// Overdue after downtime: run soon, staggered by the offset.
+		// Overdue after downtime: however many windows were missed, run
+		// once soon, staggered by the offset; then the cadence resumes.
 		j.next = now.Add(j.Offset)
 		j.catchUp = true
 		s.opts.Log.Info().Str(logx.KeyProject, j.Project).Str(logx.KeyAgent, j.Role).
@@ -289,9 +343,14 @@ func (s *Scheduler) poll(ctx context.Context, j *job, now time.Time) time.Time {
 			s.start(ctx, j, Tick{Cause: cause, Due: due}, true)
 			started = true
 		}
-		if j.AfterFinish && started {
+		switch {
+		case j.afterFinish() && started:
 			j.next = time.Time{}
-		} else {
+		case j.Schedule != nil:
+			// Windows the clock jumped over are not run one by one: the
+			// run just started (or skipped) stands for all of them.
+			j.next = j.after(now)
+		default:
 			for !j.next.After(now) {
 				j.next = j.next.Add(j.Interval)
 			}
@@ -340,7 +399,7 @@ func (s *Scheduler) finish(j *job, err error) {
 	if err != nil {
 		j.state.LastError = s.opts.Redactor.Error(err)
 	}
-	if j.AfterFinish {
+	if j.afterFinish() {
 		j.next = j.state.LastEnd.Add(j.Interval)
 	}
 	if err == nil {
@@ -350,9 +409,14 @@ func (s *Scheduler) finish(j *job, err error) {
 		// off, up to the cap, until a run succeeds.
 		j.failures++
 		if j.failures > 1 {
-			hold := j.state.LastEnd.Add(s.opts.Jitter(backoff(j.Interval, s.opts.MaxBackoff, j.failures)))
+			every := j.period(j.state.LastEnd)
+			hold := j.state.LastEnd.Add(s.opts.Jitter(backoff(every, s.opts.MaxBackoff, j.failures)))
 			if !j.next.IsZero() && j.next.Before(hold) {
 				j.next = hold
+				if j.Schedule != nil {
+					// The first activation at or after the hold.
+					j.next = j.after(hold.Add(-time.Nanosecond))
+				}
 			}
 		}
 	}
@@ -416,8 +480,11 @@ type JobStatus struct {
 	Project  string        `json:"project"`
 	Role     string        `json:"role"`
 	Interval time.Duration `json:"interval_ns"`
-	Next     time.Time     `json:"next,omitzero"`
-	Running  bool          `json:"running"`
+	// Schedule is the cron expression of a scheduled job; empty for an
+	// interval job.
+	Schedule string    `json:"schedule,omitempty"`
+	Next     time.Time `json:"next,omitzero"`
+	Running  bool      `json:"running"`
 	// TriggerAt is when a pending trigger fires; zero if none is pending.
 	TriggerAt time.Time `json:"trigger_at,omitzero"`
 	Runs      int       `json:"runs"`
@@ -433,8 +500,12 @@ func (s *Scheduler) Snapshot() []JobStatus {
 	defer s.mu.Unlock()
 	out := make([]JobStatus, 0, len(s.jobs))
 	for _, j := range s.jobs {
+		var sched string
+		if j.Schedule != nil {
+			sched = j.Schedule.String()
+		}
 		out = append(out, JobStatus{
-			Project: j.Project, Role: j.Role, Interval: j.Interval, Next: j.next,
+			Project: j.Project, Role: j.Role, Interval: j.Interval, Schedule: sched, Next: j.next,
 			Running: j.running, TriggerAt: j.triggerAt,
 			Runs: j.runs, Skips: j.skips, Failures: j.failures, JobState: j.state,
 		})

@@ -67,13 +67,16 @@ type Project struct {
 
 // NewProject creates an owner, a dev bot and a review bot (logins
 // prefixed owner, dev-bot and review-bot) and a repository of the owner
-// named prefix plus a unique suffix, with its labels and the bots as
-// collaborators.
+// named prefix plus a unique suffix, with its labels, the bots as
+// collaborators and manual merges allowed, as disinto init leaves it.
 func (s *Server) NewProject(t testing.TB, prefix string) Project {
 	t.Helper()
 	p := Project{Owner: s.NewUser(t, "owner"), Dev: s.NewUser(t, "dev-bot"), Reviewer: s.NewUser(t, "review-bot")}
 	p.Repo = s.NewRepo(t, p.Owner, prefix)
 	ctx := testCtx(t)
+	if _, err := p.Repo.EnsureManualMerge(ctx); err != nil {
+		t.Fatalf("merge settings of %s: %v", p.Repo.Slug(), err)
+	}
 	if _, err := p.Repo.EnsureLabels(ctx); err != nil {
 		t.Fatalf("labels of %s: %v", p.Repo.Slug(), err)
 	}

@@ -1,0 +1,223 @@
+package runner_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/build"
+	"github.com/moby/moby/client"
+
+	"github.com/disinto/disinto/lib/runner"
+)
+
+// The engine tests run against a real Docker engine (Debian's docker.io)
+// and the runner image built from docker/runner through the API.
+const (
+	setupHint = "run tests/setup/docker.sh as root (installs and starts Debian's Docker engine, builds the local debian:bookworm-slim from mmdebstrap)"
+	// testImage is the runner image these tests build and run.
+	testImage = "disinto-test/runner:test"
+	// testLabel marks one test's containers, so each test can prove it
+	// left none behind while others run.
+	testLabel = "org.disinto.test.run"
+)
+
+// engine returns a client of the local engine, failing with the setup
+// instruction when none answers; skipped only under -short.
+func engine(t *testing.T) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runner engine test: skipped under -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatalf("the runner tests need root (the Docker engine's socket): %s", setupHint)
+	}
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		t.Fatalf("no Docker engine answers at %s: %s\n%v", cli.DaemonHost(), setupHint, err)
+	}
+	return cli
+}
+
+var (
+	buildOnce sync.Once
+	buildErr  error
+)
+
+// runnerImage builds docker/runner once per test binary, through the
+// engine API with a tar of the directory as context.
+func runnerImage(t *testing.T, cli *client.Client) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		buildErr = buildImage(ctx, cli, filepath.Join("..", "..", "docker", "runner"), testImage)
+	})
+	if buildErr != nil {
+		t.Fatalf("build %s: %v (%s)", testImage, buildErr, setupHint)
+	}
+	return testImage
+}
+
+// buildImage builds the Dockerfile in dir as tag with the classic builder
+// (no registry is reachable: the base image must be local).
+func buildImage(ctx context.Context, cli *client.Client, dir, tag string) error {
+	buildCtx, err := tarDir(dir)
+	if err != nil {
+		return err
+	}
+	res, err := cli.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{
+		Tags:        []string{tag},
+		Dockerfile:  "Dockerfile",
+		Remove:      true,
+		ForceRemove: true,
+		Version:     build.BuilderV1,
+		Labels:      map[string]string{"org.disinto.test-standin": "true"},
+	})
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	// The body is a stream of JSON messages; a failed step sends an error.
+	dec := json.NewDecoder(res.Body)
+	var tailLog []string
+	for {
+		var msg struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if msg.Stream != "" {
+			tailLog = append(tailLog, msg.Stream)
+			if len(tailLog) > 20 {
+				tailLog = tailLog[1:]
+			}
+		}
+		if msg.Error != "" {
+			return errors.New(msg.Error + "\n" + strings.Join(tailLog, ""))
+		}
+	}
+}
+
+// tarDir is the tar archive of the regular files under dir.
+func tarDir(dir string) (io.Reader, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &buf, tw.Close()
+}
+
+// newRunner is a runner on the test image whose containers carry a label
+// of this test alone, and a check at the end that none of them is left.
+func newRunner(t *testing.T, cli *client.Client, o runner.Options) *runner.Runner {
+	t.Helper()
+	r, _ := newLabelledRunner(t, cli, o)
+	return r
+}
+
+// newLabelledRunner is newRunner that also returns the test label's value.
+func newLabelledRunner(t *testing.T, cli *client.Client, o runner.Options) (*runner.Runner, string) {
+	t.Helper()
+	o.Engine = cli
+	o.Image = runnerImage(t, cli)
+	run := randomHex(t)
+	o.Labels = map[string]string{testLabel: run}
+	r, err := runner.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if left := listContainers(ctx, t, cli, run); len(left) > 0 {
+			t.Errorf("containers left behind: %v", left)
+			_, _ = r.Reap(ctx)
+		}
+	})
+	return r, run
+}
+
+// listContainers lists the ids of every container, running or not, with
+// the test's label value run.
+func listContainers(ctx context.Context, t *testing.T, cli *client.Client, run string) []string {
+	t.Helper()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: client.Filters{}.Add("label", testLabel+"="+run),
+	})
+	if err != nil {
+		t.Fatalf("list containers: %v", err)
+	}
+	var ids []string
+	for _, c := range list.Items {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// requireRemoved fails unless the container id is gone.
+func requireRemoved(t *testing.T, cli *client.Client, id string) {
+	t.Helper()
+	if id == "" {
+		t.Fatal("outcome names no container")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if !cerrdefs.IsNotFound(err) {
+		t.Fatalf("container %s still exists after Run (inspect: %v)", id, err)
+	}
+}
+
+func randomHex(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
