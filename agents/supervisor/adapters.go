@@ -5,9 +5,12 @@ import (
 	"github.com/disinto/disinto/lib/config"
 )
 
-// RuntimeHeartbeats is the HeartbeatSource of the agent runtime's tracked
-// work: who runs what since when. It knows no process group, progress or
-// deadline, so the rules that need them leave such work alone.
+// RuntimeHeartbeats is the HeartbeatSource of the agent runtime: every
+// running tick and piece of work of the project with its progress, and
+// the process group and deadline of the claude session it runs. The
+// runtime does not say which checkout a run uses, so a running heartbeat
+// holds every checkout of its project (the git rules then wait). The
+// supervisor's own tick is left out.
 type RuntimeHeartbeats struct {
 	Runtime *agent.Runtime
 	// Project keeps the work of one project; "" keeps all.
@@ -17,11 +20,12 @@ type RuntimeHeartbeats struct {
 // Heartbeats implements HeartbeatSource.
 func (r RuntimeHeartbeats) Heartbeats() []Heartbeat {
 	var out []Heartbeat
-	for _, w := range r.Runtime.Running() {
-		if r.Project != "" && w.Project != r.Project {
+	for _, h := range r.Runtime.Heartbeats() {
+		if (r.Project != "" && h.Project != r.Project) || h.Role == string(config.RoleSupervisor) {
 			continue
 		}
-		out = append(out, Heartbeat{Agent: w.Role, Project: w.Project, Key: w.Key, StartedAt: w.Since})
+		out = append(out, Heartbeat{Agent: h.Role, Project: h.Project, Key: h.Key, PGID: h.PGID,
+			StartedAt: h.StartedAt, LastProgressAt: h.LastProgressAt, Deadline: h.Deadline})
 	}
 	return out
 }

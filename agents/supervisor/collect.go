@@ -143,7 +143,7 @@ func (a *Agent) collectLocal(ctx context.Context, s *Snapshot) {
 			if err != nil {
 				continue
 			}
-			s.Worktrees = append(s.Worktrees, WorktreeState{Dir: wt.Dir, Clone: c.Dir, Mod: fi.ModTime(),
+			s.Worktrees = append(s.Worktrees, WorktreeState{Dir: wt.Dir, Clone: c.Dir, Head: wt.Head, Branch: wt.Branch, Mod: fi.ModTime(),
 				Held: isHeld(wt.Dir), Preserved: r.Preserved(ctx, wt.Dir)})
 		}
 	}
@@ -245,9 +245,6 @@ func (a *Agent) collectForge(ctx context.Context, s *Snapshot) {
 			s.Incidents[m.Fields["fingerprint"]] = is
 		}
 	}
-	if !a.o.Project.Supervisor.CheckPRs && !a.o.Project.Supervisor.CheckPipelineStall {
-		return
-	}
 	pulls, err := a.o.Forge.ListPulls(ctx, forge.StateOpen)
 	if err != nil {
 		s.unobserved(SourceForge, err)
@@ -260,7 +257,7 @@ func (a *Agent) collectForge(ctx context.Context, s *Snapshot) {
 		}
 	}
 	for _, pr := range pulls {
-		ps := PRState{Number: pr.Number, Head: pr.HeadSHA, Updated: pr.Updated, Held: held[pr.Number]}
+		ps := PRState{Number: pr.Number, Head: pr.HeadSHA, Branch: pr.Head, Updated: pr.Updated, Held: held[pr.Number]}
 		if cs, err := a.o.Forge.CombinedStatus(ctx, pr.HeadSHA); err == nil {
 			ps.CI = cs.State
 		}

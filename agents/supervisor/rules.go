@@ -368,10 +368,21 @@ func detectStalePRs(p *pass) []Finding {
 	return out
 }
 
+// detectStaleWorktrees finds worktrees nobody uses: not held by a
+// heartbeat, not preserved, and not the checkout of an open pull request
+// (the dev agent keeps those while it waits for CI or a review). With the
+// forge unread that cannot be told, so nothing is found.
 func detectStaleWorktrees(p *pass) []Finding {
+	if !p.snap.observed(SourceForge) {
+		return nil
+	}
+	open := map[string]bool{}
+	for _, pr := range p.snap.PRs {
+		open["sha:"+pr.Head], open["branch:"+pr.Branch] = true, true
+	}
 	var out []Finding
 	for _, w := range p.snap.Worktrees {
-		if w.Held || w.Preserved || p.now.Sub(w.Mod) < p.cfg.StaleWorktree {
+		if w.Held || w.Preserved || p.now.Sub(w.Mod) < p.cfg.StaleWorktree || open["sha:"+w.Head] || (w.Branch != "" && open["branch:"+w.Branch]) {
 			continue
 		}
 		out = append(out, Finding{Key: w.Dir, Summary: fmt.Sprintf("worktree %s unused for %s", w.Dir, p.now.Sub(w.Mod).Round(time.Minute))})

@@ -148,14 +148,28 @@ func TestBrokenRebaseAbortedUnlessHeld(t *testing.T) {
 // one is removed.
 func TestPreservedWorktreeKept(t *testing.T) {
 	r := newRig(t)
+	fp := r.forgeProject()
+	ctx := ctxT(t)
+	// An open pull request from branch wip-1: its worktree waits for CI or
+	// a review, however old.
+	if _, err := fp.Repo.CreateBranch(ctx, "wip-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fp.Repo.CreateFiles(ctx, "wip-1", "wip", []forge.NewFile{{Path: "wip.txt", Content: []byte("x\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fp.Repo.CreatePull(ctx, forge.NewPull{Title: "WIP", Head: "wip-1", Base: "main"}); err != nil {
+		t.Fatal(err)
+	}
 	clone := filepath.Join(r.data, "clones", "p", "dev-bot")
 	newClone(t, clone)
-	keep, drop := filepath.Join(r.data, "wt", "issue-1"), filepath.Join(r.data, "wt", "issue-2")
+	keep, drop, waiting := filepath.Join(r.data, "wt", "issue-1"), filepath.Join(r.data, "wt", "issue-2"), filepath.Join(r.data, "wt", "issue-3")
 	gitT(t, clone, "worktree", "add", "-q", "--detach", keep)
 	gitT(t, clone, "worktree", "add", "-q", "--detach", drop)
+	gitT(t, clone, "worktree", "add", "-q", "-b", "wip-1", waiting)
 	gitT(t, clone, "worktree", "lock", "--reason", "preserved for a human", keep)
 	old := r.clock.now().Add(-30 * time.Hour)
-	for _, d := range []string{keep, drop} {
+	for _, d := range []string{keep, drop, waiting} {
 		if err := os.Chtimes(d, old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -168,6 +182,9 @@ func TestPreservedWorktreeKept(t *testing.T) {
 	}
 	if _, err := os.Stat(drop); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stale worktree kept: %v", err)
+	}
+	if _, err := os.Stat(waiting); err != nil {
+		t.Errorf("the worktree of an open pull request was removed: %v", err)
 	}
 }
 

@@ -123,6 +123,8 @@ type CheckoutState struct {
 type WorktreeState struct {
 	Dir       string    `json:"dir"`
 	Clone     string    `json:"clone"`
+	Head      string    `json:"head"`
+	Branch    string    `json:"branch,omitempty"`
 	Mod       time.Time `json:"modified"`
 	Held      bool      `json:"held,omitempty"`
 	Preserved bool      `json:"preserved,omitempty"`
@@ -132,6 +134,7 @@ type WorktreeState struct {
 type PRState struct {
 	Number  int64         `json:"number"`
 	Head    string        `json:"head_sha"`
+	Branch  string        `json:"branch"`
 	CI      forge.CIState `json:"ci"`
 	Updated time.Time     `json:"updated"`
 	Held    bool          `json:"held,omitempty"`

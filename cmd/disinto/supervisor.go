@@ -3,11 +3,13 @@ package main
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/disinto/disinto/agents/supervisor"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/dockerx"
+	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
@@ -38,6 +40,12 @@ func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 	o.Analyst = &supervisor.ModelAnalyst{Claude: s.claude, Formula: rp.formula, Project: p.Name,
 		Sandbox: s.sandbox, Key: sandbox.Key("supervisor", p.Name), Model: rp.settings.Model, Backend: rp.settings.Backend}
 	o.Checkouts = supervisedCheckouts(d, p)
+	if d.Runtime != nil {
+		o.Heartbeats = supervisor.RuntimeHeartbeats{Runtime: d.Runtime, Project: p.Name}
+	}
+	if d.Metrics != nil {
+		o.Findings = gaugeOf(d.Metrics)
+	}
 	if s.mem.ops != nil {
 		if r := s.mem.ops.repo(p.Name); r != nil {
 			o.Journal = r
@@ -74,4 +82,48 @@ func dockerEngine(env config.Env) *dockerx.Engine {
 		return nil
 	}
 	return e
+}
+
+// findingsGauge feeds disinto_supervisor_findings from every project's
+// supervisor: the registry holds one set, so each run replaces its own
+// project's part and the union is set.
+type findingsGauge struct {
+	reg *metrics.Registry
+	mu  sync.Mutex
+	by  map[string][]metrics.Finding
+}
+
+var (
+	gaugesMu sync.Mutex
+	gauges   = map[*metrics.Registry]*findingsGauge{}
+)
+
+// gaugeOf returns the one findings gauge of reg.
+func gaugeOf(reg *metrics.Registry) *findingsGauge {
+	gaugesMu.Lock()
+	defer gaugesMu.Unlock()
+	g := gauges[reg]
+	if g == nil {
+		g = &findingsGauge{reg: reg, by: map[string][]metrics.Finding{}}
+		gauges[reg] = g
+	}
+	return g
+}
+
+// SupervisorFindings implements supervisor.FindingsSink.
+func (g *findingsGauge) SupervisorFindings(project string, counts map[supervisor.FindingKey]int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var fs []metrics.Finding
+	for k, n := range counts {
+		if n > 0 {
+			fs = append(fs, metrics.Finding{Rule: k.Rule, Severity: string(k.Severity), Count: n})
+		}
+	}
+	g.by[project] = fs
+	var all []metrics.Finding
+	for _, p := range g.by {
+		all = append(all, p...)
+	}
+	g.reg.SetFindings(all)
 }
