@@ -15,6 +15,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
@@ -30,6 +31,10 @@ type agentDeps struct {
 	Log      zerolog.Logger
 	// Services are shared by every agent of the process.
 	Services *services
+	// Runtime runs the agents (its heartbeats feed the supervisor);
+	// Metrics is /metrics, nil in one-shot runs.
+	Runtime *agent.Runtime
+	Metrics *metrics.Registry
 }
 
 // agentFactory builds the Agent of one role for one project.
@@ -40,8 +45,9 @@ type agentFactory func(d agentDeps) (agent.Agent, error)
 // scheduled.
 func agentRegistry() map[config.Role]agentFactory {
 	return map[config.Role]agentFactory{
-		config.RoleDev:    newDevAgent,
-		config.RoleReview: newReviewAgent,
+		config.RoleDev:        newDevAgent,
+		config.RoleReview:     newReviewAgent,
+		config.RoleSupervisor: newSupervisorAgent,
 	}
 }
 

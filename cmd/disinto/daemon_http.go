@@ -35,8 +35,12 @@ type statusReport struct {
 	Journals []memory.Status `json:"journals,omitempty"`
 	// InFlight are the issues the agents work on; Pending the deferred
 	// side effects (mirror pushes) still to be done.
-	InFlight      []agent.Item    `json:"in_flight"`
-	Pending       []agent.Pending `json:"pending,omitempty"`
+	InFlight []agent.Item    `json:"in_flight"`
+	Pending  []agent.Pending `json:"pending,omitempty"`
+	// Findings and Actions are the supervisors' open findings and the
+	// remediations of their last runs.
+	Findings      []agent.Finding `json:"findings,omitempty"`
+	Actions       []agent.Action  `json:"actions,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
 	// Backends are the model backends with a base URL and what their last
 	// health probe found.
@@ -140,6 +144,7 @@ func (d *daemon) status() statusReport {
 	rep.Journals = d.journals.status()
 	rep.Heartbeats = d.rt.Heartbeats()
 	rep.InFlight, rep.Pending = d.holdings()
+	rep.Findings, rep.Actions = d.supervision()
 	rep.Backends = d.services.backendHealth()
 	rep.Formulas = d.services.mem.formulas()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
@@ -164,6 +169,17 @@ func (d *daemon) holdings() ([]agent.Item, []agent.Pending) {
 		return a.Issue < b.Issue
 	})
 	return items, pending
+}
+
+// supervision collects the supervisors' findings and last actions.
+func (d *daemon) supervision() ([]agent.Finding, []agent.Action) {
+	var fs []agent.Finding
+	var as []agent.Action
+	for _, r := range d.reporters {
+		rep := r.Report()
+		fs, as = append(fs, rep.Findings...), append(as, rep.Actions...)
+	}
+	return fs, as
 }
 
 // failing lists the jobs whose latest runs failed, but for the disabled

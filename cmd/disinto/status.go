@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/disinto/disinto/agents/supervisor"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
@@ -98,6 +99,8 @@ func (a *app) offlineStatus() statusReport {
 	if cfg, err := a.loadConfigQuiet(); err == nil {
 		for _, p := range cfg.Projects {
 			rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
+			sup := supervisor.LastReport(filepath.Join(a.dataDir, "state", p.Name, "supervisor"), p.Name)
+			rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
 			for role, rs := range p.Roles {
 				cadences[p.Name+"/"+string(role)] = rs
 			}
@@ -276,12 +279,38 @@ func printHoldings(w io.Writer, rep statusReport, now time.Time) {
 		}
 		_ = tw.Flush()
 	}
+	printSupervision(w, rep)
 	for _, p := range rep.Pending {
 		line := fmt.Sprintf("  %s %s: %s to %s of %s queued %s", p.Project, p.Role, p.What, p.Target, orDash(p.Detail), stamp(p.Queued))
 		if p.Attempts > 0 {
 			line += fmt.Sprintf(", failed %d times, next try %s: %s", p.Attempts, stamp(p.Next), oneLine(p.Error, 60))
 		}
 		fmt.Fprintln(w, line)
+	}
+}
+
+// printSupervision lists the supervisors' open findings and the actions
+// of their last runs.
+func printSupervision(w io.Writer, rep statusReport) {
+	if len(rep.Findings) > 0 {
+		fmt.Fprintln(w, "\nsupervisor findings:")
+		for _, f := range rep.Findings {
+			line := fmt.Sprintf("  %s [%s] %s", f.Project, f.Severity, oneLine(f.Summary, 100))
+			if f.Incident != 0 {
+				line += fmt.Sprintf(" (incident #%d)", f.Incident)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if len(rep.Actions) > 0 {
+		fmt.Fprintln(w, "\nsupervisor actions (last run):")
+		for _, a := range rep.Actions {
+			line := fmt.Sprintf("  %s %s %s", stamp(a.At), a.Project, oneLine(a.What, 100))
+			if a.Error != "" {
+				line += ": failed: " + oneLine(a.Error, 60)
+			}
+			fmt.Fprintln(w, line)
+		}
 	}
 }
 

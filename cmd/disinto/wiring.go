@@ -88,7 +88,8 @@ func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
 // newAgent builds the agent of role for project p with factory.
 func (c *core) newAgent(factory agentFactory, p *config.Project, role config.Role) (agent.Agent, error) {
 	ag, err := factory(agentDeps{Config: c.cfg, Project: p, Role: role, DataDir: c.dataDir,
-		StateDir: filepath.Join(c.dataDir, "state", p.Name), Log: c.logs.For(string(role)), Services: c.services})
+		StateDir: filepath.Join(c.dataDir, "state", p.Name), Log: c.logs.For(string(role)), Services: c.services,
+		Runtime: c.rt, Metrics: c.metrics})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
 	}

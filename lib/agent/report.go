@@ -17,6 +17,10 @@ type Report struct {
 	// Pending are deferred side effects still to be done, such as a mirror
 	// push that failed and is retried.
 	Pending []Pending `json:"pending,omitempty"`
+	// Findings and Actions are a supervisor's open findings and the
+	// remediations of its last run.
+	Findings []Finding `json:"findings,omitempty"`
+	Actions  []Action  `json:"actions,omitempty"`
 }
 
 // Item is one issue (or pull request) an agent works on.
@@ -50,4 +54,24 @@ type Pending struct {
 	Attempts int       `json:"attempts,omitempty"`
 	Next     time.Time `json:"next,omitzero"`
 	Error    string    `json:"error,omitempty"`
+}
+
+// Finding is one open finding of a supervisor.
+type Finding struct {
+	Project  string `json:"project"`
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Summary  string `json:"summary"`
+	// Incident is the issue it is escalated in, 0 when it is not.
+	Incident int64     `json:"incident,omitempty"`
+	Seen     time.Time `json:"seen"`
+}
+
+// Action is one remediation a supervisor made in its last run.
+type Action struct {
+	Project string    `json:"project"`
+	Rule    string    `json:"rule"`
+	What    string    `json:"what"`
+	Error   string    `json:"error,omitempty"`
+	At      time.Time `json:"at"`
 }

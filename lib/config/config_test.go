@@ -281,7 +281,7 @@ func TestProblemLinesAfterMultilineValues(t *testing.T) {
 			[]string{"a.toml:7: bogus: unknown key"}},
 		{"table header inside a multi-line string",
 			ok + "repo_root = \"\"\"\n/srv/a\n[ci]\n\"\"\"\nbogus = 1\n[ci]\nstale_minutes = 0\n",
-			[]string{"a.toml:7: bogus: unknown key", "a.toml:9: ci.stale_minutes: is not supported in this release (stale-pipeline detection belongs to the supervisor, which is not implemented yet); remove it"}},
+			[]string{"a.toml:7: bogus: unknown key", "a.toml:9: ci.stale_minutes: must be an integer from 1 to 10080"}},
 		{"key after a multi-line array",
 			ok + "[limits]\nports = [\n  [80, 8080],\n  [443, 8443],\n]\nbogus = 1\n",
 			[]string{"a.toml:4: limits.ports: unknown key", "a.toml:8: limits.bogus: unknown key"}},

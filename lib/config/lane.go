@@ -48,14 +48,12 @@ func (c *Config) LocalDevAgents(p *Project) []LocalAgent {
 	return out
 }
 
-// unsupportedKeys are keys of the reference project file that belong to
-// the supervisor, which this release does not have: rejected with a
-// message that says so, not silently ignored.
+// unsupportedKeys are keys of the reference project file this release
+// does not implement: rejected with a message that says so, not silently
+// ignored. (The supervisor's keys, ci.stale_minutes, [services] and
+// [monitoring], are read in supervisor.go.)
 var unsupportedKeys = map[string]string{
-	"ci.stale_minutes": "is not supported in this release (stale-pipeline detection belongs to the supervisor, which is not implemented yet); remove it",
-	"monitoring":       "is not supported in this release (the supervisor's checks are not implemented yet); remove the section",
-	"services":         "is not supported in this release (the supervisor's container watch is not implemented yet); remove the section",
-	"agents.schedule":  "is not supported (the reference parsed nothing of it); set intervals in [roles.<role>] or [agents.<name>] poll_interval",
+	"agents.schedule": "is not supported (the reference parsed nothing of it); set intervals in [roles.<role>] or [agents.<name>] poll_interval",
 }
 
 // unsupported returns the message for key k when k or a table above it is

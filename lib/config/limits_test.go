@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -43,10 +44,11 @@ func TestLaneProblems(t *testing.T) {
 		{"tiny ci_log_bytes", ok + "[limits]\nci_log_bytes = 10\n", nil, []string{"a.toml:4: limits.ci_log_bytes: must be an integer from 256"}},
 		{"unknown limit", ok + "[limits]\nretries = 3\n", nil, []string{"a.toml:4: limits.retries: unknown key"}},
 		{"bad maintainer", ok + "maintainers = [\"a b\"]\n", nil, []string{"a.toml:3: maintainers: \"a b\" is not a forge login"}},
-		{"stale_minutes", ok + "[ci]\nstale_minutes = 60\n", nil, []string{"a.toml:4: ci.stale_minutes: is not supported in this release"}},
-		{"monitoring", ok + "[monitoring]\ncheck_prs = true\ncheck_dev_agent = true\n", nil, []string{"a.toml:3: monitoring: is not supported in this release"}},
-		{"empty services", ok + "[services]\n", nil, []string{"a.toml:3: services: is not supported in this release"}},
-		{"services", ok + "[services]\ncontainers = []\n", nil, []string{"a.toml:3: services: is not supported in this release"}},
+		{"zero stale_minutes", ok + "[ci]\nstale_minutes = 0\n", nil, []string{"a.toml:4: ci.stale_minutes: must be an integer from 1 to 10080"}},
+		{"monitoring typo", ok + "[monitoring]\ncheck_prs = true\ncheck_prz = true\n", nil, []string{"a.toml:5: monitoring.check_prz: unknown key"}},
+		{"disk pct", ok + "[monitoring]\ndisk_crit_pct = 120\n", nil, []string{"a.toml:4: monitoring.disk_crit_pct: must be an integer from 1 to 100"}},
+		{"warn above crit", ok + "[monitoring]\ndisk_warn_pct = 90\n", nil, []string{"a.toml:4: monitoring.disk_warn_pct: must not exceed monitoring.disk_crit_pct (80)"}},
+		{"bad container", ok + "[services]\ncontainers = [\"ok\", \"no way\"]\n", nil, []string{"a.toml:4: services.containers: \"no way\" is not a container name"}},
 		{"local review", ok + local + "roles = [\"dev\", \"review\"]\n", nil,
 			[]string{"a.toml:6: agents.llama.roles: role \"review\" is not supported for a local-model agent in this release (supported: dev)"}},
 		{"agents.schedule", ok + "[agents.schedule]\ndev = 300\n", nil, []string{"a.toml:3: agents.schedule: is not supported"}},
@@ -104,5 +106,32 @@ func TestLocalDevAgentsAndCompaction(t *testing.T) {
 	}
 	if got := cfg.LocalDevAgents(cfg.Projects[0]); len(got) != 0 {
 		t.Errorf("with DISINTO_DEV_BOT: local dev agents = %+v", got)
+	}
+}
+
+// TestSupervisorKeys reads the supervisor's keys of the reference project
+// file over the defaults.
+func TestSupervisorKeys(t *testing.T) {
+	file := "name = \"a\"\nrepo = \"o/a\"\n[ci]\nstale_minutes = 45\n[services]\ncontainers = [\"woodpecker-agent\", \"woodpecker-agent\", \"llama\"]\n" +
+		"[monitoring]\ncheck_prs = false\ndisk_warn_pct = 60\ndisk_crit_pct = 75\nmemory_available_mb = 800\nstale_worktree_hours = 5\nlog_max_mb = 2\n"
+	c, err := parse(t, nil, map[string]string{"a.toml": file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Projects[0].Supervisor
+	want := config.DefaultSupervisor()
+	want.Containers = []string{"woodpecker-agent", "llama"}
+	want.CheckPRs = false
+	want.DiskWarnPct, want.DiskCritPct, want.MemoryAvailableMB = 60, 75, 800
+	want.StaleWorktree, want.LogMaxBytes, want.CIStale = 5*time.Hour, 2<<20, 45*time.Minute
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("supervisor = %+v\nwant %+v", s, want)
+	}
+	c, err = parse(t, nil, map[string]string{"a.toml": "name = \"a\"\nrepo = \"o/a\"\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Projects[0].Supervisor; !reflect.DeepEqual(got, config.DefaultSupervisor()) {
+		t.Errorf("defaults = %+v", got)
 	}
 }

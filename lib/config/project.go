@@ -69,6 +69,8 @@ type Project struct {
 	// Maintainers are the humans an escalation @-mentions; empty when the
 	// file names none (the daemon then asks the environment and the forge).
 	Maintainers []string
+	// Supervisor holds [services], [monitoring] and ci.stale_minutes.
+	Supervisor Supervisor
 }
 
 // CI describes how the project's CI reports results.
@@ -130,11 +132,14 @@ type rawProject struct {
 	Roles         map[string]rawRole       `toml:"roles"`
 	Agents        map[string]rawLocalAgent `toml:"agents"`
 	Backends      map[string]rawBackend    `toml:"backends"`
+	Services      rawServices              `toml:"services"`
+	Monitoring    rawMonitoring            `toml:"monitoring"`
 }
 
 type rawCI struct {
 	System           string `toml:"system"`
 	WoodpeckerRepoID int64  `toml:"woodpecker_repo_id"`
+	StaleMinutes     *int   `toml:"stale_minutes"`
 }
 
 type rawRole struct {
@@ -260,6 +265,7 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 
 	p.Limits = r.Limits.validate(bad)
 	p.Maintainers = validMaintainers(r.Maintainers, bad)
+	p.Supervisor = r.supervisor(bad)
 
 	// Backends declared here join the daemon-wide table.
 	for name, b := range r.Backends {

@@ -126,6 +126,12 @@ const MarkerClaim = "claim"
 // change: <!-- disinto:dep-wait issue=<n> -->.
 const MarkerDepWait = "dep-wait"
 
+// MarkerIncident is the kind of the marker in the body of the supervisor's
+// incident issue, naming the condition by a stable fingerprint so that a
+// condition that persists updates its one open issue instead of filing
+// another: <!-- disinto:incident fingerprint=<kebab-id> -->.
+const MarkerIncident = "incident"
+
 // Neutralise makes every HTML comment opener in s visible text ("&lt;!--",
 // which a forge renders as "<!--"), so that untrusted text quoted into a
 // comment the bots post (issue text, model output, CI logs, errors) can

@@ -1,0 +1,5 @@
+package supervisor
+
+import "syscall"
+
+func sysProcGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
