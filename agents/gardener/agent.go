@@ -198,7 +198,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 
 // dustSave keeps the accumulator the run left.
 func (a *Agent) dustSave(res *result) error {
-	if res.dust == nil {
+	if !res.dustKept {
 		return nil
 	}
 	return a.dust.save(res.dust)

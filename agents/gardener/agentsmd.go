@@ -135,9 +135,8 @@ func diffFiles(diff string) []fileChange {
 
 // lies are the references of an AGENTS.md that do not hold at base: a
 // cited path that exists neither beside the file nor from the root, a
-// cited function name() defined nowhere in its directory, a file added
-// since the watermark that the text does not mention, and for the root,
-// more than rootLimit lines.
+// cited function name() defined nowhere in its directory, and for the
+// root, more than rootLimit lines.
 func lies(ctx context.Context, repo *git.Repo, base string, tree []string, d docFile, content string) ([]string, error) {
 	var out []string
 	exists := map[string]bool{}
@@ -175,12 +174,6 @@ func lies(ctx context.Context, repo *git.Repo, base string, tree []string, d doc
 		}
 		for _, n := range missing {
 			out = append(out, fmt.Sprintf("`%s()` is defined nowhere under %s", n, dirName(d.Dir)))
-		}
-	}
-	for _, n := range d.New {
-		rel := strings.TrimPrefix(n, d.Dir+"/")
-		if !strings.Contains(content, rel) && !strings.Contains(content, path.Base(n)) {
-			out = append(out, fmt.Sprintf("`%s` (new) is not described", n))
 		}
 	}
 	if d.Dir == "" {
@@ -231,4 +224,17 @@ func undefined(ctx context.Context, repo *git.Repo, base string, tree []string, 
 		}
 	}
 	return out, nil
+}
+
+// gaps are the files added since the watermark that content does not
+// mention: reported, not blocking (a layout need not list every file).
+func gaps(d docFile, content string) []string {
+	var out []string
+	for _, n := range d.New {
+		rel := strings.TrimPrefix(n, d.Dir+"/")
+		if !strings.Contains(content, rel) && !strings.Contains(content, path.Base(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

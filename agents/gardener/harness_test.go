@@ -43,6 +43,8 @@ type rig struct {
 	model    *claudetest.Server
 	modelURL string
 	proxy    *forgetest.Proxy
+	// gitProxy carries the agent's git traffic, to see who pushes.
+	gitProxy *forgetest.Proxy
 	data     string
 	proj     *config.Project
 	led      *ledgertest.Memory
@@ -86,6 +88,7 @@ func newRig(t testing.TB, files map[string]string) *rig {
 	}
 	r.proxy = forgetest.NewProxy(t, srv.URL)
 	r.botRepo = r.clientVia(r.proxy.URL)
+	r.gitProxy = forgetest.NewProxy(t, srv.URL)
 	r.model, r.modelURL = claudetest.Start(t)
 	r.rt = agent.New(agent.Options{Ledger: r.led, Log: zerolog.Nop(), Now: func() time.Time { return r.now }})
 	r.proj = &config.Project{Name: "proj", Repo: r.repo.Slug(), ForgeURL: srv.URL, PrimaryBranch: "main"}
@@ -131,9 +134,9 @@ func (r *rig) build() {
 		t.Fatal(err)
 	}
 	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
-		Credentials: &git.Credentials{URL: r.srv.URL, Username: r.bot.Login, Password: r.bot.Password}})
+		Credentials: &git.Credentials{URL: r.gitProxy.URL, Username: r.bot.Login, Password: r.bot.Password}})
 	fr := formulaagent.NewRunner(formulaagent.Options{Role: "gardener", Project: r.proj.Name, Git: g,
-		URL: r.srv.URL + "/" + r.repo.Slug() + ".git", CloneDir: filepath.Join(r.data, "clone"), Primary: "main",
+		URL: r.gitProxy.URL + "/" + r.repo.Slug() + ".git", CloneDir: filepath.Join(r.data, "clone"), Primary: "main",
 		Bot: r.bot.Login, Forge: r.botRepo, Claude: runner, Sandbox: sb, Timeout: 3 * time.Minute, Log: zerolog.Nop()})
 	r.a = New(Options{Project: r.proj.Name, Primary: "main", Forge: r.botRepo, Runner: fr, Formula: f,
 		StateDir: filepath.Join(r.data, "state"), Hooks: r.hooks, Now: func() time.Time { return r.now }, Log: zerolog.Nop()})

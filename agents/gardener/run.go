@@ -30,6 +30,8 @@ type result struct {
 	Session  claude.Result
 	timer    time.Time
 	dust     []DustEntry
+	// dustKept says dust is the accumulator to keep (grooming ran).
+	dustKept bool
 }
 
 func (r *result) outcome() string {
@@ -90,6 +92,7 @@ func (a *Agent) run(ctx context.Context, me, head string, log zerolog.Logger) (*
 		return nil, err
 	}
 	res.Session, res.Lines, res.dust, res.Manifest = g.session, g.lines, g.dust, g.manifest
+	res.dustKept = true
 	res.timer = nextExpiry(g.dust)
 	res.Docs = len(g.docChanges)
 	prev, perr := w.Repo().ShowFile(ctx, w.Base, ManifestFile)
@@ -371,6 +374,9 @@ func (a *Agent) refreshDocs(ctx context.Context, w *formulaagent.Work, ds []docF
 		ls, err := lies(ctx, w.Repo(), w.Base, tree, d, content)
 		if err != nil {
 			return err
+		}
+		if gs := gaps(d, content); len(gs) > 0 && edited {
+			g.lines = append(g.lines, fmt.Sprintf("%s does not mention %s", p, strings.Join(gs, ", ")))
 		}
 		if len(ls) == 0 {
 			content = setWatermark(content, w.Base)
