@@ -83,11 +83,13 @@ type Agent struct {
 	last lastRun
 }
 
-// lastRun is what status shows.
+// lastRun is what status shows: the last run's outcome, and the open
+// gardener pull request since it was first seen.
 type lastRun struct {
 	At      time.Time
 	Outcome string
 	PR      int64
+	Since   time.Time
 }
 
 var (
@@ -138,22 +140,27 @@ func (a *Agent) applier(me string) *applier {
 	return &applier{f: a.o.Forge, dir: filepath.Join(a.o.StateDir, "applied"), me: me, hooks: a.o.Hooks, log: a.o.Log}
 }
 
-// Report implements agent.Reporter: the last run, its outcome and pull
-// request.
+// Report implements agent.Reporter: the gardener pull request whose
+// manifest waits for its review and merge (the outcome of each run is in
+// the ledger, its schedule in the scheduler's report).
 func (a *Agent) Report() agent.Report {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.last.At.IsZero() {
+	if a.last.PR == 0 {
 		return agent.Report{}
 	}
 	return agent.Report{Items: []agent.Item{{Project: a.o.Project, Role: role, PR: a.last.PR,
-		Stage: "last run: " + a.last.Outcome, Started: a.last.At}}}
+		Stage: "manifest awaiting review and merge", Started: a.last.Since}}}
 }
 
 func (a *Agent) setLast(outcome string, pr int64) {
 	a.mu.Lock()
-	a.last = lastRun{At: a.o.Now(), Outcome: outcome, PR: pr}
-	a.mu.Unlock()
+	defer a.mu.Unlock()
+	since := a.o.Now()
+	if pr != 0 && pr == a.last.PR {
+		since = a.last.Since
+	}
+	a.last = lastRun{At: a.o.Now(), Outcome: outcome, PR: pr, Since: since}
 }
 
 // Tick is one gardener run: under the project's lock, skip when nothing
@@ -186,7 +193,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		a.setLast("failed: "+a.o.Redactor.String(err.Error()), 0)
 		return err
 	}
-	a.setLast(res.outcome(), res.PR)
+	a.setLast(res.outcome(), max(res.PR, res.Pending))
 	if err := a.dustSave(res); err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ const (
 
 var (
 	checkboxRe      = regexp.MustCompile(`(?m)^\s*[-*] \[[ xX]\]`)
-	pathRe          = regexp.MustCompile("(?:^|[\\s`(])([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+|[A-Za-z0-9_-]+\\.[a-z]{1,5})(?:$|[\\s`),:])")
+	pathRe          = regexp.MustCompile("(?:^|[\\s`(])([A-Za-z0-9_.-]+/(?:[A-Za-z0-9_.-]+/?)*|[A-Za-z0-9_-]+\\.[a-z]{1,5})(?:$|[\\s`),:])")
 	decomposedRe    = regexp.MustCompile(`(?i)Decomposed from #(\d+)\b`)
 	reproRe         = regexp.MustCompile(`(?im)(steps to reproduce|^\s*1[.)]\s+\S[\s\S]*^\s*2[.)]\s+\S)`)
 	titlePrefixRe   = regexp.MustCompile(`^(?i)(feat|fix|refactor|chore|docs|bug|test)(\([^)]*\))?:\s*`)

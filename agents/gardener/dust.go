@@ -140,7 +140,11 @@ func bundleActions(group string, es []DustEntry) Manifest {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Trivial cleanups of %s, bundled so that they cost one factory cycle instead of %d.\n\n", group, len(es))
 	b.WriteString("## Affected files\n\n")
-	fmt.Fprintf(&b, "- `%s`\n\n", group)
+	file := group
+	if !strings.Contains(file, "/") && !extRe.MatchString(file) {
+		file += "/" // a subsystem: its directory
+	}
+	fmt.Fprintf(&b, "- `%s`\n\n", file)
 	b.WriteString("## Acceptance criteria\n\n")
 	for _, e := range es {
 		fmt.Fprintf(&b, "- [ ] #%d %s\n", e.Issue, forge.Neutralise(e.Title))
