@@ -52,6 +52,8 @@ type rig struct {
 	a        *Agent
 	now      time.Time
 	hooks    Hooks
+	// probe are shell commands the scripted session runs first.
+	probe []string
 }
 
 func ctxOf(t testing.TB) context.Context {
@@ -259,6 +261,9 @@ func (r *rig) merge(p forge.PullRequest) string {
 func (r *rig) script(proposals string, files map[string]string) {
 	r.t.Helper()
 	var blocks []claudetest.Block
+	for _, c := range r.probe {
+		blocks = append(blocks, claudetest.Bash(c))
+	}
 	if proposals != "" {
 		blocks = append(blocks, claudetest.Bash("cat > \"$DISINTO_GARDENER_PROPOSALS\" <<'JSON'\n"+proposals+"\nJSON"))
 	}

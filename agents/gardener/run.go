@@ -204,8 +204,9 @@ func (a *Agent) judge(ctx context.Context, w *formulaagent.Work, ask []forge.Iss
 	res, err := w.Session(ctx, formulaagent.SessionInput{Formula: f,
 		Vars: map[string]string{"project": a.o.Project, "primary_branch": a.o.Primary, "proposals_file": out},
 		Blocks: []formula.Block{
-			{Title: "Your tasks", Body: tasks(ask, asked, stale)},
+			{Title: "Your tasks", Body: tasks(ask, asked, len(stale))},
 			{Title: "The issues to judge", Body: a.o.Redactor.String(issueText(ask)), Untrusted: true},
+			{Title: "The AGENTS.md files to bring up to date", Body: docText(stale), Untrusted: true},
 		},
 		Lessons: a.lessons(ctx), Env: map[string]string{EnvProposals: out}})
 	g.session = res
@@ -407,7 +408,7 @@ func keepWatermark(content, old string) string {
 
 // tasks is the trusted part of the prompt: what to decide of each issue
 // and which AGENTS.md files to bring up to date.
-func tasks(ask []forge.Issue, asked map[int64][]Verdict, stale []docFile) string {
+func tasks(ask []forge.Issue, asked map[int64][]Verdict, stale int) string {
 	var b strings.Builder
 	if len(ask) > 0 {
 		b.WriteString("Classify each issue below; write one proposal per issue to the proposals file.\n\n")
@@ -419,18 +420,30 @@ func tasks(ask []forge.Issue, asked map[int64][]Verdict, stale []docFile) string
 			fmt.Fprintf(&b, "- #%d: one of %s (or skip)\n", i.Number, strings.Join(kinds, ", "))
 		}
 	}
-	if len(stale) > 0 {
-		b.WriteString("\nBring these AGENTS.md files up to date in the working directory (leave line 1, the watermark, to the orchestrator):\n\n")
-		for _, d := range stale {
-			fmt.Fprintf(&b, "- %s", d.Path)
-			if len(d.New) > 0 {
-				fmt.Fprintf(&b, "; new since it was reviewed: %s", strings.Join(d.New, ", "))
-			}
-			if len(d.Deleted) > 0 {
-				fmt.Fprintf(&b, "; deleted: %s", strings.Join(d.Deleted, ", "))
-			}
-			b.WriteString("\n")
+	if stale > 0 {
+		fmt.Fprintf(&b, "\nBring the %d AGENTS.md files listed below up to date in the working directory "+
+			"(leave line 1, the watermark, to the orchestrator).\n", stale)
+	}
+	return b.String()
+}
+
+// docText lists the stale AGENTS.md files with the files added and
+// removed since their watermark (file names are the repository's:
+// untrusted).
+func docText(stale []docFile) string {
+	var b strings.Builder
+	for _, d := range stale {
+		fmt.Fprintf(&b, "- %s", d.Path)
+		if len(d.New) > 0 {
+			fmt.Fprintf(&b, "; new since it was reviewed: %s", strings.Join(d.New, ", "))
 		}
+		if len(d.Deleted) > 0 {
+			fmt.Fprintf(&b, "; deleted: %s", strings.Join(d.Deleted, ", "))
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		return "none\n"
 	}
 	return b.String()
 }

@@ -169,8 +169,28 @@ func TestPromotionStarvingBlockerAndLostUpdate(t *testing.T) {
 	ore := func(n int64) Proposal {
 		return Proposal{Issue: n, Kind: Ore, Reason: "behaviour", Criteria: []string{"the file is read once"}, Files: []string{"lib/env.sh"}}
 	}
+	// The session looks for credentials where a leaked one would be.
+	r.probe = []string{"env; cat .git/config; git config --list --show-origin; ls -la ~ /tmp 2>&1 | head -50"}
 	r.script(proposals(ore(blocker.Number), ore(debt.Number), ore(edited.Number)), nil)
 	r.mustTick()
+	reqs := r.model.MessageRequests("")
+	if len(reqs) == 0 {
+		t.Fatal("no session")
+	}
+	prompt := strings.Join(reqs[0].Texts, "\n")
+	if !strings.Contains(prompt, "untrusted") || !strings.Contains(prompt, debt.Body) {
+		t.Errorf("the prompt does not fence the issues:\n%s", prompt)
+	}
+	if results := strings.Join(reqs[len(reqs)-1].ToolResults, ""); !strings.Contains(results, "DISINTO_GARDENER_PROPOSALS") {
+		t.Errorf("the probe did not run: %s", results)
+	}
+	for _, secret := range []string{r.bot.Token, r.bot.Password} {
+		for _, q := range reqs {
+			if strings.Contains(strings.Join(q.Texts, "")+strings.Join(q.ToolResults, ""), secret) {
+				t.Fatal("a credential reached the model")
+			}
+		}
+	}
 	p := r.openPull()
 	m := r.manifestOf(p)
 	got := kinds(m)
@@ -355,9 +375,9 @@ func TestAgentsMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.script("", map[string]string{
-		"lib/AGENTS.md":  mark + "# lib\n\n- `lib/old.sh`: `old()`\n- `lib/new.sh`: `fresh()`\n",
-		"docs/AGENTS.md": mark + "# docs\n\n- `docs/gone.md` explains it\n- `docs/b.md`\n",
-		"AGENTS.md":      "# Project\n\nFiller moved to [filler/AGENTS.md](filler/AGENTS.md).\n",
+		"lib/AGENTS.md":    mark + "# lib\n\n- `lib/old.sh`: `old()`\n- `lib/new.sh`: `fresh()`\n",
+		"docs/AGENTS.md":   mark + "# docs\n\n- `docs/gone.md` explains it\n- `docs/b.md`\n",
+		"AGENTS.md":        "# Project\n\nFiller moved to [filler/AGENTS.md](filler/AGENTS.md).\n",
 		"filler/AGENTS.md": "# Filler\n\n" + strings.Repeat("filler line\n", 20),
 	})
 	r.mustTick()
