@@ -37,6 +37,9 @@ type forgeAPI interface {
 	Me(ctx context.Context) (forge.User, error)
 	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
 	ListTree(ctx context.Context, ref string) ([]string, error)
+	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
+	ClosePull(ctx context.Context, n int64) error
+	DeleteBranch(ctx context.Context, name string) error
 }
 
 var _ forgeAPI = (*forge.RepoClient)(nil)
@@ -66,7 +69,11 @@ type Options struct {
 	// StateDir holds the lock, the watermark, the dust accumulator and
 	// the applied manifests.
 	StateDir string
-	Redactor *redact.Redactor
+	// ReviewBot is the review agent's login: its change request on the
+	// head of the open gardener pull request closes it, and the next run
+	// decides afresh. Empty: nobody's review closes it.
+	ReviewBot string
+	Redactor  *redact.Redactor
 	Hooks    Hooks
 	Now      func() time.Time
 	Log      zerolog.Logger
@@ -197,7 +204,13 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	if err := a.dustSave(res); err != nil {
 		return err
 	}
-	if err := a.watch.Save(obs, res.timer); err != nil {
+	timer := res.timer
+	if res.PR > 0 || res.Pending > 0 {
+		// A pull request waits for its review: the next run looks at it
+		// (a rejection withdraws it) even when nothing else changed.
+		timer = a.o.Now()
+	}
+	if err := a.watch.Save(obs, timer); err != nil {
 		return err
 	}
 	return run.Record(res.record())

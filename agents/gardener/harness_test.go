@@ -34,10 +34,12 @@ func TestMain(m *testing.M) { os.Exit(forgetest.Main(m, &gitea)) }
 // manifest and an AGENTS.md, and a gardener agent acting as the bot with
 // the real claude CLI against a scripted model server.
 type rig struct {
-	t        testing.TB
-	srv      *forgetest.Server
-	owner    forgetest.User
-	bot      forgetest.User
+	t     testing.TB
+	srv   *forgetest.Server
+	owner forgetest.User
+	bot   forgetest.User
+	// reviewer plays the review bot.
+	reviewer forgetest.User
 	repo     *forge.RepoClient // as the owner
 	botRepo  *forge.RepoClient // as the gardener bot
 	model    *claudetest.Server
@@ -73,13 +75,16 @@ func newRig(t testing.TB, files map[string]string) *rig {
 		now: time.Date(2026, 4, 15, 8, 7, 0, 0, time.UTC)}
 	r.owner = srv.NewUser(t, "owner")
 	r.bot = srv.NewUser(t, "gardener-bot")
+	r.reviewer = srv.NewUser(t, "review-bot")
 	r.repo = srv.NewRepo(t, r.owner, "proj")
 	ctx := ctxOf(t)
 	if _, err := r.repo.EnsureLabels(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.repo.AddCollaborator(ctx, r.bot.Login, forge.PermWrite); err != nil {
-		t.Fatal(err)
+	for _, u := range []forgetest.User{r.bot, r.reviewer} {
+		if err := r.repo.AddCollaborator(ctx, u.Login, forge.PermWrite); err != nil {
+			t.Fatal(err)
+		}
 	}
 	all := []forge.NewFile{{Path: ManifestFile, Content: []byte("[]\n")}}
 	for p, c := range files {
@@ -141,7 +146,7 @@ func (r *rig) build() {
 		URL: r.gitProxy.URL + "/" + r.repo.Slug() + ".git", CloneDir: filepath.Join(r.data, "clone"), Primary: "main",
 		Bot: r.bot.Login, Forge: r.botRepo, Claude: runner, Sandbox: sb, Timeout: 3 * time.Minute, Log: zerolog.Nop()})
 	r.a = New(Options{Project: r.proj.Name, Primary: "main", Forge: r.botRepo, Runner: fr, Formula: f,
-		StateDir: filepath.Join(r.data, "state"), Hooks: r.hooks, Now: func() time.Time { return r.now }, Log: zerolog.Nop()})
+		StateDir: filepath.Join(r.data, "state"), Hooks: r.hooks, ReviewBot: r.reviewer.Login, Now: func() time.Time { return r.now }, Log: zerolog.Nop()})
 }
 
 // tick runs one gardener pass as the daemon's runtime does.

@@ -17,6 +17,7 @@ import (
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/verdict"
 )
 
 // result is what one run did.
@@ -72,9 +73,19 @@ func (a *Agent) run(ctx context.Context, me, head string, log zerolog.Logger) (*
 		return nil, fmt.Errorf("list open pulls: %w", err)
 	}
 	if p, ok := pending(open, me); ok {
-		res.Pending = p.Number
-		log.Info().Int64("pr", p.Number).Msg("a gardener pull request is still open; grooming waits for it")
-		return res, nil
+		rejected, err := a.rejected(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if !rejected {
+			res.Pending = p.Number
+			log.Info().Int64("pr", p.Number).Msg("a gardener pull request is still open; grooming waits for it")
+			return res, nil
+		}
+		if err := a.withdraw(ctx, p); err != nil {
+			return nil, err
+		}
+		log.Info().Int64("pr", p.Number).Msg("the review asked for changes; the pull request is closed and this run decides afresh")
 	}
 	all, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateAll})
 	if err != nil {
@@ -463,4 +474,36 @@ func issueText(ask []forge.Issue) string {
 		fmt.Fprintf(&b, "### #%d %s\nlabels: %s\n\n%s\n\n", i.Number, i.Title, strings.Join(labels, ", "), body)
 	}
 	return b.String()
+}
+
+// rejected reports whether the review bot asked for changes on the head
+// of the open gardener pull request p: the gardener has no session to
+// answer a review, so the proposal is withdrawn and decided again.
+func (a *Agent) rejected(ctx context.Context, p forge.PullRequest) (bool, error) {
+	if a.o.ReviewBot == "" {
+		return false, nil
+	}
+	reviews, err := a.o.Forge.ListReviews(ctx, p.Number)
+	if err != nil {
+		return false, err
+	}
+	comments, err := a.o.Forge.ListComments(ctx, p.Number)
+	if err != nil {
+		return false, err
+	}
+	r, ok := verdict.Read(comments, reviews, p.HeadSHA, a.o.ReviewBot)
+	return ok && r.Verdict == verdict.RequestChanges, nil
+}
+
+// withdraw closes a gardener pull request the review rejected, saying
+// why; its manifest is never applied.
+func (a *Agent) withdraw(ctx context.Context, p forge.PullRequest) error {
+	if _, err := a.o.Forge.CreateComment(ctx, p.Number, "The review asked for changes, and the gardener does not edit a "+
+		"proposal: this pull request is closed unapplied, and this run decides again from the tracker as it is now."); err != nil {
+		return err
+	}
+	if err := a.o.Forge.ClosePull(ctx, p.Number); err != nil {
+		return err
+	}
+	return a.o.Forge.DeleteBranch(ctx, p.Head)
 }

@@ -414,3 +414,43 @@ func TestAgentsMarkdown(t *testing.T) {
 	}
 	_ = os.Getenv
 }
+
+// TestReviewRejectionWithdraws: the gardener has no session to answer a
+// review, so the review bot's change request on its pull request's head
+// closes it unapplied and the next run proposes afresh; another user's
+// change request does not.
+func TestReviewRejectionWithdraws(t *testing.T) {
+	r := newRig(t, nil)
+	r.issue("do the thing", "do the thing", forge.LabelBacklog)
+	r.mustTick()
+	first := r.openPull()
+	stranger := r.srv.NewUser(t, "stranger")
+	sc := stranger.Client.Repo(r.repo.Owner(), r.repo.Name())
+	if _, err := sc.CreateReview(ctxOf(t), first.Number, forge.NewReview{Event: forge.ReviewComment, Body: "nope", CommitID: first.HeadSHA}); err != nil {
+		t.Fatal(err)
+	}
+	r.now = r.now.Add(time.Minute)
+	r.mustTick()
+	if p := r.openPull(); p.Number != first.Number {
+		t.Fatalf("a stranger's review replaced the pull request")
+	}
+	rc := r.reviewer.Client.Repo(r.repo.Owner(), r.repo.Name())
+	if _, err := rc.CreateReview(ctxOf(t), first.Number, forge.NewReview{Event: forge.ReviewRequestChanges, Body: "wrong", CommitID: first.HeadSHA}); err != nil {
+		t.Fatal(err)
+	}
+	// The review changes no issue and moves no branch: the waiting pull
+	// request alone makes the next run look.
+	r.now = r.now.Add(time.Minute)
+	r.mustTick()
+	got, err := r.repo.GetPull(ctxOf(t), first.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != forge.StateClosed || got.Merged {
+		t.Fatalf("the rejected pull request is %s (merged %v)", got.State, got.Merged)
+	}
+	second := r.openPull()
+	if second.Number == first.Number || len(r.manifestOf(second)) != 2 {
+		t.Errorf("no fresh proposal: #%d %v", second.Number, kinds(r.manifestOf(second)))
+	}
+}

@@ -21,6 +21,10 @@ func newGardenerAgent(d agentDeps) (agent.Agent, error) {
 		return nil, err
 	}
 	b := rp.bot
+	reviewBot := ""
+	if rb, err := d.Config.Bot(config.RoleReview); err == nil {
+		reviewBot = rb.User
+	}
 	g := git.New(git.Options{
 		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
 		Redactor:    s.redactor, Log: d.Log,
@@ -34,7 +38,7 @@ func newGardenerAgent(d agentDeps) (agent.Agent, error) {
 	return gardener.New(gardener.Options{
 		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
 		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
-		StateDir: s.projectDir("state", p, "gardener"), Redactor: s.redactor, Log: d.Log,
+		StateDir: s.projectDir("state", p, "gardener"), ReviewBot: reviewBot, Redactor: s.redactor, Log: d.Log,
 	}), nil
 }
 

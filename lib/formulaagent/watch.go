@@ -2,6 +2,8 @@ package formulaagent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,17 +24,17 @@ type WatchForge interface {
 }
 
 // Mark is what a role saw when its last run finished: the primary
-// branch's head, the newest issue update and the issues updated at that
-// instant (the forge's times have a resolution of a second, so an update
-// in the same second as the newest is told apart by the set), and the
-// earliest timer the run left (a dust entry expiring, a retry), zero when
-// none.
+// branch's head, the newest issue update and a fingerprint of each issue
+// updated at that instant (the forge's times have a resolution of a
+// second, so a second update within the same second is told apart by
+// what it changed), and the earliest timer the run left (a dust entry
+// expiring, a retry), zero when none.
 type Mark struct {
 	Head    string    `json:"head"`
 	Updated time.Time `json:"updated"`
-	// AtUpdated holds issue number → update time of the issues updated at
+	// AtUpdated holds issue number → fingerprint of the issues updated at
 	// Updated.
-	AtUpdated map[int64]time.Time `json:"at_updated,omitempty"`
+	AtUpdated map[int64]string `json:"at_updated,omitempty"`
 	Timer     time.Time           `json:"timer,omitzero"`
 	// Run is when the mark was taken.
 	Run time.Time `json:"run"`
@@ -81,17 +83,18 @@ func (w Watch) Changed(ctx context.Context, now time.Time) (Observation, error) 
 	updated := false
 	for _, i := range issues {
 		u := i.Updated.UTC().Truncate(time.Second)
-		if _, was := prev.AtUpdated[i.Number]; u.After(prev.Updated) || (u.Equal(prev.Updated) && !was) {
+		fp := fingerprint(i)
+		if seen, was := prev.AtUpdated[i.Number]; u.After(prev.Updated) || (u.Equal(prev.Updated) && seen != fp) || (!was && u.Equal(prev.Updated)) {
 			updated = true
 		}
 		switch {
 		case u.After(obs.Updated):
-			obs.Updated, obs.AtUpdated = u, map[int64]time.Time{i.Number: u}
+			obs.Updated, obs.AtUpdated = u, map[int64]string{i.Number: fp}
 		case u.Equal(obs.Updated):
 			if obs.AtUpdated == nil {
-				obs.AtUpdated = map[int64]time.Time{}
+				obs.AtUpdated = map[int64]string{}
 			}
-			obs.AtUpdated[i.Number] = u
+			obs.AtUpdated[i.Number] = fp
 		}
 	}
 	switch {
@@ -142,4 +145,23 @@ func (w Watch) load() (Mark, bool, error) {
 		return Mark{}, false, nil
 	}
 	return m, true, nil
+}
+
+// fingerprint sums what a run reads of an issue: title, body, state,
+// labels and assignees.
+func fingerprint(i forge.Issue) string {
+	h := sha256.New()
+	for _, s := range []string{i.Title, i.Body, string(i.State)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	for _, l := range i.Labels {
+		h.Write([]byte(l))
+		h.Write([]byte{1})
+	}
+	for _, a := range i.Assignees {
+		h.Write([]byte(a))
+		h.Write([]byte{2})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
