@@ -74,9 +74,9 @@ type Options struct {
 	// decides afresh. Empty: nobody's review closes it.
 	ReviewBot string
 	Redactor  *redact.Redactor
-	Hooks    Hooks
-	Now      func() time.Time
-	Log      zerolog.Logger
+	Hooks     Hooks
+	Now       func() time.Time
+	Log       zerolog.Logger
 }
 
 // Agent is the gardener of one project.

@@ -35,7 +35,7 @@ type Mark struct {
 	// AtUpdated holds issue number → fingerprint of the issues updated at
 	// Updated.
 	AtUpdated map[int64]string `json:"at_updated,omitempty"`
-	Timer     time.Time           `json:"timer,omitzero"`
+	Timer     time.Time        `json:"timer,omitzero"`
 	// Run is when the mark was taken.
 	Run time.Time `json:"run"`
 }
