@@ -44,6 +44,9 @@ type forgeAPI interface {
 
 var _ forgeAPI = (*forge.RepoClient)(nil)
 
+// FormulaName is the gardener's formula (formulas/run-gardener.toml).
+const FormulaName = "run-gardener"
+
 // PR naming (spec 30 §8).
 const (
 	Title         = "chore: gardener housekeeping"

@@ -136,7 +136,7 @@ func (r *rig) build() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := formula.Load(formulas.FS, "gardener")
+	f, err := formula.Load(formulas.FS, FormulaName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // same bot through lib/git's credential helper.
 func newGardenerAgent(d agentDeps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
-	rp, err := d.parts("gardener", nil)
+	rp, err := d.parts(gardener.FormulaName, nil)
 	if err != nil {
 		return nil, err
 	}

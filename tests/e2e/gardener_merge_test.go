@@ -55,7 +55,7 @@ func (e *devEnv) startGardener(bot forgetest.User, data string) *gardenerProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := formula.Load(formulas.FS, "gardener")
+	f, err := formula.Load(formulas.FS, gardener.FormulaName)
 	if err != nil {
 		t.Fatal(err)
 	}
