@@ -84,9 +84,10 @@ type Options struct {
 
 // Agent is the gardener of one project.
 type Agent struct {
-	o     Options
-	watch formulaagent.Watch
-	dust  dustFile
+	o      Options
+	watch  formulaagent.Watch
+	dust   dustFile
+	judged judgedFile
 
 	mu   sync.Mutex
 	me   string
@@ -116,8 +117,9 @@ func New(o Options) *Agent {
 		o.Primary = "main"
 	}
 	return &Agent{o: o,
-		watch: formulaagent.Watch{Forge: o.Forge, Primary: o.Primary, File: filepath.Join(o.StateDir, "watch.json")},
-		dust:  dustFile{path: filepath.Join(o.StateDir, "dust.jsonl")}}
+		watch:  formulaagent.Watch{Forge: o.Forge, Primary: o.Primary, File: filepath.Join(o.StateDir, "watch.json")},
+		dust:   dustFile{path: filepath.Join(o.StateDir, "dust.jsonl")},
+		judged: judgedFile{path: filepath.Join(o.StateDir, "judged.json")}}
 }
 
 func (a *Agent) formula() *formula.Formula {

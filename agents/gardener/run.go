@@ -155,10 +155,14 @@ func (a *Agent) groom(ctx context.Context, w *formulaagent.Work, t *tracker, ent
 	for _, e := range entries {
 		staged[e.Issue] = true
 	}
+	judged, err := a.judged.load()
+	if err != nil {
+		return nil, err
+	}
 	asked := map[int64][]Verdict{}
 	var ask []forge.Issue
 	addAsk := func(i forge.Issue, kinds ...Verdict) {
-		if _, ok := asked[i.Number]; ok || len(ask) >= maxCandidates {
+		if _, ok := asked[i.Number]; ok || len(ask) >= maxCandidates || settled(judged, i) {
 			return
 		}
 		asked[i.Number] = kinds
@@ -192,6 +196,14 @@ func (a *Agent) groom(ctx context.Context, w *formulaagent.Work, t *tracker, ent
 	if len(ask) > 0 || len(stale) > 0 {
 		props, err = a.judge(ctx, w, ask, asked, stale, tree, g, log)
 		if err != nil {
+			return nil, err
+		}
+		for _, i := range ask {
+			if p, ok := props[i.Number]; ok && (p.Kind == Feature || p.Kind == Skip) {
+				judged[i.Number] = judgement{Kind: p.Kind, Basis: basis(i)}
+			}
+		}
+		if err := a.judged.save(judged); err != nil {
 			return nil, err
 		}
 	}
@@ -330,7 +342,10 @@ func (a *Agent) decide(t *tracker, blockers []forge.Issue, props map[int64]Propo
 		}
 		if len(live) >= dustBundle {
 			m = append(m, bundleActions(grp, live)...)
+			continue
 		}
+		// Closed meanwhile: the group waits for more dust.
+		kept = append(kept, live...)
 	}
 	g.dust = kept
 	// Flags: judgement a human or a later run makes.

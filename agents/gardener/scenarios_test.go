@@ -301,6 +301,27 @@ func TestBugReportAndParentClosure(t *testing.T) {
 			t.Errorf("close reason %q", a.Reason)
 		}
 	}
+	// A human closes the pull request unmerged: the next run decides
+	// again, but does not ask again about the feature request, unchanged
+	// since the model judged it.
+	first := r.openPull()
+	if err := r.repo.ClosePull(ctxOf(t), first.Number); err != nil {
+		t.Fatal(err)
+	}
+	before := len(r.model.MessageRequests(""))
+	r.now = r.now.Add(time.Hour)
+	r.mustTick()
+	reqs := r.model.MessageRequests("")
+	if len(reqs) <= before {
+		t.Fatal("no session for the undecided bug report")
+	}
+	prompt := strings.Join(reqs[before].Texts, "\n")
+	if !strings.Contains(prompt, bug.Title) || strings.Contains(prompt, feat.Title) {
+		t.Errorf("the second session is asked about the wrong issues:\n%s", prompt)
+	}
+	if r.openPull().Number == first.Number {
+		t.Error("no new pull request")
+	}
 }
 
 // TestDustTTLAndBundling (§14.10): two staged entries 10 days old, one 31
@@ -452,5 +473,41 @@ func TestReviewRejectionWithdraws(t *testing.T) {
 	second := r.openPull()
 	if second.Number == first.Number || len(r.manifestOf(second)) != 2 {
 		t.Errorf("no fresh proposal: #%d %v", second.Number, kinds(r.manifestOf(second)))
+	}
+}
+
+// TestDustDedup (§14.11): an issue already staged is not put to the model
+// again, and dust it emits for it anyway changes nothing: the file keeps
+// one entry for it, with its first time.
+func TestDustDedup(t *testing.T) {
+	r := newRig(t, nil)
+	staged := r.issue("typo in env.sh", "a typo", forge.LabelTechDebt)
+	other := r.issue("rename a variable in env.sh", "a rename", forge.LabelTechDebt)
+	first := r.now.Add(-5 * 24 * time.Hour).UTC().Format(tsLayout)
+	if err := r.a.dust.save([]DustEntry{{Issue: staged.Number, Group: "lib/env.sh", Title: staged.Title, TS: first}}); err != nil {
+		t.Fatal(err)
+	}
+	r.script(proposals(Proposal{Issue: staged.Number, Kind: Dust, Group: "lib/env.sh"},
+		Proposal{Issue: other.Number, Kind: Dust, Group: "lib/env.sh"}), nil)
+	r.mustTick()
+	prompt := strings.Join(r.model.MessageRequests("")[0].Texts, "\n")
+	if strings.Contains(prompt, staged.Title) || !strings.Contains(prompt, other.Title) {
+		t.Errorf("the session was asked about the staged issue:\n%s", prompt)
+	}
+	es, err := r.a.dust.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range es {
+		if e.Issue == staged.Number {
+			n++
+			if e.TS != first {
+				t.Errorf("the staged entry's time moved: %s", e.TS)
+			}
+		}
+	}
+	if n != 1 || len(es) != 2 {
+		t.Errorf("dust file %+v", es)
 	}
 }
