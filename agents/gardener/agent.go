@@ -14,6 +14,7 @@ package gardener
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -94,13 +95,11 @@ type Agent struct {
 	last lastRun
 }
 
-// lastRun is what status shows: the last run's outcome, and the open
-// gardener pull request since it was first seen.
+// lastRun is what status shows: the open gardener pull request the last
+// run left, since it was first seen.
 type lastRun struct {
-	At      time.Time
-	Outcome string
-	PR      int64
-	Since   time.Time
+	PR    int64
+	Since time.Time
 }
 
 var (
@@ -165,14 +164,14 @@ func (a *Agent) Report() agent.Report {
 		Stage: "manifest awaiting review and merge", Started: a.last.Since}}}
 }
 
-func (a *Agent) setLast(outcome string, pr int64) {
+func (a *Agent) setLast(pr int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	since := a.o.Now()
 	if pr != 0 && pr == a.last.PR {
 		since = a.last.Since
 	}
-	a.last = lastRun{At: a.o.Now(), Outcome: outcome, PR: pr, Since: since}
+	a.last = lastRun{PR: pr, Since: since}
 }
 
 // Tick is one gardener run: under the project's lock, skip when nothing
@@ -180,10 +179,13 @@ func (a *Agent) setLast(outcome string, pr int64) {
 // unless a gardener pull request is still open, groom and propose.
 func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	unlock, err := formulaagent.Lock(a.o.StateDir)
-	if err != nil {
+	if errors.Is(err, formulaagent.ErrBusy) {
 		log := run.Logger()
 		log.Info().Str("reason", err.Error()).Msg("gardener run skipped")
 		return nil
+	}
+	if err != nil {
+		return err
 	}
 	defer unlock()
 	obs, err := a.watch.Changed(ctx, a.o.Now())
@@ -202,10 +204,9 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	log := run.Logger().With().Str("why", obs.Why).Logger()
 	res, err := a.run(ctx, me, obs.Head, log)
 	if err != nil {
-		a.setLast("failed: "+a.o.Redactor.String(err.Error()), 0)
 		return err
 	}
-	a.setLast(res.outcome(), max(res.PR, res.Pending))
+	a.setLast(max(res.PR, res.Pending))
 	if err := a.dustSave(res); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -113,6 +112,9 @@ func TestQualityGateDeferredAndIdentity(t *testing.T) {
 	}
 	if !strings.EqualFold(p.Author, r.bot.Login) {
 		t.Errorf("pull request by %s, want %s", p.Author, r.bot.Login)
+	}
+	if rep := r.a.Report(); len(rep.Items) != 1 || rep.Items[0].PR != p.Number {
+		t.Errorf("status report %+v, want pull request #%d waiting", rep, p.Number)
 	}
 	msg, err := exec.Command("git", "-C", filepath.Join(r.data, "clone"), "log", "-1", "--format=%s", p.HeadSHA).Output()
 	if err != nil || strings.TrimSpace(string(msg)) != "chore: gardener housekeeping 2026-04-15" {
@@ -433,7 +435,6 @@ func TestAgentsMarkdown(t *testing.T) {
 	if !strings.Contains(summary, "docs/AGENTS.md keeps its watermark: `docs/gone.md` does not exist") {
 		t.Errorf("the summary does not name the lie:\n%s", summary)
 	}
-	_ = os.Getenv
 }
 
 // TestReviewRejectionWithdraws: the gardener has no session to answer a
