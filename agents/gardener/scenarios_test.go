@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/forge"
 )
 
@@ -510,5 +511,37 @@ func TestDustDedup(t *testing.T) {
 	}
 	if n != 1 || len(es) != 2 {
 		t.Errorf("dust file %+v", es)
+	}
+}
+
+// TestSessionWithoutAnswerKeepsTheChecks: a session that answers nothing
+// (here the model API refuses its request) costs this run's judgement
+// only; what the checks decided is still proposed, and the summary says
+// why the judgement is missing.
+func TestSessionWithoutAnswerKeepsTheChecks(t *testing.T) {
+	r := newRig(t, nil)
+	bad := r.issue("do the thing", "do the thing", forge.LabelBacklog)
+	debt := r.issue("env.sh is a mess", "lib/env.sh", forge.LabelTechDebt)
+	if err := r.model.SetScenarios(claudetest.Scenario{Name: "gardener", Default: true,
+		Turns: []claudetest.Turn{{Status: http.StatusBadRequest}}}); err != nil {
+		t.Fatal(err)
+	}
+	r.mustTick()
+	p := r.openPull()
+	got := kinds(r.manifestOf(p))
+	if indexOf(got, fmt.Sprintf("remove_label %d backlog", bad.Number)) < 0 {
+		t.Errorf("manifest %v lacks the gate", got)
+	}
+	for _, k := range got {
+		if strings.Contains(k, fmt.Sprint(debt.Number)) {
+			t.Errorf("an action for the unjudged #%d: %v", debt.Number, got)
+		}
+	}
+	var summary string
+	for _, c := range r.comments(p.Number) {
+		summary += c.Body
+	}
+	if !strings.Contains(summary, "the session failed") && !strings.Contains(summary, "the session wrote no proposals") {
+		t.Errorf("summary:\n%s", summary)
 	}
 }
