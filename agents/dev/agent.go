@@ -186,6 +186,10 @@ type Options struct {
 	// access counts, never a marker; checking who may write takes the dev
 	// bot admin on the repository.
 	ReviewBot string
+	// ChoreBots maps a scheduled role ("gardener") to its bot's login: the
+	// dev bot merges that bot's approved, green pull requests from
+	// chore/<role>-* branches (see chores.go).
+	ChoreBots map[string]string
 	// Maintainers are @-mentioned when an issue is escalated.
 	Maintainers []string
 	// Secrets are masked in everything the agent posts or logs.
@@ -224,6 +228,9 @@ type Agent struct {
 
 	// mirrorMu serialises the mirror queue (mirror.go).
 	mirrorMu sync.Mutex
+
+	// chores counts refused merges of chore pull requests (chores.go).
+	chores choreAttempts
 }
 
 var _ agent.Agent = (*Agent)(nil)

@@ -95,6 +95,7 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	snap := newSnapshot(me, issues, pulls)
 	snap.run, snap.log = h, h.Logger()
 	a.drainMirrors(ctx, h)
+	a.mergeChores(ctx, snap)
 
 	// 1. Advance the issues this agent holds: merges of approved green
 	// pull requests come first, then CI and review waits, then sessions

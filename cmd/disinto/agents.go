@@ -47,6 +47,7 @@ func agentRegistry() map[config.Role]agentFactory {
 	return map[config.Role]agentFactory{
 		config.RoleDev:        newDevAgent,
 		config.RoleReview:     newReviewAgent,
+		config.RoleGardener:   newGardenerAgent,
 		config.RoleSupervisor: newSupervisorAgent,
 	}
 }
@@ -115,7 +116,7 @@ func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) 
 		}),
 		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role), DataDir: d.DataDir, StateDir: stateDir,
 		Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
-		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot,
+		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot, ChoreBots: choreBots(cfg),
 		Maintainers: d.maintainersOf(b), Secrets: cfg.Secrets(),
 		Limits: devLimits(cfg, p), Ready: s.ready(settings.Backend), Log: d.Log,
 	})

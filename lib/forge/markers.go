@@ -151,6 +151,7 @@ const (
 	RefVerdict            RefKind = "verdict"
 	RefDevResponse        RefKind = "dev-response"
 	RefGardenerManifest   RefKind = "gardener-manifest-applied"
+	RefGardenerAction     RefKind = "gardener-action"
 	RefSummarizedThrough  RefKind = "summarized-through-run"
 	RefDisintoIssue       RefKind = "disinto-issue"
 	RefDepCycle           RefKind = "dep-cycle"
