@@ -55,6 +55,8 @@ type statusReport struct {
 	// last made progress and which session (process group, deadline) it
 	// runs.
 	Heartbeats []agent.Heartbeat `json:"heartbeats"`
+	// Vault are the vault actions as the dispatchers last saw them.
+	Vault []vaultStatus `json:"vault,omitempty"`
 }
 
 type projectInfo struct {
@@ -147,6 +149,7 @@ func (d *daemon) status() statusReport {
 	rep.Findings, rep.Actions = d.supervision()
 	rep.Backends = d.services.backendHealth()
 	rep.Formulas = d.services.mem.formulas()
+	rep.Vault = d.vaults.status()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

@@ -63,7 +63,8 @@ type DispatcherOptions struct {
 	// forge too); Bots never count.
 	Admins []string
 	Bots   []string
-	// Runner runs approved actions; Secrets resolves their secrets.
+	// Runner runs approved actions (nil: the dispatcher only inspects,
+	// and Cycle fails with ErrNoRunner); Secrets resolves their secrets.
 	Runner  Runner
 	Secrets SecretSource
 	// Redactor learns every secret value before a run; logs and results
@@ -85,9 +86,6 @@ func NewDispatcher(o DispatcherOptions) (*Dispatcher, error) {
 	if o.Ops == nil || o.Forge == nil {
 		return nil, ErrNoVaultIdentity
 	}
-	if o.Runner == nil {
-		return nil, errors.New("vault dispatcher: no runner")
-	}
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
@@ -103,8 +101,7 @@ func NewDispatcher(o DispatcherOptions) (*Dispatcher, error) {
 // Inspect syncs the ops checkout and returns every action with its state,
 // sorted by id, changing nothing.
 func (d *Dispatcher) Inspect(ctx context.Context) ([]Entry, error) {
-	head, err := d.o.Ops.Sync(ctx)
-	if err != nil {
+	if _, err := d.o.Ops.Sync(ctx); err != nil {
 		return nil, err
 	}
 	files, head, err := d.o.Ops.Local(ctx)
@@ -206,9 +203,15 @@ func entry(ctx context.Context, files ops.Files, path, id string, v Validator, p
 	return e, nil
 }
 
+// ErrNoRunner: a dispatcher without a runner was asked to run actions.
+var ErrNoRunner = errors.New("vault dispatcher: no runner configured")
+
 // Cycle looks at every action on the primary branch and runs each ready
 // one, once. It returns the entries as they stand after the cycle.
 func (d *Dispatcher) Cycle(ctx context.Context) ([]Entry, error) {
+	if d.o.Runner == nil {
+		return nil, ErrNoRunner
+	}
 	head, err := d.o.Ops.Sync(ctx)
 	if err != nil {
 		return nil, err
@@ -381,3 +384,9 @@ func nonce() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Content is the action file as on the primary branch.
+func (e Entry) Content() []byte { return e.content }
+
+// Action is the validated action (zero for an invalid one).
+func (e Entry) Action() Action { return e.action }
