@@ -1,0 +1,48 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestVaultLint: lint accepts what the dispatcher accepts and names file,
+// line and field of every problem.
+func TestVaultLint(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "vault", "actions", "release-v1-2-0.toml")
+	writeFile(t, good, "id = \"release-v1-2-0\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n")
+	policy := filepath.Join(dir, "vault", "policy.toml")
+	writeFile(t, policy, "[tiers]\nrelease = \"high\"\n")
+	code, out, errOut := runCLI(t, nil, "vault", "lint", "--policy", policy, good)
+	if code != exitOK || !strings.Contains(out, "high tier") {
+		t.Fatalf("good: %d %q %q", code, out, errOut)
+	}
+	bad := filepath.Join(dir, "vault", "actions", "x.toml")
+	writeFile(t, bad, "id = \"y\"\nformula = \"release\"\ncontext = \"c\"\nsecrets = [\"AWS_KEY\"]\nunblocks = [\"#1\"]\n")
+	code, out, errOut = runCLI(t, nil, "vault", "lint", good, bad)
+	if code != exitFailure {
+		t.Fatalf("bad: code %d", code)
+	}
+	for _, want := range []string{bad + ":1: id", bad + ":4: secrets", bad + ":5: unblocks"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "ok: "+good) {
+		t.Errorf("the good file is not reported: %q", out)
+	}
+}
+
+// TestVaultNeedsItsOwnIdentity: without the vault bot's own token the
+// vault commands refuse, rather than act as the dev bot.
+func TestVaultNeedsItsOwnIdentity(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "p.toml"), "name = \"p\"\nrepo = \"acme/p\"\nforge_url = \"http://127.0.0.1:1\"\n")
+	env := filepath.Join(dir, ".env")
+	writeFile(t, env, "FORGE_TOKEN=dev-token\nFORGE_PASS=dev-pass\n")
+	code, _, errOut := runCLI(t, nil, "vault", "list", "--projects-dir", dir, "--env-file", env, "--data-dir", dir)
+	if code != exitFailure || !strings.Contains(errOut, "vault identity") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
