@@ -76,9 +76,14 @@ type DispatcherOptions struct {
 	Log      zerolog.Logger
 }
 
-// Dispatcher runs each approved action of the ops repository once.
+// Dispatcher runs each approved action of the ops repository once. Its
+// cycles must not overlap (the scheduler runs one at a time).
 type Dispatcher struct {
 	o DispatcherOptions
+	// unrecorded are outcomes whose commit failed, committed again at the
+	// start of the next cycle; meanwhile the claim keeps the action from
+	// running again.
+	unrecorded []Result
 }
 
 // NewDispatcher returns a Dispatcher.
@@ -212,6 +217,9 @@ func (d *Dispatcher) Cycle(ctx context.Context) ([]Entry, error) {
 	if d.o.Runner == nil {
 		return nil, ErrNoRunner
 	}
+	if err := d.recordLeftovers(ctx); err != nil {
+		return nil, err
+	}
 	head, err := d.o.Ops.Sync(ctx)
 	if err != nil {
 		return nil, err
@@ -285,7 +293,22 @@ func (d *Dispatcher) dispatch(ctx context.Context, e *Entry, head string, log ze
 	}
 	*e.Result = rec
 	log.Info().Str("status", string(rec.Status)).Int("exit_code", rec.ExitCode).Msg("vault action finished")
-	return d.record(context.WithoutCancel(ctx), rec)
+	if err := d.record(context.WithoutCancel(ctx), rec); err != nil {
+		d.unrecorded = append(d.unrecorded, rec)
+		return fmt.Errorf("record the outcome (kept, committed next cycle): %w", err)
+	}
+	return nil
+}
+
+// recordLeftovers commits the outcomes a previous cycle could not.
+func (d *Dispatcher) recordLeftovers(ctx context.Context) error {
+	for len(d.unrecorded) > 0 {
+		if err := d.record(ctx, d.unrecorded[0]); err != nil {
+			return fmt.Errorf("vault action %s: record the outcome: %w", d.unrecorded[0].ID, err)
+		}
+		d.unrecorded = d.unrecorded[1:]
+	}
+	return nil
 }
 
 // resolve looks up the declared secrets and registers their values with

@@ -1,6 +1,7 @@
 package vault_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -59,5 +60,47 @@ func TestProtectedOps(t *testing.T) {
 	}
 	if res, _ := r.result("high1"); !strings.Contains(res.Approval, "#") {
 		t.Errorf("approval %q", res.Approval)
+	}
+}
+
+// hookRunner calls during before answering.
+type hookRunner struct {
+	countingRunner
+	during func()
+}
+
+func (h *hookRunner) Run(ctx context.Context, j vault.Job) (vault.Outcome, error) {
+	h.during()
+	return h.countingRunner.Run(ctx, j)
+}
+
+// TestOutcomeRecordedLater: when the outcome cannot be committed (the
+// forge refuses the push), the claim keeps the action from running
+// again and the outcome is committed at the next cycle.
+func TestOutcomeRecordedLater(t *testing.T) {
+	r := newRig(t)
+	r.protect()
+	r.requestApproved("a1")
+	lock := func(pushers ...string) {
+		if err := r.as(r.admin).SetBranchProtection(t.Context(), forge.Protection{Branch: "main", RequiredApprovals: 1,
+			ApprovalsWhitelist: []string{r.admin.Login}, MergeWhitelist: []string{r.admin.Login}, PushWhitelist: pushers}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := &hookRunner{during: func() { lock(r.admin.Login) }}
+	d := r.dispatcher(t.TempDir(), run, secretMap{"GITHUB_TOKEN": token})
+	if _, err := d.Cycle(t.Context()); err == nil || !strings.Contains(err.Error(), "committed next cycle") {
+		t.Fatalf("cycle: %v", err)
+	}
+	if res, ok := r.result("a1"); !ok || res.Status != vault.StatusStarted {
+		t.Fatalf("claim %+v, %v", res, ok)
+	}
+	lock(r.admin.Login, r.vault.Login)
+	run.during = func() {}
+	if _, err := d.Cycle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res, ok := r.result("a1"); !ok || res.Status != vault.StatusSucceeded || run.count("a1") != 1 {
+		t.Fatalf("result %+v, runs %d", res, run.count("a1"))
 	}
 }
