@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,4 +171,33 @@ func printVault(w io.Writer, vs []vaultStatus) {
 	for _, v := range vs {
 		fmt.Fprintf(w, "  %s/%s  %s  %s  %s\n", v.Project, v.ID, orDash(v.Tier), v.State, v.Detail)
 	}
+}
+
+// opsAliasSuffix marks, in the webhook receiver's repository map, a
+// project's ops repository: no project name contains it.
+const opsAliasSuffix = "#ops"
+
+// opsAlias is the name under which project's ops repository is given to
+// the webhook receiver: its events wake the project's vault dispatcher
+// and nothing else.
+func opsAlias(project string) string { return project + opsAliasSuffix }
+
+// vaultTrigger routes the ops repositories' events to the vault
+// dispatchers (a merged vault pull request runs within seconds, the
+// minute's poll is the floor) and every other event to next.
+type vaultTrigger struct {
+	sched interface {
+		Trigger(project, role string) bool
+	}
+	next interface {
+		Trigger(project, role string) bool
+	}
+}
+
+// Trigger implements webhook.Triggerer.
+func (t vaultTrigger) Trigger(project, role string) bool {
+	if p, ok := strings.CutSuffix(project, opsAliasSuffix); ok {
+		return t.sched.Trigger(p, string(config.RoleVault))
+	}
+	return t.next.Trigger(project, role)
 }

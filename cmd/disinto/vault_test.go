@@ -46,3 +46,15 @@ func TestVaultNeedsItsOwnIdentity(t *testing.T) {
 		t.Fatalf("code %d, stderr %q", code, errOut)
 	}
 }
+
+// TestVaultTrigger: an ops repository's event wakes only the project's
+// vault dispatcher; the project repository's events go on as before.
+func TestVaultTrigger(t *testing.T) {
+	sched, next := &triggers{}, &triggers{}
+	vt := vaultTrigger{sched: sched, next: next}
+	vt.Trigger(opsAlias("alpha"), "dev")
+	vt.Trigger("alpha", "review")
+	if strings.Join(sched.got, " ") != "alpha/vault" || strings.Join(next.got, " ") != "alpha/review" {
+		t.Fatalf("sched %v, next %v", sched.got, next.got)
+	}
+}
