@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/redact"
@@ -39,6 +41,8 @@ type Entry struct {
 	Approval string
 	// Result is the record of an action that ran.
 	Result *Result
+	// PR is the open pull request of an action not merged yet.
+	PR int64
 
 	action  Action
 	content []byte
@@ -113,7 +117,60 @@ func (d *Dispatcher) Inspect(ctx context.Context) ([]Entry, error) {
 	if err != nil || head == "" {
 		return nil, err
 	}
-	return inspect(ctx, files, head, d.validator, d.prover(head))
+	es, err := inspect(ctx, files, head, d.validator, d.prover(head))
+	if err != nil {
+		return es, err
+	}
+	return d.proposed(ctx, files, es)
+}
+
+// proposed adds the actions still in open pull requests: each waits for
+// an administrator.
+func (d *Dispatcher) proposed(ctx context.Context, files ops.Files, es []Entry) ([]Entry, error) {
+	known := map[string]bool{}
+	for _, e := range es {
+		known[e.ID] = true
+	}
+	pulls, err := d.o.Forge.ListPulls(ctx, forge.StateOpen)
+	if err != nil {
+		return es, err
+	}
+	pol, err := policyOf(files)
+	if err != nil {
+		return es, err
+	}
+	for _, pr := range pulls {
+		id, ok := strings.CutPrefix(pr.Head, BranchPrefix)
+		if !ok || known[id] || pr.FromFork || pr.Base != d.o.Primary || !ValidID(id) {
+			continue
+		}
+		known[id] = true
+		e := Entry{ID: id, State: StatePending, PR: pr.Number,
+			Reason: fmt.Sprintf("pull request #%d awaits an administrator's approval at its head %s, and its merge", pr.Number, short(pr.HeadSHA))}
+		if f, err := d.o.Forge.GetFile(ctx, ActionPath(id), pr.HeadSHA); err == nil {
+			e.content = f.Content
+			if a, err := d.validator(pol).Parse(ActionPath(id), f.Content); err == nil {
+				e.action, e.Tier = a, pol.Classify(a)
+			} else {
+				e.State, e.Reason = StateInvalid, fmt.Sprintf("pull request #%d: %v", pr.Number, err)
+			}
+		}
+		es = append(es, e)
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].ID < es[j].ID })
+	return es, nil
+}
+
+// policyOf reads the policy of files; DefaultPolicy when there is none.
+func policyOf(files ops.Files) (*Policy, error) {
+	data, err := files.Read(PolicyPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return DefaultPolicy(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParsePolicy(PolicyPath, data)
 }
 
 // prover returns the provenance check at head.
@@ -126,25 +183,11 @@ func (d *Dispatcher) validator(p *Policy) Validator {
 	return Validator{Formulas: d.o.Formulas, Policy: p}
 }
 
-// List returns the actions of files (the ops repository at one commit)
-// with what their files and results say, without asking the forge:
-// actions without a result are pending or invalid. The operator's view
-// when no dispatcher identity is at hand.
-func List(files ops.Files, formulas fs.FS) ([]Entry, error) {
-	return inspect(context.Background(), files, "", func(p *Policy) Validator {
-		return Validator{Formulas: formulas, Policy: p}
-	}, nil)
-}
-
 // inspect reads the actions of files; with a prover, it decides which
 // pending ones are ready.
 func inspect(ctx context.Context, files ops.Files, head string, val func(*Policy) Validator, pv *prover) ([]Entry, error) {
-	pol := DefaultPolicy()
-	if data, err := files.Read(PolicyPath); err == nil {
-		if pol, err = ParsePolicy(PolicyPath, data); err != nil {
-			return nil, err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	pol, err := policyOf(files)
+	if err != nil {
 		return nil, err
 	}
 	list, err := files.List(ActionsDir)
@@ -246,7 +289,8 @@ func (d *Dispatcher) Cycle(ctx context.Context) ([]Entry, error) {
 			errs = append(errs, fmt.Errorf("vault action %s: %w", e.ID, err))
 		}
 	}
-	return entries, errors.Join(errs...)
+	entries, err = d.proposed(ctx, files, entries)
+	return entries, errors.Join(append(errs, err)...)
 }
 
 // dispatch claims, runs and records one ready action.

@@ -105,6 +105,14 @@ func TestDispatchPushAfterApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	approved := r.approve(rec.PR, r.admin)
+	// Before the merge the action waits in its pull request.
+	waiting, err := r.dispatcher(t.TempDir(), &countingRunner{}, nil).Inspect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := entry(t, waiting, "a1"); e.State != vault.StatePending || e.PR != rec.PR || e.Tier != vault.TierHigh {
+		t.Fatalf("before the merge: %+v", e)
+	}
 	dev := r.as(r.dev)
 	f, err := dev.GetFile(ctx, vault.ActionPath("a1"), "vault/a1")
 	if err != nil {

@@ -134,6 +134,9 @@ func (q *Requester) Request(ctx context.Context, content []byte) (Receipt, error
 		return Receipt{}, err
 	}
 	path := ActionPath(head.ID)
+	if head.ID == "" {
+		path = "vault request"
+	}
 	a, err := Validator{Formulas: q.o.Formulas, Policy: pol}.Parse(path, content)
 	if err != nil {
 		return Receipt{}, err
@@ -178,6 +181,9 @@ func (q *Requester) existing(ctx context.Context, a Action, content []byte, r *R
 		r.Existing, r.Mode = true, ModeDirect
 		if !bytes.HasPrefix(have, []byte(directLine)) {
 			r.Mode = ModePR
+			if pr, err := q.o.Forge.FindPullByHead(ctx, BranchPrefix+a.ID); err == nil && !pr.FromFork {
+				r.PR, r.URL = pr.Number, pr.URL
+			}
 		}
 		return true, nil
 	case !errors.Is(err, fs.ErrNotExist):
