@@ -63,21 +63,34 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	return &vaultAgent{project: d.Project.Name, d: disp, running: run != nil}, nil
 }
 
-// Tick runs one dispatcher cycle (inspects only, without a runner).
-func (v *vaultAgent) Tick(ctx context.Context, _ *agent.Run) error {
-	var es []vault.Entry
-	var err error
-	if v.running {
-		es, err = v.d.Cycle(ctx)
-	} else {
-		es, err = v.d.Inspect(ctx)
+// Tick inspects the actions, or with a runner starts one dispatcher
+// cycle as the runtime's background work: an action runs up to its own
+// timeout (an hour by default), longer than a tick may take, and cycles
+// never overlap (a tick while one runs starts nothing).
+func (v *vaultAgent) Tick(ctx context.Context, run *agent.Run) error {
+	if !v.running {
+		es, err := v.d.Inspect(ctx)
+		v.keep(es, err)
+		return err
 	}
-	if es != nil || err == nil {
-		v.mu.Lock()
-		v.last, v.at = es, time.Now()
-		v.mu.Unlock()
+	run.Go(ctx, "cycle", func(ctx context.Context) {
+		es, err := v.d.Cycle(ctx)
+		v.keep(es, err)
+		if err != nil {
+			run.Log.Warn().Err(err).Msg("vault dispatcher cycle")
+		}
+	})
+	return nil
+}
+
+// keep remembers what a cycle saw, for status.
+func (v *vaultAgent) keep(es []vault.Entry, err error) {
+	if es == nil && err != nil {
+		return
 	}
-	return err
+	v.mu.Lock()
+	v.last, v.at = es, time.Now()
+	v.mu.Unlock()
 }
 
 // secretSource adapts the secret store to the dispatcher.

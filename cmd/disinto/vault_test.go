@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
 )
 
 // TestVaultLint: lint accepts what the dispatcher accepts and names file,
@@ -56,5 +61,51 @@ func TestVaultTrigger(t *testing.T) {
 	vt.Trigger("alpha", "review")
 	if strings.Join(sched.got, " ") != "alpha/vault" || strings.Join(next.got, " ") != "alpha/review" {
 		t.Fatalf("sched %v, next %v", sched.got, next.got)
+	}
+}
+
+// TestVaultJobScheduled: a project gets a vault job when the vault bot
+// has credentials of its own, none when it would act as the dev bot.
+func TestVaultJobScheduled(t *testing.T) {
+	dir := t.TempDir()
+	example, err := os.ReadFile("../../projects/example.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
+	reg := map[config.Role]agentFactory{config.RoleVault: newVaultAgent,
+		config.RoleDev: func(agentDeps) (agent.Agent, error) { return sessionAgent{}, nil }}
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"AGENT_ROLES=dev", "FORGE_TOKEN=t-dev-0123456789", "FORGE_PASS=p-dev"}, "example/dev"},
+		{[]string{"AGENT_ROLES=dev", "FORGE_TOKEN=t-dev-0123456789", "FORGE_PASS=p-dev",
+			"FORGE_VAULT_TOKEN=t-vault-0123456789", "FORGE_VAULT_PASS=p-vault"}, "example/dev,example/vault"},
+	} {
+		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: tc.env,
+			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
+		cfg, err := a.loadConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := a.newDaemon(cfg, reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, j := range d.sched.Snapshot() {
+			got = append(got, j.Project+"/"+j.Role)
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("jobs %v, want %s", got, tc.want)
+		}
+		for _, v := range d.vaults.agents {
+			if v.running {
+				t.Error("a dispatcher without a runner runs actions")
+			}
+		}
+		_ = d.ledger.Close()
+		_ = d.logs.Close()
 	}
 }

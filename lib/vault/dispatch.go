@@ -117,7 +117,7 @@ func (d *Dispatcher) Inspect(ctx context.Context) ([]Entry, error) {
 	if err != nil || head == "" {
 		return nil, err
 	}
-	es, err := inspect(ctx, files, head, d.validator, d.prover(head))
+	es, err := inspect(ctx, files, d.validator(nil), d.prover(head))
 	if err != nil {
 		return es, err
 	}
@@ -183,9 +183,9 @@ func (d *Dispatcher) validator(p *Policy) Validator {
 	return Validator{Formulas: d.o.Formulas, Policy: p}
 }
 
-// inspect reads the actions of files; with a prover, it decides which
-// pending ones are ready.
-func inspect(ctx context.Context, files ops.Files, head string, val func(*Policy) Validator, pv *prover) ([]Entry, error) {
+// inspect reads the actions of files (the ops repository at pv's head)
+// and decides which are ready; v is completed with the policy of files.
+func inspect(ctx context.Context, files ops.Files, v Validator, pv *prover) ([]Entry, error) {
 	pol, err := policyOf(files)
 	if err != nil {
 		return nil, err
@@ -200,7 +200,8 @@ func inspect(ctx context.Context, files ops.Files, head string, val func(*Policy
 		if id == "" {
 			continue // .gitkeep, legacy result files
 		}
-		e, err := entry(ctx, files, tf.Path, id, val(pol), pol, pv)
+		v.Policy = pol
+		e, err := entry(ctx, files, tf.Path, id, v, pol, pv)
 		if err != nil {
 			return out, err
 		}
@@ -235,7 +236,7 @@ func entry(ctx context.Context, files ops.Files, path, id string, v Validator, p
 		return e, nil
 	}
 	e.action, e.Tier = a, pol.Classify(a)
-	if e.State == StateRan || pv == nil {
+	if e.State == StateRan {
 		return e, nil
 	}
 	ap, err := pv.verify(ctx, a, e.Tier)
@@ -263,15 +264,14 @@ func (d *Dispatcher) Cycle(ctx context.Context) ([]Entry, error) {
 	if err := d.recordLeftovers(ctx); err != nil {
 		return nil, err
 	}
-	head, err := d.o.Ops.Sync(ctx)
-	if err != nil {
+	if _, err := d.o.Ops.Sync(ctx); err != nil {
 		return nil, err
 	}
-	files, _, err := d.o.Ops.Local(ctx)
+	files, head, err := d.o.Ops.Local(ctx)
 	if err != nil || head == "" {
 		return nil, err
 	}
-	entries, err := inspect(ctx, files, head, d.validator, d.prover(head))
+	entries, err := inspect(ctx, files, d.validator(nil), d.prover(head))
 	if err != nil {
 		return entries, err
 	}
