@@ -44,6 +44,7 @@ func (e *echoRunner) Run(ctx context.Context, j vault.Job) (vault.Outcome, error
 // run, and neither the data dir (secrets, the dispatcher's ops checkout)
 // nor the dispatcher's logs nor the result on the forge hold it in clear.
 func TestSecretNeverInClear(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.requestApproved("a1")
 	data := t.TempDir()

@@ -36,6 +36,7 @@ func (r *rig) requestApproved(id string) {
 // admin approved runs once, with its secret, and its result is committed;
 // the next cycle skips it.
 func TestDispatchApproved(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.requestApproved("a1")
 	run := &countingRunner{exit: 3, logs: "pushed with " + token + "\ndone\n"}
@@ -71,6 +72,7 @@ func TestDispatchApproved(t *testing.T) {
 // TestDispatchNonAdminApproval: an action whose pull request a non-admin
 // approved (and the admin merged) does not run; it waits for an admin.
 func TestDispatchNonAdminApproval(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	rec, err := r.requester().Request(t.Context(), releaseAction("a1"))
 	if err != nil {
@@ -98,6 +100,7 @@ func TestDispatchNonAdminApproval(t *testing.T) {
 // TestDispatchPushAfterApproval: a commit pushed to the pull request after
 // the admin approved it voids the approval, though the forge merges it.
 func TestDispatchPushAfterApproval(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	ctx := t.Context()
 	rec, err := r.requester().Request(ctx, releaseAction("a1"))
@@ -154,6 +157,7 @@ func (r *rig) pushDirect(u forgetest.User, id string, content []byte) {
 // TestDispatchDirectHighTier is §5.11 scenario 6: a high-tier action
 // pushed to main by a bot, claiming direct mode, does not run.
 func TestDispatchDirectHighTier(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.pushDirect(r.dev, "a1", append([]byte("dispatch_mode = \"direct\"\n"), releaseAction("a1")...))
 	run := &countingRunner{}
@@ -170,6 +174,7 @@ func TestDispatchDirectHighTier(t *testing.T) {
 // main, followed by an admin-approved pull request from vault/<id> that
 // does not carry it, does not run.
 func TestDispatchDirectThenApprovedPR(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	ctx := t.Context()
 	r.pushDirect(r.dev, "a1", releaseAction("a1"))
@@ -198,6 +203,7 @@ func TestDispatchDirectThenApprovedPR(t *testing.T) {
 // TestDispatchLowTier: a low-tier action the vault identity committed
 // runs without a pull request; the same pushed by another bot does not.
 func TestDispatchLowTier(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	if _, err := r.requester().Request(t.Context(), triage("a2")); err != nil {
 		t.Fatal(err)
@@ -222,6 +228,7 @@ func TestDispatchLowTier(t *testing.T) {
 // TestDispatchMissingSecret is §5.11 scenario 4: no run, the reason
 // names the secret, and the action runs once the secret is stored.
 func TestDispatchMissingSecret(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.requestApproved("a1")
 	run := &countingRunner{}
@@ -250,6 +257,7 @@ func TestDispatchMissingSecret(t *testing.T) {
 // repository, so a dispatcher whose data dir was deleted does not run the
 // action again.
 func TestDispatchDurable(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.requestApproved("a1")
 	run := &countingRunner{}
@@ -271,6 +279,7 @@ func TestDispatchDurable(t *testing.T) {
 // TestDispatchRace: two dispatchers with data dirs of their own race on
 // the same actions; each action runs once.
 func TestDispatchRace(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	ids := []string{"r1", "r2", "r3"}
 	for _, id := range ids {

@@ -19,6 +19,7 @@ import (
 // TestDispatchTransientForge is spec 70 §5.11 scenario 10: a 502 from the
 // reviews endpoint writes no result and the action runs next cycle.
 func TestDispatchTransientForge(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.requestApproved("a1")
 	proxy := forgetest.NewProxy(t, r.srv.URL)
@@ -74,6 +75,7 @@ func (f *flakyRunner) Run(context.Context, vault.Job) (vault.Outcome, error) {
 // stopped at its timeout is recorded as a timeout (§5.11 scenario 8, as
 // the dispatcher sees it).
 func TestDispatchRunnerDidNotStart(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.requestApproved("a1")
 	run := &flakyRunner{}

@@ -32,6 +32,7 @@ func (r *rig) protect() {
 // admin's approval, the results land, and a bot's direct push is refused
 // by the forge.
 func TestProtectedOps(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.protect()
 	ctx := t.Context()
@@ -78,6 +79,7 @@ func (h *hookRunner) Run(ctx context.Context, j vault.Job) (vault.Outcome, error
 // forge refuses the push), the claim keeps the action from running
 // again and the outcome is committed at the next cycle.
 func TestOutcomeRecordedLater(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	r.protect()
 	r.requestApproved("a1")

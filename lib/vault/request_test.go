@@ -24,6 +24,7 @@ func triage(id string) []byte {
 
 // TestRequestPR is spec 70 §3.10 scenarios 1, 2 and 6.
 func TestRequestPR(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	ctx := t.Context()
 	q := r.requester()
@@ -73,6 +74,7 @@ func TestRequestPR(t *testing.T) {
 // TestRequestDirect is §3.10 scenario 3: a low-tier action lands on main
 // as the vault identity, first line dispatch_mode = "direct", no PR.
 func TestRequestDirect(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	ctx := t.Context()
 	rec, err := r.requester().Request(ctx, triage("a2"))
@@ -108,6 +110,7 @@ func TestRequestNeedsVaultIdentity(t *testing.T) {
 
 // TestRequestInvalid is §3.10 scenario 5: nothing is created.
 func TestRequestInvalid(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	ctx := t.Context()
 	bad := append(planner("a3"), []byte("unblocks = [\"#1\"]\n")...)
