@@ -138,3 +138,25 @@ func TestPolicyStrict(t *testing.T) {
 		t.Fatalf("seeded policy: %v", err)
 	}
 }
+
+// TestEncodeRoundTrip: an Action encoded and parsed again is the same.
+func TestEncodeRoundTrip(t *testing.T) {
+	in := vault.Action{ID: "release-v1-2-0", Formula: "release", Context: "Release \"v1.2.0\"\nnow", Secrets: []string{"GITHUB_TOKEN"},
+		Mounts: []string{"ssh"}, TimeoutMinutes: 30, BlastRadius: vault.TierHigh, Vars: map[string]string{"version": "v1.2.0"}}
+	data, err := vault.Encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := vault.Validator{Formulas: formulas}.Parse("vault/actions/release-v1-2-0.toml", data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if out.ID != in.ID || out.Context != in.Context || !slices.Equal(out.Secrets, in.Secrets) || !slices.Equal(out.Mounts, in.Mounts) ||
+		out.TimeoutMinutes != 30 || out.BlastRadius != vault.TierHigh || out.Vars["version"] != "v1.2.0" {
+		t.Fatalf("round trip: %+v\n%s", out, data)
+	}
+	empty, err := vault.Encode(vault.Action{ID: "x", Formula: "release", Context: "c"})
+	if err != nil || !strings.Contains(string(empty), "secrets = []") {
+		t.Fatalf("no secrets: %q, %v", empty, err)
+	}
+}

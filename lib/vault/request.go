@@ -113,6 +113,15 @@ func Encode(a Action) ([]byte, error) {
 	return b.Bytes(), err
 }
 
+// RequestAction files a, encoded as its action file (see Request).
+func (q *Requester) RequestAction(ctx context.Context, a Action) (Receipt, error) {
+	content, err := Encode(a)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("vault request %s: %w", a.ID, err)
+	}
+	return q.Request(ctx, content)
+}
+
 // Request files the action file content (TOML) and returns its receipt.
 // It validates first and creates nothing when the action is invalid. A
 // low-tier action is committed to the primary branch as the vault
