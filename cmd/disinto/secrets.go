@@ -26,8 +26,9 @@ func (a *app) encEnvFile() string { return a.envFile + ".enc" }
 
 func (a *app) secretsCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "secrets",
-		Short: "Secrets at rest: age-encrypted, one file per name under <data>/secrets",
+		Use:     "secrets",
+		Example: "  echo \"$TOKEN\" | disinto secrets set GITHUB_TOKEN\n  disinto secrets list",
+		Short:   "Secrets at rest: age-encrypted, one file per name under <data>/secrets",
 		Long: "Vault secrets are stored one per name in <data>/secrets/<NAME>.enc, encrypted with the age\n" +
 			"identity <data>/keys/age.txt (created on first use, mode 0600). Values are read from stdin,\n" +
 			"never from the command line. Only a vault action that declares a secret gets it, in its runner.",
@@ -40,8 +41,9 @@ func (a *app) secretsCmd() *cobra.Command {
 func (a *app) secretsSetCmd() *cobra.Command {
 	var force, raw bool
 	c := &cobra.Command{
-		Use:   "set NAME [--force] [--raw]",
-		Short: "Store the value read from stdin under NAME (hidden prompt on a terminal)",
+		Use:     "set NAME [--force] [--raw]",
+		Example: "  disinto secrets set GITHUB_TOKEN            # prompts, without echo\n  disinto secrets set -f DEPLOY_KEY --raw < key.pem",
+		Short:   "Store the value read from stdin under NAME (hidden prompt on a terminal)",
 		Long: "Reads the value from stdin; one trailing newline is dropped unless --raw (so that\n" +
 			"`echo token | disinto secrets set X` stores \"token\"). An existing secret is replaced only with --force.",
 		Args: cobra.ExactArgs(1),
@@ -91,9 +93,10 @@ func (a *app) readSecret(cmd *cobra.Command, name string, raw bool) ([]byte, err
 
 func (a *app) secretsGetCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "get NAME",
-		Short: "Print the value of NAME to stdout",
-		Args:  cobra.ExactArgs(1),
+		Use:     "get NAME",
+		Example: "  disinto secrets get GITHUB_TOKEN",
+		Short:   "Print the value of NAME to stdout",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			v, err := a.secretStore().Get(args[0])
 			if errors.Is(err, secrets.ErrBadName) {
@@ -110,9 +113,10 @@ func (a *app) secretsGetCmd() *cobra.Command {
 
 func (a *app) secretsListCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
-		Short: "Print the names stored, one per line",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Example: "  disinto secrets list",
+		Short:   "Print the names stored, one per line",
+		Args:    cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			names, err := a.secretStore().List()
 			if err != nil {
@@ -132,6 +136,7 @@ func (a *app) secretsListCmd() *cobra.Command {
 func (a *app) secretsRmCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "rm NAME",
+		Example: "  disinto secrets rm NPM_TOKEN",
 		Aliases: []string{"remove"},
 		Short:   "Delete the secret NAME",
 		Args:    cobra.ExactArgs(1),
@@ -150,9 +155,10 @@ func (a *app) secretsRmCmd() *cobra.Command {
 
 func (a *app) secretsRotateCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "rotate",
-		Short: "Re-encrypt every secret, and the encrypted env file, to a new identity",
-		Args:  cobra.NoArgs,
+		Use:     "rotate",
+		Example: "  disinto secrets rotate",
+		Short:   "Re-encrypt every secret, and the encrypted env file, to a new identity",
+		Args:    cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			if err := a.secretStore().Rotate(a.encEnvFile()); err != nil {
 				return err
@@ -166,9 +172,10 @@ func (a *app) secretsRotateCmd() *cobra.Command {
 func (a *app) secretsEnvEncryptCmd() *cobra.Command {
 	var keep bool
 	c := &cobra.Command{
-		Use:   "env-encrypt [--keep]",
-		Short: "Encrypt the env file (--env-file) to <env-file>.enc, check it decrypts, then delete the plain file",
-		Args:  cobra.NoArgs,
+		Use:     "env-encrypt [--keep]",
+		Example: "  disinto secrets env-encrypt --env-file .env",
+		Short:   "Encrypt the env file (--env-file) to <env-file>.enc, check it decrypts, then delete the plain file",
+		Args:    cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			plain, err := os.ReadFile(a.envFile)
 			if err != nil {
@@ -201,8 +208,9 @@ func (a *app) secretsEnvEncryptCmd() *cobra.Command {
 func (a *app) secretsEnvImportCmd() *cobra.Command {
 	var force bool
 	c := &cobra.Command{
-		Use:   "env-import [FILE]",
-		Short: "Store each KEY=VALUE of an env file as a secret (default <env-file>.enc; a plain file also works)",
+		Use:     "env-import [FILE]",
+		Example: "  disinto secrets env-import            # <env-file>.enc\n  disinto secrets env-import .env.vault",
+		Short:   "Store each KEY=VALUE of an env file as a secret (default <env-file>.enc; a plain file also works)",
 		Long: "Imports once from the reference's single-file stores (.env.enc, .env.vault): lines are parsed\n" +
 			"as KEY=VALUE, never evaluated. Nothing is stored unless every line parses.",
 		Args: cobra.MaximumNArgs(1),

@@ -103,8 +103,9 @@ func pickProject(cfg *config.Config, name string) (*config.Project, error) {
 
 func (a *app) vaultCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "vault",
-		Short: "Vault actions: what agents asked to do outside, what waits for approval, what ran",
+		Use:     "vault",
+		Example: "  disinto vault list\n  disinto vault approve-hint release-v1-2-0 --project widgets",
+		Short:   "Vault actions: what agents asked to do outside, what waits for approval, what ran",
 		Long: "An action is vault/actions/<id>.toml in the ops repository. Low-tier actions are committed by\n" +
 			"the vault bot; others wait in the pull request \"vault: <id>\" for an administrator's approval.\n" +
 			"The dispatcher runs each approved action once and commits its result to vault/results/<id>.toml.",
@@ -132,9 +133,10 @@ func (a *app) inspect(cmd *cobra.Command, project string) ([]vault.Entry, *vault
 
 func (a *app) vaultListCmd(project *string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
-		Short: "List the actions: pending (and why), ready, running, finished",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Example: "  disinto vault list --project widgets",
+		Short:   "List the actions: pending (and why), ready, running, finished",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			es, _, err := a.inspect(cmd, *project)
 			if err != nil {
@@ -188,9 +190,10 @@ func firstLine(s string) string {
 
 func (a *app) vaultShowCmd(project *string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one action: its file, where it stands, its result",
-		Args:  cobra.ExactArgs(1),
+		Use:     "show ID",
+		Example: "  disinto vault show release-v1-2-0",
+		Short:   "Show one action: its file, where it stands, its result",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			es, _, err := a.inspect(cmd, *project)
 			if err != nil {
@@ -215,9 +218,10 @@ func (a *app) vaultShowCmd(project *string) *cobra.Command {
 func (a *app) vaultLintCmd() *cobra.Command {
 	var policy string
 	c := &cobra.Command{
-		Use:   "lint FILE... [--policy vault/policy.toml]",
-		Short: "Validate action files as the dispatcher will (one line per problem, exit 1 when any)",
-		Args:  cobra.MinimumNArgs(1),
+		Use:     "lint FILE... [--policy vault/policy.toml]",
+		Example: "  disinto vault lint vault/actions/*.toml --policy vault/policy.toml",
+		Short:   "Validate action files as the dispatcher will (one line per problem, exit 1 when any)",
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			pol := vault.DefaultPolicy()
 			if policy != "" {
@@ -256,9 +260,10 @@ func (a *app) vaultLintCmd() *cobra.Command {
 
 func (a *app) vaultHintCmd(project *string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "approve-hint ID",
-		Short: "Say what an administrator must do for a pending action to run",
-		Args:  cobra.ExactArgs(1),
+		Use:     "approve-hint ID",
+		Example: "  disinto vault approve-hint release-v1-2-0",
+		Short:   "Say what an administrator must do for a pending action to run",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			es, v, err := a.inspect(cmd, *project)
 			if err != nil {
@@ -297,9 +302,10 @@ func (a *app) vaultHintCmd(project *string) *cobra.Command {
 func (a *app) vaultRequestCmd(project *string) *cobra.Command {
 	var file string
 	c := &cobra.Command{
-		Use:   "request --file ACTION.toml",
-		Short: "File a vault action: low tier commits it, others open the pull request \"vault: <id>\"",
-		Args:  cobra.NoArgs,
+		Use:     "request --file ACTION.toml",
+		Example: "  disinto vault request --file release-v1-2-0.toml --project widgets",
+		Short:   "File a vault action: low tier commits it, others open the pull request \"vault: <id>\"",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return usageError{errors.New("--file is required")}
