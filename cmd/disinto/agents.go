@@ -49,6 +49,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RoleReview:     newReviewAgent,
 		config.RoleGardener:   newGardenerAgent,
 		config.RoleSupervisor: newSupervisorAgent,
+		config.RoleVault:      newVaultAgent,
 	}
 }
 

@@ -111,6 +111,8 @@ func (a *app) rootCmd() *cobra.Command {
 		a.statusCmd(),
 		a.logsCmd(),
 		a.agentCmd(),
+		a.secretsCmd(),
+		a.vaultCmd(),
 	)
 	root.Version = versionLine()
 	root.SetVersionTemplate("disinto {{.Version}}\n")
