@@ -42,6 +42,16 @@ func newDoctorRig(t *testing.T) *doctorRig {
 	if code != exitOK {
 		t.Fatalf("init: code %d\n%s\n%s", code, out, errOut)
 	}
+	// init says each step as it starts, in order, on stderr.
+	var steps []string
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(l, "disinto init: [") {
+			steps = append(steps, l)
+		}
+	}
+	if len(steps) < 10 || steps[0] != "disinto init: [1/12] connect" || steps[len(steps)-1] != "disinto init: [12/12] project file" {
+		t.Errorf("progress lines:\n%s", strings.Join(steps, "\n"))
+	}
 	vals, err := config.ReadEnvFile(g.envFile)
 	if err != nil {
 		t.Fatal(err)
