@@ -109,7 +109,7 @@ func checkModel(r *Report, env config.Env) {
 		return
 	}
 	r.add(CheckModel, "", Blocking, "no model credentials: neither ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set, and "+creds+" holds no login",
-		"set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`), in .env; or log in once with `docker compose run --rm --entrypoint claude agents` and /login")
+		"set ANTHROPIC_API_KEY, or CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`), in .env; or log in once: docker compose run --rm --no-deps agents claude auth login")
 }
 
 // hasOAuthLogin reports whether path is a credentials file the claude CLI
