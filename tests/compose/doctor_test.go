@@ -52,6 +52,7 @@ func TestProductConfigDoctorAndStatus(t *testing.T) {
 			Environment map[string]string `json:"environment"`
 			Volumes     []volume          `json:"volumes"`
 			CapDrop     []string          `json:"cap_drop"`
+			CapAdd      []string          `json:"cap_add"`
 			SecurityOpt []string          `json:"security_opt"`
 		} `json:"services"`
 	}
@@ -81,10 +82,13 @@ func TestProductConfigDoctorAndStatus(t *testing.T) {
 			t.Errorf("%s does not mount ./projects on /home/agent/data/projects: %+v", name, cfg.Services[name].Volumes)
 		}
 	}
-	for _, name := range []string{"forgejo-admin", "provision", "agents"} {
+	for name, caps := range map[string]string{"forgejo-admin": "", "provision": "DAC_OVERRIDE", "agents": "CHOWN,DAC_OVERRIDE,FOWNER,KILL,SETGID,SETUID"} {
 		svc := cfg.Services[name]
 		if strings.Join(svc.CapDrop, ",") != "ALL" || strings.Join(svc.SecurityOpt, ",") != "no-new-privileges:true" {
 			t.Errorf("%s: cap_drop %v, security_opt %v; want ALL and no-new-privileges", name, svc.CapDrop, svc.SecurityOpt)
+		}
+		if got := strings.Join(svc.CapAdd, ","); got != caps {
+			t.Errorf("%s: cap_add %s, want %s", name, got, caps)
 		}
 	}
 }
