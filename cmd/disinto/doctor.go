@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/disinto/disinto/lib/config"
@@ -36,8 +38,8 @@ func (a *app) doctorCmd() *cobra.Command {
 	return cmd
 }
 
-// runDoctor runs the checks, prints the findings and fails (exit 1) when
-// one is blocking.
+// runDoctor runs the checks, prints the findings on stdout and fails
+// (exit 1, the count on stderr) when one is blocking.
 func (a *app) runDoctor(cmd *cobra.Command, f doctorFlags) error {
 	explicit := cmd.Flags().Changed("env-file") || a.getenv("DISINTO_ENV_FILE") != ""
 	rep, err := doctor.Run(cmd.Context(), doctor.Options{
@@ -61,8 +63,9 @@ func (a *app) runDoctor(cmd *cobra.Command, f doctorFlags) error {
 	if err != nil {
 		return err
 	}
-	if rep.Blocking() {
-		return errSilent
+	if n := rep.Count(doctor.Blocking); n > 0 {
+		// The reason on stderr, whatever stdout carries (lines or JSON).
+		return fmt.Errorf("%d blocking problem(s), each printed with its fix", n)
 	}
 	return nil
 }

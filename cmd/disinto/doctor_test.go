@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -49,7 +50,8 @@ func newDoctorRig(t *testing.T) *doctorRig {
 			steps = append(steps, l)
 		}
 	}
-	if len(steps) < 10 || steps[0] != "disinto init: [1/12] connect" || steps[len(steps)-1] != "disinto init: [12/12] project file" {
+	n := len(steps)
+	if n < 10 || steps[0] != fmt.Sprintf("disinto init: [1/%d] connect", n) || steps[n-1] != fmt.Sprintf("disinto init: [%d/%d] project file", n, n) {
 		t.Errorf("progress lines:\n%s", strings.Join(steps, "\n"))
 	}
 	vals, err := config.ReadEnvFile(g.envFile)
