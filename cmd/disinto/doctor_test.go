@@ -281,6 +281,14 @@ func TestDoctorAgainstRealForge(t *testing.T) {
 		envFile, projects := g.copyConfig(t, nil, nil)
 		code, fs, out := g.doctor(t, envFile, projects, []string{"FORGE_REVIEW_TOKEN=" + tok})
 		wantBlocking(t, code, fs, out, doctor.CheckToken, "lacks the scope(s) write:issue, write:repository")
+
+		// Without read:user the token cannot even say whose it is.
+		tok, err = c.CreateToken(ctx, "doctor-anonymous", forge.ScopeWriteRepository, forge.ScopeWriteIssue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, fs, out = g.doctor(t, envFile, projects, []string{"FORGE_REVIEW_TOKEN=" + tok})
+		wantBlocking(t, code, fs, out, doctor.CheckToken, "lacks the scope read:user")
 	})
 
 	t.Run("webhook", func(t *testing.T) {

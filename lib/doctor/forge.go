@@ -169,7 +169,8 @@ func checkBot(ctx context.Context, r *Report, o Options, b *bot) {
 	case errors.Is(err, forge.ErrUnauthorized):
 		r.add(CheckToken, subject, Blocking, fmt.Sprintf("rejected by %s (used by %s)", b.forgeURL, strings.Join(b.jobs, ", ")), fixInit+": it replaces tokens the forge does not know")
 		return
-	case errors.Is(err, forge.ErrMissingScope):
+	case errors.Is(err, forge.ErrForbidden):
+		// GET /user needs nothing but read:user.
 		r.add(CheckToken, subject, Blocking, "lacks the scope read:user, so the daemon cannot ask whose token it is", "disinto init --rotate-tokens mints tokens with the scopes each role needs")
 		return
 	case err != nil:
