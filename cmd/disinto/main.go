@@ -104,6 +104,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(
 		a.versionCmd(),
 		a.configCmd(),
+		a.doctorCmd(),
 		a.initCmd(),
 		a.formulaCmd(),
 		a.daemonCmd(),
