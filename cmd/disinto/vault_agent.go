@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/scheduler"
@@ -22,12 +20,6 @@ import (
 // vaultInterval is the dispatcher's polling floor (spec 70 §5.8): a
 // merged vault pull request runs within a minute.
 const vaultInterval = 60 * time.Second
-
-// newVaultRunner returns the runner vault actions run in: lib/runner's
-// ephemeral container, once it is wired here. Until then there is none,
-// and the dispatcher only inspects: status lists the pending and
-// finished actions, nothing runs.
-func newVaultRunner(*config.Config, zerolog.Logger) (vault.Runner, error) { return nil, nil }
 
 // vaultAgent is the dispatcher of one project as a scheduled job.
 type vaultAgent struct {
@@ -52,7 +44,7 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	run, err := newVaultRunner(d.Config, d.Log)
+	run, err := newVaultRunner(d)
 	if err != nil {
 		return nil, err
 	}
