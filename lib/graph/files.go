@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-
 )
 
 // Files reads one repository's files at one revision.

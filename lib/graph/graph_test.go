@@ -138,7 +138,9 @@ func TestOrphanLabel(t *testing.T) {
 	if !slices.Contains(got, "label:stale-label: no issue uses this label") {
 		t.Errorf("orphans %q", got)
 	}
-	if slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "label:backlog") || strings.HasPrefix(s, "formula:dev") }) {
+	if slices.ContainsFunc(got, func(s string) bool {
+		return strings.HasPrefix(s, "label:backlog") || strings.HasPrefix(s, "formula:dev")
+	}) {
 		t.Errorf("linked nodes reported as orphans: %q", got)
 	}
 	if !b.Graph.Has("agent:dev", "formula:dev", graph.RelExecutes) || !b.Graph.Has("formula:dev", "label:in-progress", graph.RelProduces) {

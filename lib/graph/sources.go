@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -111,6 +113,35 @@ func (f *repoFiles) List(dir string) ([]string, error) {
 	for _, p := range f.tree {
 		if path.Dir(p) == dir {
 			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// dirFiles reads a directory as it is.
+type dirFiles string
+
+// DirFiles reads the files under the directory root, as they are on disk.
+func DirFiles(root string) Files { return dirFiles(root) }
+
+// Read implements Files.
+func (d dirFiles) Read(p string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(string(d), filepath.FromSlash(p)))
+}
+
+// List implements Files.
+func (d dirFiles) List(dir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(string(d), filepath.FromSlash(dir)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			out = append(out, path.Join(strings.TrimSuffix(dir, "/"), e.Name()))
 		}
 	}
 	return out, nil
