@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/git"
@@ -83,6 +86,22 @@ func TestGraphCommand(t *testing.T) {
 	}
 	if r := graphJSON(); len(r.Objectives) != 1 || r.Objectives[0].ID != "objective:launch" {
 		t.Errorf("daemon checkout not read as last fetched: %+v", r.Objectives)
+	}
+
+	// The review prompt's objectives come from the daemon's checkout too.
+	s := &services{}
+	s.mem.ops = &opsCheckouts{repos: map[string]*ops.Repo{"widgets": daemon}}
+	proj := &config.Project{Name: "widgets", Repo: p.Repo.Slug(), OpsRepo: opsRepo.Slug(), ForgeURL: srv.URL, PrimaryBranch: "main"}
+	objectives := s.graphObjectives(proj, p.Repo, zerolog.Nop())
+	if got := objectives(ctx, []string{"docker-compose.yml"}); !strings.Contains(got, "Affected objectives: objective:launch\n") ||
+		!strings.Contains(got, graph.AlertDone) {
+		t.Errorf("review objectives %q", got)
+	}
+	if got := objectives(ctx, []string{"README.md"}); got != "" {
+		t.Errorf("an unrelated change: %q", got)
+	}
+	if got := (&services{}).graphObjectives(proj, p.Repo, zerolog.Nop())(ctx, []string{"docker-compose.yml"}); got != "" {
+		t.Errorf("no ops checkout: %q", got)
 	}
 
 	code, out, errOut := runCLI(t, nil, append([]string{"graph", "--project", "widgets"}, common...)...)

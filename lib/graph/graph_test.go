@@ -355,3 +355,18 @@ func TestReach(t *testing.T) {
 		t.Errorf("unknown start %v", got)
 	}
 }
+
+// TestAffectedText: what the review prompt gets, and nothing when the
+// change reaches no objective.
+func TestAffectedText(t *testing.T) {
+	b := build(t, graph.Options{Ops: memFiles{"prerequisites.md": plannerTree}, Agents: []string{"planner"}, Formulas: map[string]string{"run-planner": ""}})
+	got := b.Affected([]string{"formulas/run-planner.toml"}, 0).Text()
+	want := "Affected objectives: objective:plan\nAffected prerequisites: prereq:planner-runs-daily-formulasrun-plannertoml\n" +
+		"Alert: prereq:planner-runs-daily-formulasrun-plannertoml (Planner runs daily (`formulas/run-planner.toml`)): " + graph.AlertDone + "\n"
+	if got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	if got := b.Affected([]string{"README.md"}, 0).Text(); got != "" {
+		t.Errorf("unrelated change: %q", got)
+	}
+}

@@ -229,3 +229,18 @@ func orNone(ids []string) string {
 	}
 	return strings.Join(ids, ", ")
 }
+
+// Text renders what a change affects for a prompt: the objectives, the
+// prerequisites and the alerts, one per line; "" when it reaches none.
+func (a Affected) Text() string {
+	if len(a.Objectives) == 0 && len(a.Prerequisites) == 0 {
+		return ""
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "Affected objectives: %s\n", orNone(a.Objectives))
+	fmt.Fprintf(&s, "Affected prerequisites: %s\n", orNone(a.Prerequisites))
+	for _, al := range a.Alerts {
+		fmt.Fprintf(&s, "Alert: %s (%s): %s\n", al.Prereq, al.Label, al.Alert)
+	}
+	return s.String()
+}
