@@ -107,17 +107,18 @@ func (a *app) graphReport(ctx context.Context, cfg *config.Config, p *config.Pro
 	if err != nil {
 		return graph.Report{}, err
 	}
-	agents := make([]string, 0, len(config.AllRoles))
-	for _, r := range config.AllRoles {
-		agents = append(agents, string(r))
-	}
 	built, err := graph.Build(ctx, graph.Options{Forge: repo, Ops: opsFiles, Project: graph.RepoFiles(ctx, repo, p.PrimaryBranch),
-		Agents: agents, Formulas: fms, Log: zerolog.Nop()})
+		Agents: roleNames(), Formulas: fms, Log: zerolog.Nop()})
 	if err != nil {
 		return graph.Report{}, err
 	}
 	if opsErr != nil {
-		built.Sources.Errors = append(built.Sources.Errors, "ops "+p.OpsRepo+": "+red.Error(opsErr))
+		built.Sources.Errors = append(built.Sources.Errors, "ops "+p.OpsRepo+": "+opsErr.Error())
+	}
+	// What the forge and git said is shown: mask every secret in it.
+	built.Sources.ForgeError = red.String(built.Sources.ForgeError)
+	for i, e := range built.Sources.Errors {
+		built.Sources.Errors[i] = red.String(e)
 	}
 	return built.Report(graph.ReportOptions{Bottlenecks: true, Changed: f.changed, Depth: f.depth}), nil
 }

@@ -103,6 +103,8 @@ type builder struct {
 	src Sources
 	// mapper resolves paths named in text.
 	mapper *Mapper
+	// vision are the sections of the project's VISION.md.
+	vision []section
 }
 
 // Build reads the inputs o names and builds the graph. A missing or
@@ -222,11 +224,14 @@ func (b *builder) addMentions(text, id string) {
 	}
 }
 
+// prefixTypes are the node types by the prefix of their ids.
+var prefixTypes = map[string]Type{"file": TypeFile, "infrastructure": TypeInfra, "formula": TypeFormula, "agent": TypeAgent,
+	"evidence": TypeEvidence, "objective": TypeObjective, "prereq": TypePrereq, "issue": TypeIssue, "label": TypeLabel}
+
 // addTyped adds the node n with the type its id's prefix names.
 func (b *builder) addTyped(id string) {
 	prefix, _, _ := strings.Cut(id, ":")
-	t := map[string]Type{"file": TypeFile, "infrastructure": TypeInfra, "formula": TypeFormula, "agent": TypeAgent,
-		"evidence": TypeEvidence, "objective": TypeObjective, "prereq": TypePrereq, "issue": TypeIssue, "label": TypeLabel}[prefix]
+	t := prefixTypes[prefix]
 	if _, ok := b.g.Node(id); ok && t == "" {
 		return
 	}
@@ -292,7 +297,8 @@ func isLabelByte(c byte) bool {
 // the project and the agents they define.
 func (b *builder) addDocs() {
 	if data, ok := b.read(b.o.Project, "project", "VISION.md"); ok {
-		for _, s := range sections(string(data)) {
+		b.vision = sections(string(data))
+		for _, s := range b.vision {
 			b.g.Add(Node{ID: "doc:VISION/" + s.slug, Type: TypeDocSection, Label: s.title})
 		}
 	}
@@ -424,7 +430,6 @@ func (b *builder) addForge(ctx context.Context, objectives []Objective) {
 
 // addIssues adds the issues and their edges (spec 40 §5.3).
 func (b *builder) addIssues(issues []forge.Issue, objectives []Objective) {
-	vision := b.visionSections()
 	for _, is := range issues {
 		id := issueID(is.Number)
 		b.g.Add(Node{ID: id, Type: TypeIssue, Label: is.Title, Status: string(is.State)})
@@ -449,23 +454,11 @@ func (b *builder) addIssues(issues []forge.Issue, objectives []Objective) {
 		for _, n := range issueRefs(is.Body) {
 			b.g.Link(id, issueID(n), RelReferences)
 		}
-		for _, s := range vision {
+		for _, s := range b.vision {
 			if slices.Contains(issueRefs(s.body), is.Number) {
 				b.g.Link(id, "doc:VISION/"+s.slug, RelReferences)
 			}
 		}
 		b.addMentions(is.Body, id)
 	}
-}
-
-// visionSections returns the sections of VISION.md, none without one.
-func (b *builder) visionSections() []section {
-	if b.o.Project == nil {
-		return nil
-	}
-	data, err := b.o.Project.Read("VISION.md")
-	if err != nil {
-		return nil
-	}
-	return sections(string(data))
 }
