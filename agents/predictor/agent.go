@@ -156,7 +156,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	if err != nil {
 		return err
 	}
-	opsFS, opsHead := a.ops(ctx, run.Logger())
+	ops, opsHead := a.ops(ctx, run.Logger())
 	why := obs.Why
 	if why == "" && opsHead != prev.OpsHead {
 		why = "ops repository moved"
@@ -174,7 +174,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		return err
 	}
 	log := run.Logger().With().Str("why", why).Logger()
-	res, err := a.run(ctx, me, opsFS, log)
+	res, err := a.run(ctx, me, ops, log)
 	if err != nil {
 		return err
 	}
@@ -189,16 +189,16 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 
 // ops returns the ops repository's files and head; a failure to read it
 // costs the session that context, not the run.
-func (a *Agent) ops(ctx context.Context, log zerolog.Logger) (fs.FS, string) {
+func (a *Agent) ops(ctx context.Context, log zerolog.Logger) (*OpsTree, string) {
 	if a.o.Ops == nil {
 		return nil, ""
 	}
-	fsys, head, err := a.o.Ops.Snapshot(ctx)
+	t, head, err := a.o.Ops.Snapshot(ctx)
 	if err != nil {
 		log.Warn().Str("error", a.o.Redactor.String(err.Error())).Msg("ops repository unreadable; the run goes without it")
 		return nil, ""
 	}
-	return fsys, head
+	return &t, head
 }
 
 // Report implements agent.Reporter: the predictions the last run filed,

@@ -16,8 +16,21 @@ import (
 type Ops interface {
 	// Snapshot returns the primary branch's files and its head, without
 	// a forge request (the daemon keeps the checkout fetched).
-	Snapshot(ctx context.Context) (fsys fs.FS, head string, err error)
+	Snapshot(ctx context.Context) (OpsTree, string, error)
 }
+
+// OpsTree is the ops repository at one commit.
+type OpsTree struct {
+	// FS serves its files (the formula's "ops:" context files).
+	FS fs.FS
+	// List returns the names of the files directly in dir (none when
+	// there is no such directory).
+	List func(dir string) ([]string, error)
+}
+
+// EvidenceAreas are the evidence directories under EvidenceDir (spec 40
+// §3.2).
+var EvidenceAreas = []string{"red-team", "holdout", "evolution", "user-test"}
 
 // Graph is the structural analysis of the project shown to the session
 // (orphans, cycles, thin objectives, bottlenecks). Until the graph
@@ -99,40 +112,32 @@ func cut(s string, n int) string {
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // evidence renders the inventory of the ops repository's evidence root:
-// per directory, the number of JSON files and the newest few by name
-// (evidence files start with their date).
-func evidence(fsys fs.FS) string {
-	if fsys == nil {
+// per area, the number of JSON files and the newest few by name (evidence
+// files start with their date).
+func evidence(t *OpsTree) string {
+	if t == nil || t.List == nil {
 		return "No ops repository is available: the evidence is unknown.\n"
 	}
-	dirs, err := fs.ReadDir(fsys, EvidenceDir)
-	if err != nil {
-		return "The ops repository has no " + EvidenceDir + "/ directory: no evidence exists.\n"
-	}
 	var b strings.Builder
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
-		files, err := fs.ReadDir(fsys, path.Join(EvidenceDir, d.Name()))
+	for _, area := range EvidenceAreas {
+		dir := EvidenceDir + "/" + area
+		files, err := t.List(dir)
 		if err != nil {
+			fmt.Fprintf(&b, "- %s: unreadable\n", dir)
 			continue
 		}
 		var names []string
 		for _, f := range files {
-			if !f.IsDir() && strings.HasSuffix(f.Name(), ".json") {
-				names = append(names, f.Name())
+			if strings.HasSuffix(f, ".json") {
+				names = append(names, path.Base(f))
 			}
 		}
 		sort.Sort(sort.Reverse(sort.StringSlice(names)))
-		fmt.Fprintf(&b, "- %s/%s: %d files", EvidenceDir, d.Name(), len(names))
+		fmt.Fprintf(&b, "- %s: %d files", dir, len(names))
 		if len(names) > 0 {
 			fmt.Fprintf(&b, "; newest: %s", strings.Join(names[:min(evidenceNewer, len(names))], ", "))
 		}
 		b.WriteString("\n")
-	}
-	if b.Len() == 0 {
-		return EvidenceDir + "/ holds no evidence directory.\n"
 	}
 	return b.String()
 }
@@ -140,14 +145,13 @@ func evidence(fsys fs.FS) string {
 // formulaNames returns the names of the formulas a vault request may
 // run: the factory's, and the project's formulas/*.toml on its primary
 // branch.
-func formulaNames(factory []string, primary fs.FS) map[string]bool {
+func formulaNames(factory, project []string) map[string]bool {
 	out := map[string]bool{}
 	for _, n := range factory {
 		out[n] = true
 	}
-	if primary != nil {
-		names, _ := fs.Glob(primary, "formulas/*.toml")
-		for _, n := range names {
+	for _, n := range project {
+		if strings.HasSuffix(n, ".toml") {
 			out[strings.TrimSuffix(path.Base(n), ".toml")] = true
 		}
 	}
@@ -171,4 +175,12 @@ func tasks(formulas map[string]bool) string {
 	}
 	b.WriteString("Write the proposals file named in the formula (also $" + EnvProposals + "), even when you propose nothing.\n")
 	return b.String()
+}
+
+// fs returns the tree's files, nil for no tree.
+func (t *OpsTree) fs() fs.FS {
+	if t == nil {
+		return nil
+	}
+	return t.FS
 }

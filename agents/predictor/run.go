@@ -3,7 +3,6 @@ package predictor
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -96,7 +95,7 @@ func short(sha string) string {
 
 // run is the body of a changed run: read the track record, run the
 // session, decide, file.
-func (a *Agent) run(ctx context.Context, me string, opsFS fs.FS, log zerolog.Logger) (*result, error) {
+func (a *Agent) run(ctx context.Context, me string, ops *OpsTree, log zerolog.Logger) (*result, error) {
 	res := &result{}
 	rec, err := a.history(ctx, me)
 	if err != nil {
@@ -107,8 +106,16 @@ func (a *Agent) run(ctx context.Context, me string, opsFS fs.FS, log zerolog.Log
 		return nil, err
 	}
 	defer func() { _ = w.Close() }()
-	formulas := formulaNames(a.o.Formulas, w.Primary(ctx))
-	props, err := a.session(ctx, w, rec, opsFS, formulas, res, log)
+	own, err := w.Repo().ListFiles(ctx, w.Base, "formulas")
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(own))
+	for _, f := range own {
+		names = append(names, f.Path)
+	}
+	formulas := formulaNames(a.o.Formulas, names)
+	props, err := a.session(ctx, w, rec, ops, formulas, res, log)
 	if err != nil {
 		return nil, err
 	}
@@ -181,20 +188,20 @@ func (a *Agent) history(ctx context.Context, me string) (record, error) {
 // session runs the one session and reads its proposals. A failed
 // session or a refused outbox files nothing this run; the reason is in
 // the summary.
-func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, opsFS fs.FS,
+func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, ops *OpsTree,
 	formulas map[string]bool, res *result, log zerolog.Logger) ([]Proposal, error) {
 	out := w.Out(ProposalsFile)
 	blocks := []formula.Block{
 		{Title: "Your tasks", Body: tasks(formulas)},
 		{Title: "Your track record", Body: a.o.Redactor.String(rec.text()), Untrusted: true},
-		{Title: "Evidence inventory", Body: evidence(opsFS), Untrusted: true},
+		{Title: "Evidence inventory", Body: evidence(ops), Untrusted: true},
 	}
 	if g := a.graph(ctx, log); g != "" {
 		blocks = append(blocks, formula.Block{Title: "Structural analysis", Body: a.o.Redactor.String(g), Untrusted: true})
 	}
 	s, err := w.Session(ctx, formulaagent.SessionInput{Formula: a.formula(),
 		Vars:   map[string]string{"project": a.o.Project, "proposals_file": out},
-		Blocks: blocks, OpsFS: opsFS, Lessons: a.lessons(ctx), Env: map[string]string{EnvProposals: out}})
+		Blocks: blocks, OpsFS: ops.fs(), Lessons: a.lessons(ctx), Env: map[string]string{EnvProposals: out}})
 	res.Session = s
 	if err != nil {
 		if ctx.Err() != nil {

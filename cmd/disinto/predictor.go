@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/disinto/disinto/agents/predictor"
+	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/formulaagent"
+	"github.com/disinto/disinto/lib/git"
+)
+
+// newPredictorAgent builds the predictor of one project, acting as
+// predictor-bot (FORGE_PREDICTOR_TOKEN, else the dev bot): its own clone
+// under <data>/clones/<project>/<bot>, its state (lock, watermark, last
+// filings) under <data>/state/<project>/predictor, the predictor formula,
+// the project's ops checkout as last fetched, and the shared model
+// runner. No vault requester and no structural graph are wired yet: an
+// exploit files its prediction and says that no vault request was made.
+func newPredictorAgent(d agentDeps) (agent.Agent, error) {
+	p, s := d.Project, d.Services
+	rp, err := d.parts(predictor.FormulaName, nil)
+	if err != nil {
+		return nil, err
+	}
+	b := rp.bot
+	g := git.New(git.Options{
+		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
+		Redactor:    s.redactor, Log: d.Log,
+	})
+	runner := formulaagent.NewRunner(formulaagent.Options{
+		Role: "predictor", Project: p.Name, Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
+		CloneDir: s.projectDir("clones", p, b.User), Primary: p.PrimaryBranch, Bot: b.User,
+		Forge: rp.forge, Claude: s.claude, Sandbox: s.sandbox,
+		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
+	})
+	return predictor.New(predictor.Options{
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
+		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
+		Formulas: factoryFormulas(), Ops: predictorOps{s: s, p: p},
+		StateDir: s.projectDir("state", p, "predictor"), Redactor: s.redactor, Log: d.Log,
+	}), nil
+}
+
+// factoryFormulas are the names of the shipped formulas.
+func factoryFormulas() []string {
+	names, _ := fs.Glob(formulas.FS, "*.toml")
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, strings.TrimSuffix(n, ".toml"))
+	}
+	return out
+}
+
+// predictorOps is p's ops repository for the predictor: the daemon's
+// managed checkout as last fetched, else the configured ops_repo_root
+// directory, else none.
+type predictorOps struct {
+	s *services
+	p *config.Project
+}
+
+// Snapshot implements predictor.Ops.
+func (o predictorOps) Snapshot(ctx context.Context) (predictor.OpsTree, string, error) {
+	o.s.mem.mu.Lock()
+	oc := o.s.mem.ops
+	o.s.mem.mu.Unlock()
+	if oc != nil {
+		if r := oc.repo(o.p.Name); r != nil {
+			files, head, err := r.Local(ctx)
+			if err != nil || head == "" {
+				return predictor.OpsTree{}, "", err
+			}
+			return predictor.OpsTree{FS: files.FS(), List: func(dir string) ([]string, error) {
+				tf, err := files.List(dir)
+				out := make([]string, 0, len(tf))
+				for _, f := range tf {
+					out = append(out, f.Path)
+				}
+				return out, err
+			}}, head, nil
+		}
+	}
+	if root := o.p.OpsRepoRoot; root != "" {
+		return predictor.OpsTree{FS: os.DirFS(root), List: func(dir string) ([]string, error) {
+			es, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
+			if os.IsNotExist(err) {
+				return nil, nil
+			}
+			out := make([]string, 0, len(es))
+			for _, e := range es {
+				if e.Type().IsRegular() {
+					out = append(out, e.Name())
+				}
+			}
+			return out, err
+		}}, "dir", nil
+	}
+	return predictor.OpsTree{}, "", nil
+}
