@@ -185,9 +185,9 @@ func (a *Agent) history(ctx context.Context, me string) (record, error) {
 	return r, nil
 }
 
-// session runs the one session and reads its proposals. A failed
-// session or a refused outbox files nothing this run; the reason is in
-// the summary.
+// session runs the one session and reads its proposals. A failed session
+// fails the run; a missing or refused outbox files nothing this run, and
+// the reason is in the summary.
 func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, ops *OpsTree,
 	formulas map[string]bool, res *result, log zerolog.Logger) ([]Proposal, error) {
 	out := w.Out(ProposalsFile)
@@ -204,14 +204,17 @@ func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, o
 		Blocks: blocks, OpsFS: ops.fs(), Lessons: a.lessons(ctx), Env: map[string]string{EnvProposals: out}})
 	res.Session = s
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		log.Warn().Str("error", a.o.Redactor.String(err.Error())).Msg("predictor session failed; nothing is filed")
-		res.Lines = append(res.Lines, "the session failed: "+a.o.Redactor.String(err.Error()))
-		return nil, nil
+		// Nothing was judged: the run fails (classified by the runtime)
+		// and leaves no watermark, so the next run tries again.
+		return nil, fmt.Errorf("predictor session: %w", err)
 	}
 	data, err := w.ReadOut(ProposalsFile, maxOutbox)
+	if err != nil && s.IsError {
+		// The session ended in an error before it judged anything: as a
+		// failed session, the next run tries again.
+		return nil, fmt.Errorf("predictor session: %w: ended in error (%s) without proposals: %s",
+			formulaagent.ErrSession, s.Subtype, a.o.Redactor.String(strings.Join(s.Errors, "; ")))
+	}
 	if err != nil {
 		res.Lines = append(res.Lines, "the session wrote no proposals")
 		return nil, nil

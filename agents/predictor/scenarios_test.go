@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 )
@@ -334,5 +335,27 @@ func TestRefusedOutbox(t *testing.T) {
 	}
 	if rec := r.lastRecord(); !strings.Contains(rec, "proposals refused") {
 		t.Errorf("record %q", rec)
+	}
+}
+
+// TestFailedSessionRetries: a session the model backend refuses fails
+// the run and leaves no watermark, so the next run, with nothing changed
+// on the forge, judges again and files.
+func TestFailedSessionRetries(t *testing.T) {
+	r := newRig(t, nil)
+	if err := r.model.SetScenarios(claudetest.Scenario{Name: "predictor", Default: true,
+		Turns: []claudetest.Turn{{Status: 400}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.tick(); err == nil {
+		t.Fatal("a refused session did not fail the run")
+	}
+	if n := len(r.byBot()); n != 0 {
+		t.Fatalf("%d filed after a failed session", n)
+	}
+	r.script(explore("After the failure", "a theory about the backend refusing keys"))
+	r.mustTick()
+	if n := len(r.byBot()); n != 1 {
+		t.Fatalf("the run after a failed session filed %d", n)
 	}
 }
