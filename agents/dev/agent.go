@@ -223,8 +223,8 @@ type Agent struct {
 
 	issues issueList
 
-	mu sync.Mutex
-	me string
+	mu   sync.Mutex
+	self forge.Self
 
 	// mirrorMu serialises the mirror queue (mirror.go).
 	mirrorMu sync.Mutex
@@ -306,25 +306,7 @@ func branchFor(n int64, k int) string {
 }
 
 // identity returns the bot's login; a cycle without it is aborted (W-DP-1).
-func (a *Agent) identity(ctx context.Context) (string, error) {
-	a.mu.Lock()
-	me := a.me
-	a.mu.Unlock()
-	if me != "" {
-		return me, nil
-	}
-	u, err := a.o.Forge.Me(ctx)
-	if err != nil {
-		return "", fmt.Errorf("resolve dev identity: %w", err)
-	}
-	if u.Login == "" {
-		return "", errors.New("resolve dev identity: empty login")
-	}
-	a.mu.Lock()
-	a.me = u.Login
-	a.mu.Unlock()
-	return u.Login, nil
-}
+func (a *Agent) identity(ctx context.Context) (string, error) { return a.self.Login(ctx, a.o.Forge.Me) }
 
 // issueLog is the scoped logger of one issue's work: the logger of the
 // run advancing it, with the issue's keys.

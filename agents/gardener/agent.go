@@ -91,7 +91,7 @@ type Agent struct {
 	judged judgedFile
 
 	mu   sync.Mutex
-	me   string
+	self forge.Self
 	last lastRun
 }
 
@@ -130,22 +130,8 @@ func (a *Agent) formula() *formula.Formula {
 	return a.o.Formula
 }
 
-func (a *Agent) identity(ctx context.Context) (string, error) {
-	a.mu.Lock()
-	me := a.me
-	a.mu.Unlock()
-	if me != "" {
-		return me, nil
-	}
-	u, err := a.o.Forge.Me(ctx)
-	if err != nil {
-		return "", err
-	}
-	a.mu.Lock()
-	a.me = u.Login
-	a.mu.Unlock()
-	return u.Login, nil
-}
+// identity returns the gardener bot's login.
+func (a *Agent) identity(ctx context.Context) (string, error) { return a.self.Login(ctx, a.o.Forge.Me) }
 
 func (a *Agent) applier(me string) *applier {
 	return &applier{f: a.o.Forge, dir: filepath.Join(a.o.StateDir, "applied"), me: me, hooks: a.o.Hooks, log: a.o.Log}

@@ -15,26 +15,22 @@ func (a *app) configCmd() *cobra.Command {
 		Short:   "Inspect the configuration",
 		Example: "  disinto config check",
 	}
-	cmd.AddCommand(&cobra.Command{
+	var asJSON bool
+	check := &cobra.Command{
 		Use:     "check",
-		Short:   "Validate project files and the environment",
-		Example: "  disinto config check\n  disinto config check --projects-dir ./projects --env-file .env",
-		Long: "Validates every projects/*.toml and the environment (the env file overlaid by the process\n" +
-			"environment). Prints one line per problem as file:line: key: message and exits 1 when there\n" +
-			"are any.",
+		Short:   "Validate project files and the environment, offline",
+		Example: "  disinto config check\n  disinto config check --projects-dir ./projects --env-file .env --json",
+		Long: "The offline part of disinto doctor: every projects/*.toml and the environment (the env file\n" +
+			"overlaid by the process environment), the env file's mode, placeholder secrets, the model\n" +
+			"credentials, the status listener and the data directory. Prints one line per finding with its\n" +
+			"fix (every problem of every file in one run) and exits 1 when any is blocking.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "ok: %d project(s), roles %v\n", len(cfg.Projects), cfg.Roles)
-			for _, p := range cfg.Projects {
-				fmt.Fprintf(a.stdout, "  %s  %s on %s (%s)\n", p.Name, p.Repo, p.ForgeURL, p.File)
-			}
-			return nil
+			return a.runDoctor(cmd, doctorFlags{offline: true, json: asJSON})
 		},
-	})
+	}
+	check.Flags().BoolVar(&asJSON, "json", false, "print the findings as JSON")
+	cmd.AddCommand(check)
 	return cmd
 }
 

@@ -87,6 +87,8 @@ type daemon struct {
 	// localDev names, per project, the scheduler roles of its local-model
 	// dev agents (dev@<name>).
 	localDev map[string][]string
+	// vaults are the projects' vault dispatchers.
+	vaults vaultAgents
 }
 
 func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.Role]agentFactory) error {
@@ -285,6 +287,9 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 				}
 			}
 		}
+	}
+	if err := a.addVaultJobs(d, registry); err != nil {
+		return err
 	}
 	for _, role := range config.ScheduledRoles {
 		if missing[role] {

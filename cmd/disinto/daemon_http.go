@@ -55,6 +55,8 @@ type statusReport struct {
 	// last made progress and which session (process group, deadline) it
 	// runs.
 	Heartbeats []agent.Heartbeat `json:"heartbeats"`
+	// Vault are the vault actions as the dispatchers last saw them.
+	Vault []vaultStatus `json:"vault,omitempty"`
 }
 
 type projectInfo struct {
@@ -97,10 +99,14 @@ func (d *daemon) hookMux() http.Handler {
 	repos := map[string][]string{}
 	for _, p := range d.cfg.Projects {
 		repos[p.Repo] = append(repos[p.Repo], p.Name)
+		if p.OpsRepo != "" && p.OpsRepo != p.Repo {
+			repos[p.OpsRepo] = append(repos[p.OpsRepo], opsAlias(p.Name))
+		}
 	}
 	h, err := webhook.New(webhook.Options{
-		Secret: []byte(d.cfg.WebhookSecret), Projects: repos, Trigger: laneTrigger{sched: d.sched, localDev: d.localDev},
-		Log: d.logs.For("webhook"), Observe: d.metrics.ObserveWebhook,
+		Secret: []byte(d.cfg.WebhookSecret), Projects: repos,
+		Trigger: vaultTrigger{sched: d.sched, next: laneTrigger{sched: d.sched, localDev: d.localDev}},
+		Log:     d.logs.For("webhook"), Observe: d.metrics.ObserveWebhook,
 	})
 	if err != nil {
 		d.log.Error().Err(err).Msg("webhooks disabled")
@@ -147,6 +153,7 @@ func (d *daemon) status() statusReport {
 	rep.Findings, rep.Actions = d.supervision()
 	rep.Backends = d.services.backendHealth()
 	rep.Formulas = d.services.mem.formulas()
+	rep.Vault = d.vaults.status()
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

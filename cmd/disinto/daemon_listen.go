@@ -112,7 +112,9 @@ func newHTTPServer(h http.Handler, read time.Duration) *http.Server {
 }
 
 // requireBearer lets through only requests with "Authorization: Bearer
-// <token>", compared in constant time; an empty token lets everything
+// <token>", or basic authorization with the token as its password (any
+// user name: what a browser asks for, so the status page can be read in
+// one), compared in constant time; an empty token lets everything
 // through. /healthz stays open for health checks: it tells nothing.
 func requireBearer(token string, next http.Handler) http.Handler {
 	if token == "" {
@@ -128,7 +130,8 @@ func requireBearer(token string, next http.Handler) http.Handler {
 		// of either token.
 		got := sha256.Sum256([]byte(bearer(r)))
 		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="disinto"`)
+			w.Header().Add("WWW-Authenticate", `Basic realm="disinto status", charset="UTF-8"`)
+			w.Header().Add("WWW-Authenticate", `Bearer realm="disinto"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -136,8 +139,12 @@ func requireBearer(token string, next http.Handler) http.Handler {
 	})
 }
 
-// bearer returns the token of a request's bearer authorization, or "".
+// bearer returns the token of a request's bearer authorization, or the
+// password of its basic authorization, or "".
 func bearer(r *http.Request) string {
+	if _, pass, ok := r.BasicAuth(); ok {
+		return pass
+	}
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return ""

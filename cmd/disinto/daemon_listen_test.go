@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -126,6 +127,10 @@ func TestRequireBearer(t *testing.T) {
 		{"/metrics", "Bearer " + token, http.StatusOK},
 		{"/status", "bearer " + token, http.StatusOK},
 		{"/", "", http.StatusUnauthorized},
+		{"/", "Basic " + basic("operator", token), http.StatusOK},
+		{"/status", "Basic " + basic("", token), http.StatusOK},
+		{"/", "Basic " + basic(token, ""), http.StatusUnauthorized},
+		{"/", "Basic " + basic("operator", "wrong"), http.StatusUnauthorized},
 		{"/healthz", "", http.StatusOK},
 	}
 	for _, tt := range tests {
@@ -137,6 +142,9 @@ func TestRequireBearer(t *testing.T) {
 		h.ServeHTTP(w, req)
 		if w.Code != tt.want {
 			t.Errorf("GET %s with %q: %d, want %d", tt.path, tt.auth, w.Code, tt.want)
+		}
+		if w.Code == http.StatusUnauthorized && !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Basic ") {
+			t.Errorf("GET %s: a 401 that does not ask a browser for the token: %q", tt.path, w.Header().Values("WWW-Authenticate"))
 		}
 	}
 	open := requireBearer("", http.NotFoundHandler())
@@ -154,4 +162,9 @@ func TestNewHTTPServerTimeouts(t *testing.T) {
 		t.Errorf("timeouts: read %s, header %s, write %s, idle %s, header bytes %d",
 			srv.ReadTimeout, srv.ReadHeaderTimeout, srv.WriteTimeout, srv.IdleTimeout, srv.MaxHeaderBytes)
 	}
+}
+
+// basic is the credentials part of a basic authorization header.
+func basic(user, pass string) string {
+	return base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
 }

@@ -146,6 +146,9 @@ func (a *app) runInit(cmd *cobra.Command, f *initFlags, ask prompter) error {
 		Repo:               slug, Source: f.source, Branch: f.branch, ProjectsDir: a.projectsDir, EnvFile: a.envFile,
 		WebhookURL: f.webhookURL, LocalBots: locals, RotateTokens: f.rotate, WaitForge: f.waitForge, Logger: log,
 		OnSecret: func(s string) { red.Add(s) },
+		// One line per step as it starts, on stderr beside the log: a
+		// forge that is slow to answer shows where init waits.
+		Progress: func(step string, n, total int) { fmt.Fprintf(stderr, "disinto init: [%d/%d] %s\n", n, total, step) },
 	})
 	if len(rep.Items) > 0 {
 		if werr := rep.WriteTable(stdout); werr != nil {

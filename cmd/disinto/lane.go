@@ -125,12 +125,21 @@ func (c *core) newLocalDevAgent(p *config.Project, la config.LocalAgent) (agent.
 // claudeBackend is the runner's view of configured backend b: its
 // compaction threshold (compact_pct, or the daemon's
 // CLAUDE_AUTOCOMPACT_PCT_OVERRIDE for the default backend) becomes the
-// sessions' CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, which the environment
-// allowlist would otherwise drop.
+// sessions' CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, and the default backend's
+// CLAUDE_CODE_OAUTH_TOKEN theirs, which the environment allowlist would
+// otherwise drop.
 func claudeBackend(b config.Backend) claude.Backend {
 	cb := claude.Backend{Name: b.Name, BaseURL: b.BaseURL, APIKey: b.APIKey, Model: b.Model, MaxSessions: b.MaxSessions}
 	if b.CompactPct > 0 {
 		cb.Env = map[string]string{config.AutoCompactEnv: strconv.Itoa(b.CompactPct)}
+	}
+	// The subscription's token is the model credential, as an API key
+	// is; it goes to the default backend only, never to a local one.
+	if b.OAuthToken != "" {
+		if cb.Env == nil {
+			cb.Env = map[string]string{}
+		}
+		cb.Env[config.OAuthTokenEnv] = b.OAuthToken
 	}
 	return cb
 }

@@ -104,6 +104,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(
 		a.versionCmd(),
 		a.configCmd(),
+		a.doctorCmd(),
 		a.initCmd(),
 		a.formulaCmd(),
 		a.daemonCmd(),
@@ -111,6 +112,8 @@ func (a *app) rootCmd() *cobra.Command {
 		a.statusCmd(),
 		a.logsCmd(),
 		a.agentCmd(),
+		a.secretsCmd(),
+		a.vaultCmd(),
 	)
 	root.Version = versionLine()
 	root.SetVersionTemplate("disinto {{.Version}}\n")

@@ -51,7 +51,9 @@ func TestConfigCheckExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "example.toml"), string(data))
-	code, out, errOut := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, "none.env"))
+	writeFile(t, filepath.Join(dir, "empty.env"), "")
+	code, out, errOut := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, "empty.env"),
+		"--data-dir", filepath.Join(dir, "data"))
 	if code != exitOK {
 		t.Fatalf("code %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -68,7 +70,7 @@ func TestConfigCheckProblems(t *testing.T) {
 		want  string
 	}{
 		{"unknown key", map[string]string{"a.toml": ok + "colour = \"red\"\n"}, "a.toml:3: colour: unknown key"},
-		{"wrong type", map[string]string{"a.toml": ok + "[ci]\nwoodpecker_repo_id = \"ten\"\n"}, "a.toml:4: ci.woodpecker_repo_id: incompatible types"},
+		{"wrong type", map[string]string{"a.toml": ok + "[ci]\nwoodpecker_repo_id = \"ten\"\n"}, "a.toml:4: ci.woodpecker_repo_id: want an integer, got a string"},
 		{"missing repo", map[string]string{"a.toml": "name = \"a\"\n"}, "a.toml: repo: required key is missing"},
 		{"bad URL", map[string]string{"a.toml": ok + "forge_url = \"not a url\"\n"}, "a.toml:3: forge_url:"},
 		{"duplicate name", map[string]string{"a.toml": ok, "b.toml": "name = \"a\"\nrepo = \"o/b\"\n"}, "b.toml:1: name: project \"a\" is already defined in"},
@@ -79,12 +81,12 @@ func TestConfigCheckProblems(t *testing.T) {
 			for name, content := range tt.files {
 				writeFile(t, filepath.Join(dir, name), content)
 			}
-			code, _, errOut := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, ".env"))
+			code, out, _ := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, ".env"))
 			if code != exitFailure {
-				t.Fatalf("code %d, want 1; stderr %q", code, errOut)
+				t.Fatalf("code %d, want 1; stdout %q", code, out)
 			}
-			if !strings.Contains(errOut, filepath.Join(dir, "")) || !strings.Contains(errOut, tt.want) {
-				t.Errorf("stderr %q does not contain %q", errOut, tt.want)
+			if !strings.Contains(out, filepath.Join(dir, "")) || !strings.Contains(out, tt.want) {
+				t.Errorf("stdout %q does not contain %q", out, tt.want)
 			}
 		})
 	}
@@ -94,8 +96,8 @@ func TestConfigCheckEnvOverridesFile(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.toml"), "name = \"a\"\nrepo = \"o/a\"\n")
 	writeFile(t, filepath.Join(dir, ".env"), "AGENT_ROLES=nonsense\n")
-	if code, _, errOut := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, ".env")); code != exitFailure || !strings.Contains(errOut, "AGENT_ROLES") {
-		t.Errorf("bad env file value: code %d, stderr %q", code, errOut)
+	if code, out, _ := runCLI(t, nil, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, ".env")); code != exitFailure || !strings.Contains(out, "AGENT_ROLES") {
+		t.Errorf("bad env file value: code %d, stdout %q", code, out)
 	}
 	if code, _, errOut := runCLI(t, []string{"AGENT_ROLES=dev"}, "config", "check", "--projects-dir", dir, "--env-file", filepath.Join(dir, ".env")); code != exitOK {
 		t.Errorf("process env must win over the env file: code %d, stderr %q", code, errOut)

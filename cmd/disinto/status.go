@@ -208,6 +208,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	}
 	printHoldings(w, rep, time.Now())
 	printStalled(w, rep.Heartbeats, time.Now())
+	printVault(w, rep.Vault)
 	fmt.Fprintln(w, "\nrecent runs:")
 	if len(rep.Recent) == 0 {
 		fmt.Fprintln(w, "  none")

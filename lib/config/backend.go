@@ -19,12 +19,15 @@ const (
 // Backend is one model backend. Concurrency is bounded per backend, not
 // per project (AD-002): MaxSessions sessions at once across the daemon.
 type Backend struct {
-	Name        string
-	Kind        string
-	BaseURL     string // required for BackendLocal; optional override for BackendAnthropic
-	Model       string // default model for sessions on this backend
-	APIKey      string // resolved secret; never logged
-	APIKeyEnv   string // the variable APIKey came from
+	Name      string
+	Kind      string
+	BaseURL   string // required for BackendLocal; optional override for BackendAnthropic
+	Model     string // default model for sessions on this backend
+	APIKey    string // resolved secret; never logged
+	APIKeyEnv string // the variable APIKey came from
+	// OAuthToken is CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`),
+	// the subscription credential of the default backend; never logged.
+	OAuthToken  string
 	MaxSessions int
 	// CompactPct, when set, is the context percentage at which the CLI
 	// compacts a session on this backend (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE):
@@ -35,6 +38,9 @@ type Backend struct {
 
 // AutoCompactEnv is the CLI variable CompactPct becomes.
 const AutoCompactEnv = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"
+
+// OAuthTokenEnv is the CLI variable of a subscription's OAuth token.
+const OAuthTokenEnv = "CLAUDE_CODE_OAUTH_TOKEN"
 
 type fieldMsg struct{ field, msg string }
 
@@ -86,6 +92,7 @@ func newBackendSet(env Env) *backendSet {
 		Model:       env.Get("CLAUDE_MODEL"),
 		APIKey:      env.Get("ANTHROPIC_API_KEY"),
 		APIKeyEnv:   "ANTHROPIC_API_KEY",
+		OAuthToken:  env.Get(OAuthTokenEnv),
 		MaxSessions: max,
 	}
 	if v := env.Get(AutoCompactEnv); v != "" {
@@ -113,6 +120,9 @@ func (s *backendSet) add(b Backend, file string) string {
 			}
 			if b.CompactPct == 0 {
 				b.CompactPct = old.CompactPct
+			}
+			if b.OAuthToken == "" {
+				b.OAuthToken = old.OAuthToken
 			}
 		} else if old != b {
 			return fmt.Sprintf("backend %q is defined differently in %s", b.Name, s.from[b.Name])

@@ -84,7 +84,7 @@ func TestProblems(t *testing.T) {
 		{"unknown table", map[string]string{"a.toml": ok + "\n[monitor]\ncheck_prs = true\n"},
 			nil, []string{"a.toml:4: monitor: unknown key"}},
 		{"wrong type", map[string]string{"a.toml": ok + "[ci]\nwoodpecker_repo_id = \"seven\"\n"},
-			nil, []string{"a.toml:4: ci.woodpecker_repo_id: incompatible types"}},
+			nil, []string{"a.toml:4: ci.woodpecker_repo_id: want an integer, got a string"}},
 		{"missing repo", map[string]string{"a.toml": "name = \"a\"\n"},
 			nil, []string{"a.toml: repo: required key is missing"}},
 		{"missing name", map[string]string{"a.toml": "repo = \"o/a\"\n"},

@@ -129,15 +129,21 @@ func (c *Config) Secrets() []string {
 // Load reads every projects/*.toml in projectsDir and the env file, with
 // environ (os.Environ()) overriding the env file. A missing projects
 // directory or one without project files is an error; a missing env file is
-// not. The returned error is Problems when the configuration is invalid.
+// not. The returned error is Problems when the configuration is invalid:
+// every problem of the env file and of every project file, found in one
+// pass.
 func Load(projectsDir, envFile string, environ []string) (*Config, error) {
+	var envProblems Problems
 	env, err := LoadEnv(envFile, environ)
 	if err != nil {
 		var p *Problem
-		if errors.As(err, &p) {
-			return nil, invalid(Problems{p})
+		if !errors.As(err, &p) {
+			return nil, fmt.Errorf("%s: %w", envFile, err)
 		}
-		return nil, fmt.Errorf("%s: %w", envFile, err)
+		// The project files are still checked, against the process
+		// environment alone, so one pass reports everything.
+		envProblems = Problems{p}
+		env, _ = LoadEnv("", environ)
 	}
 	files, err := filepath.Glob(filepath.Join(projectsDir, "*.toml"))
 	if err != nil {
@@ -158,7 +164,13 @@ func Load(projectsDir, envFile string, environ []string) (*Config, error) {
 		}
 		srcs[f] = data
 	}
-	return Parse(srcs, env)
+	cfg, err := Parse(srcs, env)
+	if len(envProblems) == 0 {
+		return cfg, err
+	}
+	var ps Problems
+	errors.As(err, &ps)
+	return nil, invalid(append(envProblems, ps...))
 }
 
 // Parse validates project files given as path → content, with env. It is
@@ -262,17 +274,20 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	return c, nil
 }
 
-// parseProject decodes one file strictly. Syntax and type errors stop the
-// file; unknown keys and validation problems are all reported.
+// parseProject decodes one file strictly. A syntax error stops the file;
+// a key of the wrong type is a problem and the rest of the file is still
+// decoded; unknown keys and validation problems are all reported.
 func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.Duration, backends *backendSet) (*Project, Problems) {
 	var raw rawProject
-	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw)
-	if err != nil {
-		line, key, msg := tomlpos.DecodeError(err)
-		return nil, Problems{{File: file, Line: line, Key: key, Msg: msg}}
-	}
 	lines := tomlpos.New(string(data))
-	var ps Problems
+	md, ps, ok := decodeAll(file, data, lines, &raw, func() { raw = rawProject{} })
+	if !ok {
+		return nil, ps
+	}
+	bad := map[string]bool{}
+	for _, p := range ps {
+		bad[p.Key] = true
+	}
 	unknown := map[string]bool{}
 	for _, k := range md.Undecoded() {
 		// Report an unknown table once, not once per key inside it.
@@ -294,7 +309,112 @@ func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.
 		ps = append(ps, &Problem{File: file, Line: lines.Line(k.String()), Key: k.String(), Msg: "unknown key"})
 	}
 	p, vps := raw.validate(file, lines, env, envIntervals, backends)
-	return p, append(ps, vps...)
+	for _, vp := range vps {
+		// A key that could not be decoded is said once, as a type
+		// problem, not again as missing or invalid.
+		if !underBadKey(vp.Key, bad) {
+			ps = append(ps, vp)
+		}
+	}
+	return p, ps
+}
+
+// maxDecodeProblems bounds the problems one file reports before the rest
+// of it is given up: each costs one more decode of the file.
+const maxDecodeProblems = 100
+
+// decodeAll decodes data into v (reset empties v) and goes on past values
+// of the wrong type: each becomes a problem naming its line and key, the
+// value is dropped from the file's tree and the tree decoded again, so one
+// pass reports every such value. ok is false when the file cannot be
+// decoded at all (a syntax error), which is then the only problem.
+func decodeAll(file string, data []byte, lines *tomlpos.Locator, v any, reset func()) (md toml.MetaData, ps Problems, ok bool) {
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(v)
+	if err == nil {
+		return md, nil, true
+	}
+	var tree map[string]any
+	if _, serr := toml.Decode(string(data), &tree); serr != nil {
+		line, key, msg := tomlpos.DecodeError(serr)
+		return md, Problems{{File: file, Line: line, Key: key, Msg: msg}}, false
+	}
+	first := true
+	for err != nil {
+		line, key, msg := tomlpos.DecodeError(err)
+		if l := lines.Line(key); l > 0 || !first {
+			// Lines of later decodes are those of the re-encoded tree.
+			line = l
+		}
+		ps = append(ps, &Problem{File: file, Line: line, Key: key, Msg: plainDecodeMessage(msg)})
+		first = false
+		if key == "" || len(ps) >= maxDecodeProblems || !deleteKey(tree, splitKey(key)) {
+			return md, ps, false
+		}
+		var buf bytes.Buffer
+		if eerr := toml.NewEncoder(&buf).Encode(tree); eerr != nil {
+			return md, ps, false
+		}
+		reset()
+		md, err = toml.NewDecoder(&buf).Decode(v)
+	}
+	return md, ps, true
+}
+
+// underBadKey reports whether key is one of bad or inside one of them.
+func underBadKey(key string, bad map[string]bool) bool {
+	for k := key; k != ""; {
+		if bad[k] {
+			return true
+		}
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 {
+			return false
+		}
+		k = k[:i]
+	}
+	return false
+}
+
+// splitKey splits a dotted key as toml.Key.String writes it, with quoted
+// parts (agents."a.b".model), into its parts.
+func splitKey(key string) []string {
+	var parts []string
+	var cur strings.Builder
+	quoted := false
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case c == '"':
+			quoted = !quoted
+		case c == '\\' && quoted && i+1 < len(key):
+			i++
+			cur.WriteByte(key[i])
+		case c == '.' && !quoted:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return append(parts, cur.String())
+}
+
+// deleteKey removes the value at path from tree and reports whether there
+// was one.
+func deleteKey(tree map[string]any, path []string) bool {
+	for i, k := range path {
+		v, ok := tree[k]
+		if !ok {
+			return false
+		}
+		if i == len(path)-1 {
+			delete(tree, k)
+			return true
+		}
+		if tree, ok = v.(map[string]any); !ok {
+			return false
+		}
+	}
+	return false
 }
 
 // withEnvBots returns names plus every FORGE_BOT_USER_* login of env, once

@@ -109,14 +109,18 @@ func (p *run) projectProtection() forge.Protection {
 
 // opsProtection is the vault protection of the ops primary branch: bots
 // reach it only through pull requests that an administrator approves and
-// merges; the administrator may push (to repair the layout).
+// merges; the administrator may push (to repair the layout), and so may
+// the vault bot, which commits low-tier actions and the dispatcher's
+// result records (the dispatcher runs a pushed action only if its own
+// classification is low; every other tier needs the approved pull
+// request).
 func (p *run) opsProtection(branch string) forge.Protection {
 	return forge.Protection{
 		Branch:             branch,
 		RequiredApprovals:  1,
 		ApprovalsWhitelist: []string{p.login},
 		MergeWhitelist:     []string{p.login},
-		PushWhitelist:      []string{p.login},
+		PushWhitelist:      []string{p.login, config.DefaultBotUser(config.RoleVault)},
 		BlockOnRejected:    true,
 		DismissStale:       true,
 	}

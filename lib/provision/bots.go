@@ -316,3 +316,9 @@ func (p *run) authenticates(ctx context.Context, login, pass, tok string) (bool,
 	}
 	return strings.EqualFold(me.Login, login), nil
 }
+
+// TokenScopes returns the scopes provisioning grants the token of role
+// (a local-model dev agent's are dev's), for checks of existing tokens.
+func TokenScopes(role config.Role) []string {
+	return append([]string(nil), access[role].scopes...)
+}

@@ -21,15 +21,41 @@ var WebhookEvents = []string{"issues", "pull_request", "status", "push"}
 
 func isNotFound(err error) bool { return errors.Is(err, forge.ErrNotFound) }
 
-// ensureWebhook registers the project webhook at WebhookURL with the HMAC
-// secret from the env file (generated when missing). The forge never shows
-// a secret again, so a hook whose secret is not in the env file gets a new
-// one.
+// ensureWebhook registers the webhook at WebhookURL on the project
+// repository and on its ops repository (whose pushes and pull requests
+// wake the vault dispatcher), with the HMAC secret from the env file
+// (generated when missing). The forge never shows a secret again, so a
+// hook whose secret is not in the env file gets a new one, and a new
+// secret is given to both hooks.
 func (p *run) ensureWebhook(ctx context.Context) error {
 	if p.opts.WebhookURL == "" {
 		return nil
 	}
-	rc := p.admin.Repo(p.owner, p.name)
+	secret := p.env.Get("DISINTO_WEBHOOK_SECRET")
+	fresh := secret == "" || p.opts.RotateTokens
+	if fresh {
+		var err error
+		if secret, err = randomHex(p.opts.Random, 32); err != nil {
+			return err
+		}
+		p.secret(secret)
+		// Saved before the forge calls: a run stopped in between leaves a
+		// hook without a known secret, which the next run repairs.
+		if err := p.saveEnv(p.env.Set("DISINTO_WEBHOOK_SECRET", secret)); err != nil {
+			return err
+		}
+	}
+	for _, rc := range []*forge.RepoClient{p.admin.Repo(p.owner, p.name), p.admin.Repo(p.owner, p.opsName())} {
+		if err := p.ensureHookOn(ctx, rc, secret, fresh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureHookOn makes rc's hook at WebhookURL active with secret; an
+// existing hook keeps its secret unless fresh.
+func (p *run) ensureHookOn(ctx context.Context, rc *forge.RepoClient, secret string, fresh bool) error {
 	hooks, err := rc.ListWebhooks(ctx)
 	if err != nil {
 		return err
@@ -41,22 +67,10 @@ func (p *run) ensureWebhook(ctx context.Context) error {
 			break
 		}
 	}
-	secret := p.env.Get("DISINTO_WEBHOOK_SECRET")
 	name := rc.Slug() + " -> " + p.opts.WebhookURL
-	if found != nil && found.Active && secret != "" && !p.opts.RotateTokens {
+	if found != nil && found.Active && !fresh {
 		p.rep.add("webhook", name, StatusPresent, "secret DISINTO_WEBHOOK_SECRET")
 		return nil
-	}
-	if secret == "" || p.opts.RotateTokens {
-		if secret, err = randomHex(p.opts.Random, 32); err != nil {
-			return err
-		}
-		p.secret(secret)
-		// Saved before the forge call: a run stopped in between leaves a
-		// hook without a known secret, which the next run repairs.
-		if err := p.saveEnv(p.env.Set("DISINTO_WEBHOOK_SECRET", secret)); err != nil {
-			return err
-		}
 	}
 	in := forge.NewWebhook{URL: p.opts.WebhookURL, Secret: secret, Events: WebhookEvents}
 	if found != nil {

@@ -71,6 +71,9 @@ type Options struct {
 	OnSecret func(string)
 	// Git is the git binary used to push Source; empty means "git".
 	Git string
+	// Progress, if set, is called as each step starts: its name and its
+	// place among the steps (1-based).
+	Progress func(step string, n, total int)
 }
 
 // LocalBot is a local-model dev agent's identity: Name is the agent name
@@ -218,11 +221,14 @@ func (p *run) all(ctx context.Context) error {
 		{"webhook", p.ensureWebhook},
 		{"project file", p.ensureProjectFile},
 	}
-	for _, s := range steps {
+	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 		p.log.Debug().Str("step", s.name).Msg("provision")
+		if p.opts.Progress != nil {
+			p.opts.Progress(s.name, i+1, len(steps))
+		}
 		if err := s.fn(ctx); err != nil {
 			return err
 		}

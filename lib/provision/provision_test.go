@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -145,6 +146,14 @@ func verify(t *testing.T, srv *forgetest.Server, opts provision.Options) *config
 	hooks, err := admin.Repo(owner, name).ListWebhooks(ctx)
 	if err != nil || len(hooks) != 1 || hooks[0].URL != hookURL || !hooks[0].Active {
 		t.Errorf("webhooks %+v %v", hooks, err)
+	}
+	// The ops repository's events wake the vault dispatcher.
+	if hooks, err := admin.Repo(owner, name+"-ops").ListWebhooks(ctx); err != nil || len(hooks) != 1 || hooks[0].URL != hookURL {
+		t.Errorf("ops webhooks %+v %v", hooks, err)
+	}
+	if pr, err := admin.Repo(owner, name+"-ops").GetBranchProtection(ctx, p.PrimaryBranch); err != nil ||
+		!slices.Contains(pr.PushWhitelist, "vault-bot") || slices.Contains(pr.PushWhitelist, "dev-bot") {
+		t.Errorf("ops protection %+v %v", pr, err)
 	}
 	pr, err := admin.Repo(owner, name).GetBranchProtection(ctx, p.PrimaryBranch)
 	if err != nil || pr.RequiredApprovals != 1 || len(pr.PushWhitelist) != 0 ||

@@ -106,6 +106,12 @@ func TestProductConfigValidatesWithEnvExample(t *testing.T) {
 			args:    []string{"config", "--quiet"},
 			wantErr: "FORGE_ADMIN_PASS",
 		},
+		{
+			name:    "no status token",
+			env:     envWithout(t, example, "DISINTO_STATUS_TOKEN"),
+			args:    []string{"config", "--quiet"},
+			wantErr: "DISINTO_STATUS_TOKEN",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,6 +204,8 @@ func stackVars(t *testing.T) map[string]string {
 		"CLAUDE_CONFIG_DIR":            sharedClaudeDir(t),
 		"DISINTO_AGENTS_IMAGE":         testAgentImage,
 		"DISINTO_TEST_MODELSERVER_DIR": t.TempDir(),
+		"DISINTO_STATUS_TOKEN":         testStatusToken,
+		"DISINTO_PROJECTS":             t.TempDir(),
 	}
 }
 
@@ -375,6 +383,7 @@ func TestStackAgentsWorkBacklogIssue(t *testing.T) {
 	if !strings.Contains(logs, "daemon started") || !strings.Contains(logs, "dev") {
 		t.Errorf("agents logs do not show the loop:\n%s", tail(logs, 30))
 	}
+	checkDoctorAndStatusPage(ctx, t, s, logs)
 
 	// Restarting the agents keeps their state.
 	s.must(ctx, "restart", "agents")

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/ops"
+	"github.com/disinto/disinto/lib/redact"
+	"github.com/disinto/disinto/lib/vault"
+)
+
+// vaultParts are what every vault operation of one project is built
+// from: the ops repository as the vault identity, on the forge and as a
+// checkout of its own.
+type vaultParts struct {
+	project  *config.Project
+	bot      config.Bot
+	forge    *forge.RepoClient
+	ops      *ops.Repo
+	identity vault.Identity
+	admins   []string
+	bots     []string
+	redactor *redact.Redactor
+}
+
+// vaultFor resolves the vault parts of p with the checkout at dir. The
+// vault bot must have credentials of its own: acting as the dev bot would
+// let an agent's identity commit actions (spec 70 §3.9).
+func vaultFor(cfg *config.Config, p *config.Project, dir string, red *redact.Redactor, log zerolog.Logger) (*vaultParts, error) {
+	if p.OpsRepo == "" {
+		return nil, fmt.Errorf("project %s (%s): no ops_repo", p.Name, p.File)
+	}
+	b, err := cfg.Bot(config.RoleVault)
+	if err != nil || b.Fallback || b.Password == "" {
+		return nil, fmt.Errorf("project %s: %w", p.Name, vault.ErrNoVaultIdentity)
+	}
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, Logger: log, Redactor: red})
+	if err != nil {
+		return nil, err
+	}
+	owner, name, _ := strings.Cut(p.OpsRepo, "/")
+	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
+		Redactor: red, Log: log})
+	gname, email := git.Identity(b.User)
+	return &vaultParts{
+		project: p, bot: b, forge: fc.Repo(owner, name),
+		ops: ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git", Dir: dir,
+			Branch: p.PrimaryBranch, Name: gname, Email: email, Log: log}),
+		identity: vault.Identity{Name: gname, Email: email},
+		admins:   maintainers(cfg.Env), bots: cfg.BotUsernames, redactor: red,
+	}, nil
+}
+
+// dispatcher builds the project's dispatcher around runner (nil: inspect
+// only) and the data dir's secrets.
+func (v *vaultParts) dispatcher(run vault.Runner, instance string, log zerolog.Logger, sec vault.SecretSource) (*vault.Dispatcher, error) {
+	return vault.NewDispatcher(vault.DispatcherOptions{
+		Ops: v.ops, Forge: v.forge, Primary: v.project.PrimaryBranch, Formulas: formulas.FS,
+		Vault: v.identity, Admins: v.admins, Bots: v.bots, Runner: run, Secrets: sec,
+		Redactor: v.redactor, Instance: instance, Log: log,
+	})
+}
+
+// cliVault resolves the vault parts of --project for a command.
+func (a *app) cliVault(project string) (*vaultParts, error) {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	p, err := pickProject(cfg, project)
+	if err != nil {
+		return nil, err
+	}
+	red := redact.New(cfg.Secrets()...)
+	return vaultFor(cfg, p, filepath.Join(a.dataDir, "vault", p.Name, "cli-ops"), red, zerolog.Nop())
+}
+
+// pickProject returns the named project, or the only one.
+func pickProject(cfg *config.Config, name string) (*config.Project, error) {
+	if name != "" {
+		if p := cfg.Project(name); p != nil {
+			return p, nil
+		}
+		return nil, usageError{fmt.Errorf("unknown project %q (see disinto config check)", name)}
+	}
+	if len(cfg.Projects) == 1 {
+		return cfg.Projects[0], nil
+	}
+	return nil, usageError{errors.New("several projects: name one with --project")}
+}
+
+func (a *app) vaultCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "vault",
+		Example: "  disinto vault list\n  disinto vault approve-hint release-v1-2-0 --project widgets",
+		Short:   "Vault actions: what agents asked to do outside, what waits for approval, what ran",
+		Long: "An action is vault/actions/<id>.toml in the ops repository. Low-tier actions are committed by\n" +
+			"the vault bot; others wait in the pull request \"vault: <id>\" for an administrator's approval.\n" +
+			"The dispatcher runs each approved action once and commits its result to vault/results/<id>.toml.",
+	}
+	var project string
+	cmd.PersistentFlags().StringVar(&project, "project", "", "project (default: the only one)")
+	cmd.AddCommand(a.vaultListCmd(&project), a.vaultShowCmd(&project), a.vaultLintCmd(), a.vaultHintCmd(&project),
+		a.vaultRequestCmd(&project))
+	return cmd
+}
+
+// inspect returns the project's actions as the dispatcher sees them.
+func (a *app) inspect(cmd *cobra.Command, project string) ([]vault.Entry, *vaultParts, error) {
+	v, err := a.cliVault(project)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := v.dispatcher(nil, "cli", zerolog.Nop(), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	es, err := d.Inspect(cmd.Context())
+	return es, v, err
+}
+
+func (a *app) vaultListCmd(project *string) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Example: "  disinto vault list --project widgets",
+		Short:   "List the actions: pending (and why), ready, running, finished",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			es, _, err := a.inspect(cmd, *project)
+			if err != nil {
+				return err
+			}
+			printEntries(a.stdout, es)
+			return nil
+		},
+	}
+}
+
+// printEntries prints one line per action.
+func printEntries(w io.Writer, es []vault.Entry) {
+	if len(es) == 0 {
+		fmt.Fprintln(w, "no vault actions")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIER\tSTATE\tDETAIL")
+	for _, e := range es {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, orDash(e.Tier.String()), entryState(e), firstLine(entryDetail(e)))
+	}
+	_ = tw.Flush()
+}
+
+// entryState is the state with the result's status.
+func entryState(e vault.Entry) string {
+	if e.Result != nil {
+		return string(e.Result.Status)
+	}
+	return string(e.State)
+}
+
+// entryDetail says why an action waits, or how it was approved.
+func entryDetail(e vault.Entry) string {
+	switch {
+	case e.Result != nil && e.Result.Done():
+		return fmt.Sprintf("exit %d at %s; %s", e.Result.ExitCode, e.Result.Finished.Format("2006-01-02 15:04Z"), e.Result.Approval)
+	case e.Result != nil:
+		return fmt.Sprintf("started %s by %s; no outcome recorded", e.Result.Started.Format("2006-01-02 15:04Z"), e.Result.Dispatcher)
+	case e.Approval != "":
+		return e.Approval
+	}
+	return e.Reason
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+func (a *app) vaultShowCmd(project *string) *cobra.Command {
+	return &cobra.Command{
+		Use:     "show ID",
+		Example: "  disinto vault show release-v1-2-0",
+		Short:   "Show one action: its file, where it stands, its result",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			es, _, err := a.inspect(cmd, *project)
+			if err != nil {
+				return err
+			}
+			for _, e := range es {
+				if e.ID != args[0] {
+					continue
+				}
+				fmt.Fprintf(a.stdout, "action %s (%s)\nstate: %s\n%s\n\n%s", e.ID, vault.ActionPath(e.ID), entryState(e),
+					entryDetail(e), e.Content())
+				if e.Result != nil && e.Result.Logs != "" {
+					fmt.Fprintf(a.stdout, "\nlogs (tail):\n%s\n", e.Result.Logs)
+				}
+				return nil
+			}
+			return fmt.Errorf("no vault action %q on the ops primary branch", args[0])
+		},
+	}
+}
+
+func (a *app) vaultLintCmd() *cobra.Command {
+	var policy string
+	c := &cobra.Command{
+		Use:     "lint FILE... [--policy vault/policy.toml]",
+		Example: "  disinto vault lint vault/actions/*.toml --policy vault/policy.toml",
+		Short:   "Validate action files as the dispatcher will (one line per problem, exit 1 when any)",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			pol := vault.DefaultPolicy()
+			if policy != "" {
+				data, err := os.ReadFile(policy)
+				if err != nil {
+					return err
+				}
+				if pol, err = vault.ParsePolicy(policy, data); err != nil {
+					return err
+				}
+			}
+			v := vault.Validator{Formulas: formulas.FS, Policy: pol}
+			bad := false
+			for _, f := range args {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					return err
+				}
+				act, err := v.Parse(f, data)
+				if err != nil {
+					fmt.Fprintln(a.stderr, err)
+					bad = true
+					continue
+				}
+				fmt.Fprintf(a.stdout, "ok: %s (formula %s, %s tier, secrets %v)\n", f, act.Formula, pol.Classify(act), act.Secrets)
+			}
+			if bad {
+				return errSilent
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&policy, "policy", "", "the policy file to classify with (default: every formula high)")
+	return c
+}
+
+func (a *app) vaultHintCmd(project *string) *cobra.Command {
+	return &cobra.Command{
+		Use:     "approve-hint ID",
+		Example: "  disinto vault approve-hint release-v1-2-0",
+		Short:   "Say what an administrator must do for a pending action to run",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			es, v, err := a.inspect(cmd, *project)
+			if err != nil {
+				return err
+			}
+			id := args[0]
+			for _, e := range es {
+				if e.ID == id {
+					fmt.Fprintf(a.stdout, "%s is %s: %s\n", id, entryState(e), entryDetail(e))
+					if e.State != vault.StatePending {
+						return nil
+					}
+				}
+			}
+			pr, err := v.forge.FindPullByHead(cmd.Context(), vault.BranchPrefix+id)
+			if errors.Is(err, forge.ErrNotFound) {
+				fmt.Fprintf(a.stdout, "no pull request from %s%s on %s\n", vault.BranchPrefix, id, v.project.OpsRepo)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			who := "an administrator of " + v.project.OpsRepo
+			if len(v.admins) > 0 {
+				who = strings.Join(v.admins, " or ")
+			}
+			fmt.Fprintf(a.stdout, "pull request #%d (%s), state %s\n", pr.Number, pr.URL, pr.State)
+			fmt.Fprintf(a.stdout, "to run it: %s approves it at its head %s (Files changed, Review, Approve), then merges it.\n",
+				who, pr.HeadSHA)
+			fmt.Fprintln(a.stdout, "an approval of an earlier head, by a bot or by its author does not count.")
+			return nil
+		},
+	}
+}
+
+func (a *app) vaultRequestCmd(project *string) *cobra.Command {
+	var file string
+	c := &cobra.Command{
+		Use:     "request --file ACTION.toml",
+		Example: "  disinto vault request --file release-v1-2-0.toml --project widgets",
+		Short:   "File a vault action: low tier commits it, others open the pull request \"vault: <id>\"",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usageError{errors.New("--file is required")}
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			v, err := a.cliVault(*project)
+			if err != nil {
+				return err
+			}
+			q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS})
+			if err != nil {
+				return err
+			}
+			r, err := q.Request(cmd.Context(), data)
+			if err != nil {
+				return err
+			}
+			switch r.Mode {
+			case vault.ModePR:
+				fmt.Fprintf(a.stdout, "%s: %s tier, pull request #%d %s\n", r.ID, r.Tier, r.PR, r.URL)
+			default:
+				fmt.Fprintf(a.stdout, "%s: %s tier, committed %s\n", r.ID, r.Tier, orDash(r.Commit))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&file, "file", "", "the action file")
+	return c
+}

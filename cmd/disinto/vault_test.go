@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+)
+
+// TestVaultLint: lint accepts what the dispatcher accepts and names file,
+// line and field of every problem.
+func TestVaultLint(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "vault", "actions", "release-v1-2-0.toml")
+	writeFile(t, good, "id = \"release-v1-2-0\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n")
+	policy := filepath.Join(dir, "vault", "policy.toml")
+	writeFile(t, policy, "[tiers]\nrelease = \"high\"\n")
+	code, out, errOut := runCLI(t, nil, "vault", "lint", "--policy", policy, good)
+	if code != exitOK || !strings.Contains(out, "high tier") {
+		t.Fatalf("good: %d %q %q", code, out, errOut)
+	}
+	bad := filepath.Join(dir, "vault", "actions", "x.toml")
+	writeFile(t, bad, "id = \"y\"\nformula = \"release\"\ncontext = \"c\"\nsecrets = [\"AWS_KEY\"]\nunblocks = [\"#1\"]\n")
+	code, out, errOut = runCLI(t, nil, "vault", "lint", good, bad)
+	if code != exitFailure {
+		t.Fatalf("bad: code %d", code)
+	}
+	for _, want := range []string{bad + ":1: id", bad + ":4: secrets", bad + ":5: unblocks"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "ok: "+good) {
+		t.Errorf("the good file is not reported: %q", out)
+	}
+}
+
+// TestVaultNeedsItsOwnIdentity: without the vault bot's own token the
+// vault commands refuse, rather than act as the dev bot.
+func TestVaultNeedsItsOwnIdentity(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "p.toml"), "name = \"p\"\nrepo = \"acme/p\"\nforge_url = \"http://127.0.0.1:1\"\n")
+	env := filepath.Join(dir, ".env")
+	writeFile(t, env, "FORGE_TOKEN=dev-token\nFORGE_PASS=dev-pass\n")
+	code, _, errOut := runCLI(t, nil, "vault", "list", "--projects-dir", dir, "--env-file", env, "--data-dir", dir)
+	if code != exitFailure || !strings.Contains(errOut, "vault identity") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
+
+// TestVaultTrigger: an ops repository's event wakes only the project's
+// vault dispatcher; the project repository's events go on as before.
+func TestVaultTrigger(t *testing.T) {
+	sched, next := &triggers{}, &triggers{}
+	vt := vaultTrigger{sched: sched, next: next}
+	vt.Trigger(opsAlias("alpha"), "dev")
+	vt.Trigger("alpha", "review")
+	if strings.Join(sched.got, " ") != "alpha/vault" || strings.Join(next.got, " ") != "alpha/review" {
+		t.Fatalf("sched %v, next %v", sched.got, next.got)
+	}
+}
+
+// TestVaultJobScheduled: a project gets a vault job when the vault bot
+// has credentials of its own, none when it would act as the dev bot.
+func TestVaultJobScheduled(t *testing.T) {
+	dir := t.TempDir()
+	example, err := os.ReadFile("../../projects/example.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
+	reg := map[config.Role]agentFactory{config.RoleVault: newVaultAgent,
+		config.RoleDev: func(agentDeps) (agent.Agent, error) { return sessionAgent{}, nil }}
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"AGENT_ROLES=dev", "FORGE_TOKEN=t-dev-0123456789", "FORGE_PASS=p-dev"}, "example/dev"},
+		{[]string{"AGENT_ROLES=dev", "FORGE_TOKEN=t-dev-0123456789", "FORGE_PASS=p-dev",
+			"FORGE_VAULT_TOKEN=t-vault-0123456789", "FORGE_VAULT_PASS=p-vault"}, "example/dev,example/vault"},
+	} {
+		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: tc.env,
+			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
+		cfg, err := a.loadConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := a.newDaemon(cfg, reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, j := range d.sched.Snapshot() {
+			got = append(got, j.Project+"/"+j.Role)
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("jobs %v, want %s", got, tc.want)
+		}
+		for _, v := range d.vaults.agents {
+			if v.running {
+				t.Error("a dispatcher without a runner runs actions")
+			}
+		}
+		_ = d.ledger.Close()
+		_ = d.logs.Close()
+	}
+}

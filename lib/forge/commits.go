@@ -1,0 +1,80 @@
+package forge
+
+import (
+	"context"
+	"fmt"
+
+	"code.gitea.io/sdk/gitea"
+)
+
+// Commit is a commit as the forge reports it: its SHA and the git author
+// and committer it records (names and emails are whatever the pusher
+// wrote; they prove nothing on their own).
+type Commit struct {
+	SHA            string
+	AuthorName     string
+	AuthorEmail    string
+	CommitterName  string
+	CommitterEmail string
+	Parents        []string
+}
+
+func toCommit(c *gitea.Commit) Commit {
+	var out Commit
+	if c.CommitMeta != nil {
+		out.SHA = c.SHA
+	}
+	if rc := c.RepoCommit; rc != nil {
+		if rc.Author != nil {
+			out.AuthorName, out.AuthorEmail = rc.Author.Name, rc.Author.Email
+		}
+		if rc.Committer != nil {
+			out.CommitterName, out.CommitterEmail = rc.Committer.Name, rc.Committer.Email
+		}
+	}
+	for _, p := range c.Parents {
+		if p != nil {
+			out.Parents = append(out.Parents, p.SHA)
+		}
+	}
+	return out
+}
+
+// PathCommits returns the commits reachable from ref that changed path,
+// newest first (git log's history of the path), all pages.
+func (r *RepoClient) PathCommits(ctx context.Context, ref, path string) ([]Commit, error) {
+	api := r.c.api(ctx)
+	return paginate(func(page int) ([]Commit, *gitea.Response, error) {
+		cs, resp, err := api.ListRepoCommits(r.owner, r.name, gitea.ListCommitOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
+			SHA:         ref, Path: path,
+		})
+		if err := r.c.check(fmt.Sprintf("commits of %s on %s in %s", path, ref, r.slug), resp, err); err != nil {
+			return nil, resp, err
+		}
+		out := make([]Commit, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, toCommit(c))
+		}
+		return out, resp, nil
+	})
+}
+
+// PullCommits returns the commits of pull request n, also after it was
+// merged.
+func (r *RepoClient) PullCommits(ctx context.Context, n int64) ([]Commit, error) {
+	api := r.c.api(ctx)
+	return paginate(func(page int) ([]Commit, *gitea.Response, error) {
+		cs, resp, err := api.ListPullRequestCommits(r.owner, r.name, n, gitea.ListPullRequestCommitsOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
+		})
+		if err := r.c.check(fmt.Sprintf("commits of %s#%d", r.slug, n), resp, err); err != nil {
+			return nil, resp, err
+		}
+		out := make([]Commit, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, toCommit(c))
+		}
+		return out, resp, nil
+	})
+}

@@ -1,0 +1,197 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/disinto/disinto/lib/forge"
+)
+
+// provenanceForge is what the provenance check reads from the forge.
+type provenanceForge interface {
+	GetFile(ctx context.Context, path, ref string) (forge.File, error)
+	PathCommits(ctx context.Context, ref, path string) ([]forge.Commit, error)
+	PullCommits(ctx context.Context, n int64) ([]forge.Commit, error)
+	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
+	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
+	CollaboratorPermission(ctx context.Context, login string) (forge.Permission, error)
+}
+
+var _ provenanceForge = (*forge.RepoClient)(nil)
+
+// Identity is a git author identity.
+type Identity struct{ Name, Email string }
+
+// approval is the outcome of the provenance check: ok with how, or not ok
+// with why.
+type approval struct {
+	ok     bool
+	how    string
+	reason string
+}
+
+// pending is a refusal: the action waits.
+func pending(format string, args ...any) approval {
+	return approval{reason: fmt.Sprintf(format, args...)}
+}
+
+// prover checks how actions reached the primary branch at one commit.
+type prover struct {
+	f       provenanceForge
+	primary string
+	head    string
+	vault   Identity
+	admins  []string
+	bots    []string
+	// pulls are the ops repository's closed pull requests, listed once.
+	pulls []forge.PullRequest
+}
+
+// verify decides whether action a (tier t) at p.head came the way its
+// tier requires. Every commit of the primary branch that touched the file
+// is taken into account, so nothing added or changed beside the approved
+// path passes. An error is transient (the forge did not answer); the
+// action is looked at again next cycle.
+func (p *prover) verify(ctx context.Context, a Action, t Tier) (approval, error) {
+	path := ActionPath(a.ID)
+	commits, err := p.f.PathCommits(ctx, p.head, path)
+	if err != nil {
+		return approval{}, err
+	}
+	if len(commits) == 0 {
+		return approval{}, fmt.Errorf("the forge knows no commit of %s at %s yet", path, short(p.head))
+	}
+	now, err := p.f.GetFile(ctx, path, p.head)
+	if err != nil {
+		return approval{}, err
+	}
+	if t == TierLow && p.allByVault(commits) {
+		return approval{ok: true, how: "direct commit by the vault identity " + p.vault.Name + " (low tier)"}, nil
+	}
+	return p.viaPull(ctx, a, t, commits, now)
+}
+
+// allByVault reports whether every commit was authored and committed as
+// the vault identity.
+func (p *prover) allByVault(cs []forge.Commit) bool {
+	if p.vault.Email == "" {
+		return false
+	}
+	for _, c := range cs {
+		if c.AuthorEmail != p.vault.Email || c.CommitterEmail != p.vault.Email {
+			return false
+		}
+	}
+	return true
+}
+
+// viaPull looks for the merged pull request that brought the file and an
+// administrator's approval of its final head.
+func (p *prover) viaPull(ctx context.Context, a Action, t Tier, commits []forge.Commit, now forge.File) (approval, error) {
+	if p.pulls == nil {
+		ps, err := p.f.ListPulls(ctx, forge.StateClosed)
+		if err != nil {
+			return approval{}, err
+		}
+		p.pulls = ps
+	}
+	why := pending("%s tier: no merged pull request from %s%s brought it", t, BranchPrefix, a.ID)
+	for i := len(p.pulls) - 1; i >= 0; i-- {
+		pr := p.pulls[i]
+		if !pr.Merged || pr.FromFork || pr.Base != p.primary || pr.Head != BranchPrefix+a.ID {
+			continue
+		}
+		ap, err := p.pull(ctx, pr, commits, now)
+		if err != nil || ap.ok {
+			return ap, err
+		}
+		why = ap
+	}
+	return why, nil
+}
+
+// pull checks one merged pull request.
+func (p *prover) pull(ctx context.Context, pr forge.PullRequest, commits []forge.Commit, now forge.File) (approval, error) {
+	prCommits, err := p.f.PullCommits(ctx, pr.Number)
+	if err != nil {
+		return approval{}, err
+	}
+	in := map[string]bool{pr.MergedSHA: true}
+	for _, c := range prCommits {
+		in[c.SHA] = true
+	}
+	for _, c := range commits {
+		if !in[c.SHA] {
+			return pending("commit %s touched the action outside pull request #%d", short(c.SHA), pr.Number), nil
+		}
+	}
+	atHead, err := p.f.GetFile(ctx, now.Path, pr.HeadSHA)
+	if errors.Is(err, forge.ErrNotFound) || (err == nil && atHead.SHA != now.SHA) {
+		return pending("the action differs from its content at #%d's head %s", pr.Number, short(pr.HeadSHA)), nil
+	}
+	if err != nil {
+		return approval{}, err
+	}
+	reviews, err := p.f.ListReviews(ctx, pr.Number)
+	if err != nil {
+		return approval{}, err
+	}
+	why := pending("awaiting admin approval: #%d has no approval at its final head %s", pr.Number, short(pr.HeadSHA))
+	for _, r := range reviews {
+		if r.State != forge.ReviewApprove || r.Dismissed {
+			continue
+		}
+		if r.CommitID != pr.HeadSHA {
+			why = pending("awaiting admin approval: %s approved #%d at %s, not at its final head %s",
+				r.Author, pr.Number, short(r.CommitID), short(pr.HeadSHA))
+			continue
+		}
+		ok, reason, err := p.isAdmin(ctx, r.Author, pr.Author)
+		if err != nil {
+			return approval{}, err
+		}
+		if ok {
+			return approval{ok: true, how: fmt.Sprintf("pull request #%d approved by %s at %s", pr.Number, r.Author, short(r.CommitID))}, nil
+		}
+		why = pending("awaiting admin approval: the approval of #%d by %s does not count: %s", pr.Number, r.Author, reason)
+	}
+	return why, nil
+}
+
+// isAdmin decides whether login's approval counts: a human (no bot, not
+// the pull request's author) who administers the ops repository. With an
+// admin list configured, login must be on it, and the forge, when it
+// answers, must agree; without one, the forge's answer decides.
+func (p *prover) isAdmin(ctx context.Context, login, author string) (bool, string, error) {
+	switch {
+	case login == "":
+		return false, "no reviewer", nil
+	case login == author:
+		return false, "the author approved their own pull request", nil
+	case slices.Contains(p.bots, login):
+		return false, "a bot", nil
+	case len(p.admins) > 0 && !slices.Contains(p.admins, login):
+		return false, "not an administrator", nil
+	}
+	perm, err := p.f.CollaboratorPermission(ctx, login)
+	switch {
+	case errors.Is(err, forge.ErrForbidden) && len(p.admins) > 0:
+		return true, "", nil // the forge will not say to us; the configured list does
+	case errors.Is(err, forge.ErrForbidden), errors.Is(err, forge.ErrNotFound):
+		return false, "the forge does not confirm an administrator", nil
+	case err != nil:
+		return false, "", err
+	case perm != forge.PermAdmin && perm != forge.PermOwner:
+		return false, fmt.Sprintf("%s permission on the ops repository, not admin", perm), nil
+	}
+	return true, "", nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

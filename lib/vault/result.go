@@ -1,0 +1,84 @@
+package vault
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Status is the state of an action's result record.
+type Status string
+
+// Result statuses. StatusStarted is the claim: a dispatcher is running the
+// action, or died doing so.
+const (
+	StatusStarted   Status = "started"
+	StatusSucceeded Status = "succeeded"
+	StatusFailed    Status = "failed"
+	StatusTimeout   Status = "timeout"
+)
+
+// maxLogBytes bounds the log tail a result keeps.
+const maxLogBytes = 4000
+
+// Result is vault/results/<id>.toml: the claim and then the outcome of the
+// one run of an action.
+type Result struct {
+	ID     string `toml:"id"`
+	Status Status `toml:"status"`
+	// ExitCode is the run's exit status (meaningful once finished).
+	ExitCode int `toml:"exit_code"`
+	// ActionSHA256 is the digest of the action file that ran.
+	ActionSHA256 string `toml:"action_sha256"`
+	// OpsCommit is the ops commit the action was verified at; Approval
+	// says how it was approved.
+	OpsCommit string `toml:"ops_commit"`
+	Approval  string `toml:"approval"`
+	// Dispatcher and Claim identify the dispatcher whose claim won.
+	Dispatcher string    `toml:"dispatcher"`
+	Claim      string    `toml:"claim"`
+	Started    time.Time `toml:"started"`
+	Finished   time.Time `toml:"finished,omitzero"`
+	// Logs is the redacted tail of the run's output.
+	Logs string `toml:"logs,omitempty"`
+}
+
+// Encode renders r as its file.
+func (r Result) Encode() ([]byte, error) {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(r); err != nil {
+		return nil, fmt.Errorf("encode result %s: %w", r.ID, err)
+	}
+	return b.Bytes(), nil
+}
+
+// ParseResult decodes a result file.
+func ParseResult(file string, data []byte) (Result, error) {
+	var r Result
+	if _, err := toml.Decode(string(data), &r); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return r, nil
+}
+
+// Done reports whether the record holds an outcome.
+func (r Result) Done() bool { return r.Status != StatusStarted }
+
+// digest is the hex SHA-256 of an action file.
+func digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// tail keeps the last maxLogBytes of s.
+func tail(s string) string {
+	if len(s) <= maxLogBytes {
+		return s
+	}
+	return "…" + strings.ToValidUTF8(s[len(s)-maxLogBytes:], "")
+}

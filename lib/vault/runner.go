@@ -1,0 +1,59 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Job is one run of an action, as the dispatcher hands it to a Runner.
+type Job struct {
+	// Action is the validated action; Content is its file as approved.
+	Action  Action
+	Content []byte
+	// Formula is the text of formulas/<formula>.toml.
+	Formula []byte
+	// Secrets maps each declared secret name to its value: exactly the
+	// declared ones, resolved by the dispatcher. The runner hands them to
+	// the run and to nothing else; every value is registered with the
+	// dispatcher's redactor before Run is called.
+	Secrets map[string]string
+	// Timeout bounds the run (the action's timeout_minutes).
+	Timeout time.Duration
+	// OpsCommit is the ops-repository commit the action was verified at.
+	OpsCommit string
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	// ExitCode is the run's exit status; 0 is success.
+	ExitCode int
+	// TimedOut reports that the run was stopped at Job.Timeout.
+	TimedOut bool
+	// Logs is the run's combined output, or its tail. The dispatcher
+	// redacts it again before recording it.
+	Logs string
+}
+
+// Runner runs one job in a short-lived, isolated environment (lib/runner:
+// a container through the Docker API, with the declared secrets only, the
+// timeout and resource limits). Run blocks until the run ended.
+//
+// Run returns an error only when nothing ran (the engine was unreachable,
+// the image is missing): the dispatcher then withdraws its claim and
+// tries again later. Once anything ran, whatever happened is an Outcome,
+// and the action is never run again.
+type Runner interface {
+	Run(ctx context.Context, job Job) (Outcome, error)
+}
+
+// SecretSource resolves a secret by name (lib/secrets). A secret that is
+// not stored is an error wrapping ErrSecretMissing.
+type SecretSource interface {
+	Get(name string) (string, error)
+}
+
+// ErrSecretMissing is the error of a SecretSource without the secret. An
+// action whose secret is missing stays pending, not failed: the secret can
+// be added.
+var ErrSecretMissing = errors.New("secret not stored")
