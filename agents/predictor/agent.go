@@ -64,7 +64,7 @@ type Options struct {
 	LiveFormula func() *formula.Formula
 	Lessons     func(context.Context) string
 	// Formulas are the factory's formula names an exploit may run (the
-	// project's formulas/*.toml count too).
+	// formulas the vault's runner executes).
 	Formulas []string
 	// Ops is the ops repository (nil: none; the session is told so).
 	Ops Ops

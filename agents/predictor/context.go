@@ -142,18 +142,12 @@ func evidence(t *OpsTree) string {
 	return b.String()
 }
 
-// formulaNames returns the names of the formulas a vault request may
-// run: the factory's, and the project's formulas/*.toml on its primary
-// branch.
-func formulaNames(factory, project []string) map[string]bool {
+// formulaNames returns the set of the formulas a vault request may run:
+// the factory's, the ones the vault's runner executes.
+func formulaNames(factory []string) map[string]bool {
 	out := map[string]bool{}
 	for _, n := range factory {
 		out[n] = true
-	}
-	for _, n := range project {
-		if strings.HasSuffix(n, ".toml") {
-			out[strings.TrimSuffix(path.Base(n), ".toml")] = true
-		}
 	}
 	return out
 }

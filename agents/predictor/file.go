@@ -17,8 +17,6 @@ type VaultRequest struct {
 	Formula string
 	Context string
 	Secrets []string
-	// Notes are comment lines of the action file (what it unblocks).
-	Notes []string
 }
 
 // VaultReceipt says where a request landed: its pull request on the ops
@@ -77,7 +75,6 @@ func VaultRequestOf(p Proposal, n int64) VaultRequest {
 		Formula: p.Formula,
 		Context: fmt.Sprintf("Test prediction #%d: %s — focus: %s", n, oneLine(p.Theory), oneLine(p.Focus)),
 		Secrets: []string{},
-		Notes:   []string{fmt.Sprintf("Unblocks: #%d", n)},
 	}
 }
 
@@ -85,9 +82,11 @@ func VaultRequestOf(p Proposal, n int64) VaultRequest {
 type filed struct {
 	Issue int64
 	Kind  Kind
-	// VaultPR (or VaultCommit) is where its vault request landed.
+	// VaultPR (or VaultCommit) is where its vault request landed;
+	// VaultErr why it did not.
 	VaultPR     int64
 	VaultCommit string
+	VaultErr    error
 	// Superseded is the prediction it closed.
 	Superseded int64
 }
@@ -95,7 +94,9 @@ type filed struct {
 // file files one decided proposal as the predictor bot: the issue
 // labelled prediction/unreviewed, then its vault request, then the
 // superseded prediction closed with a comment naming the new one. A
-// failure after the issue exists returns the issue with the error.
+// refused vault request is kept in the result (the prediction stands for
+// the planner); any other failure after the issue exists returns the
+// issue with the error.
 func (a *Agent) file(ctx context.Context, d Decision) (filed, error) {
 	p := d.Proposal
 	i, err := a.o.Forge.CreateIssue(ctx, forge.NewIssue{Title: forge.Neutralise(p.Title), Body: Body(p, d.Supersedes),
@@ -107,7 +108,10 @@ func (a *Agent) file(ctx context.Context, d Decision) (filed, error) {
 	if p.Kind == Exploit && a.o.Vault != nil {
 		rc, err := a.o.Vault.Request(ctx, VaultRequestOf(p, i.Number))
 		if err != nil {
-			return f, fmt.Errorf("vault request for prediction #%d: %w", i.Number, err)
+			if ctx.Err() != nil {
+				return f, ctx.Err()
+			}
+			f.VaultErr = fmt.Errorf("vault request for prediction #%d: %w", i.Number, err)
 		}
 		f.VaultPR, f.VaultCommit = rc.PR, rc.Commit
 	}

@@ -15,6 +15,9 @@ const (
 	// CodeInvalidFormula: an exploit named a formula the factory does not
 	// have; no vault request is made.
 	CodeInvalidFormula ledger.Code = "vault.invalid_formula"
+	// CodeVaultRefused: the vault refused an exploit's request (its
+	// prediction stands).
+	CodeVaultRefused ledger.Code = "vault.refused"
 	// CodeOverBudget: the proposal did not fit the run's action points.
 	CodeOverBudget ledger.Code = "predict.over_budget"
 	// CodeDuplicate: an open prediction already holds the theory.

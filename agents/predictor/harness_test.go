@@ -139,7 +139,7 @@ func (r *rig) build() {
 	log := zerolog.New(r.logw).Level(zerolog.DebugLevel)
 	r.rt = agent.New(agent.Options{Ledger: r.led, Log: log, Enablement: r.enable, Now: func() time.Time { return r.now }})
 	r.a = New(Options{Project: r.proj.Name, Primary: "main", Forge: r.botRepo, Runner: fr, Formula: f,
-		Formulas: []string{"run-gardener", "run-predictor"}, Ops: mapOps{r}, Vault: r.vault,
+		Formulas: []string{"run-gardener", "run-predictor", "run-red-team"}, Ops: mapOps{r}, Vault: r.vault,
 		StateDir: filepath.Join(r.data, "state"), Now: func() time.Time { return r.now }, Log: log})
 }
 
@@ -185,12 +185,17 @@ func (o mapOps) Snapshot(context.Context) (OpsTree, string, error) {
 type recordingVault struct {
 	mu   sync.Mutex
 	reqs []VaultRequest
+	// refuse, when set, is the answer to every request.
+	refuse error
 }
 
 func (v *recordingVault) Request(_ context.Context, q VaultRequest) (VaultReceipt, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.reqs = append(v.reqs, q)
+	if v.refuse != nil {
+		return VaultReceipt{}, v.refuse
+	}
 	return VaultReceipt{PR: int64(100 + len(v.reqs))}, nil
 }
 

@@ -38,6 +38,11 @@ func (r *result) issues() []int64 {
 // code is the run's code: the first reason a proposal was not filed
 // (vault.invalid_formula first, as it names a broken request).
 func (r *result) code() ledger.Code {
+	for _, f := range r.Filed {
+		if f.VaultErr != nil {
+			return CodeVaultRefused
+		}
+	}
 	var first ledger.Code
 	for _, d := range r.Decisions {
 		if d.Code == CodeInvalidFormula {
@@ -61,6 +66,8 @@ func (r *result) Summary() []string {
 			s += fmt.Sprintf(", vault pull request #%d", f.VaultPR)
 		case f.VaultCommit != "":
 			s += ", vault action committed " + short(f.VaultCommit)
+		case f.VaultErr != nil:
+			s += fmt.Sprintf(", %s: %s", CodeVaultRefused, f.VaultErr)
 		}
 		if f.Superseded > 0 {
 			s += fmt.Sprintf(", supersedes #%d", f.Superseded)
@@ -106,15 +113,7 @@ func (a *Agent) run(ctx context.Context, me string, ops *OpsTree, log zerolog.Lo
 		return nil, err
 	}
 	defer func() { _ = w.Close() }()
-	own, err := w.Repo().ListFiles(ctx, w.Base, "formulas")
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(own))
-	for _, f := range own {
-		names = append(names, f.Path)
-	}
-	formulas := formulaNames(a.o.Formulas, names)
+	formulas := formulaNames(a.o.Formulas)
 	props, err := a.session(ctx, w, rec, ops, formulas, res, log)
 	if err != nil {
 		return nil, err
@@ -141,6 +140,9 @@ func (a *Agent) run(ctx context.Context, me string, ops *OpsTree, log zerolog.Lo
 		}
 		if d.Proposal.Kind == Exploit && a.o.Vault == nil {
 			res.Lines = append(res.Lines, fmt.Sprintf("no vault is configured: prediction #%d has no vault request", f.Issue))
+		}
+		if f.VaultErr != nil {
+			log.Warn().Str("error", a.o.Redactor.String(f.VaultErr.Error())).Msg("vault request refused")
 		}
 		log.Info().Int64("issue", f.Issue).Str("kind", string(f.Kind)).Int64("vault_pr", f.VaultPR).Msg("prediction filed")
 	}

@@ -69,12 +69,12 @@ func TestExplore(t *testing.T) {
 	noWorkItems(t, r)
 }
 
-// TestExploitAndBudget (§3.8.2, §3.8.4): an exploit of a formula of the
-// project files its prediction and one typed vault request
+// TestExploitAndBudget (§3.8.2, §3.8.4): an exploit of a factory formula
+// (the fixture run-red-team) files its prediction and one typed vault request
 // predict-<P>-run-red-team with no secrets, and costs two points: of the
 // three explores after it, two are filed and the third is over budget.
 func TestExploitAndBudget(t *testing.T) {
-	r := newRig(t, map[string]string{"formulas/run-red-team.toml": "name = \"run-red-team\"\n"})
+	r := newRig(t, nil)
 	launchTree(r)
 	r.script(exploit("The launch claim breaks under attack", "the site falls over under a red-team run", "run-red-team"),
 		explore("Alpha weakness", "alpha subsystem lacks monitoring entirely"),
@@ -357,5 +357,22 @@ func TestFailedSessionRetries(t *testing.T) {
 	r.mustTick()
 	if n := len(r.byBot()); n != 1 {
 		t.Fatalf("the run after a failed session filed %d", n)
+	}
+}
+
+// TestVaultRefused: a vault that refuses an exploit's request leaves its
+// prediction filed, the rest of the run goes on, and the run records
+// vault.refused.
+func TestVaultRefused(t *testing.T) {
+	r := newRig(t, nil)
+	r.vault.refuse = errors.New("formula run-red-team: not found")
+	r.script(exploit("Refused exploit", "a theory the vault will not test", "run-red-team"),
+		explore("Next one", "an unrelated theory about timeouts"))
+	r.mustTick()
+	if n := len(r.byBot()); n != 2 {
+		t.Fatalf("%d filed", n)
+	}
+	if rec := r.lastRecord(); !strings.HasPrefix(rec, "vault.refused |") || !strings.Contains(rec, "not found") {
+		t.Errorf("record %q", rec)
 	}
 }

@@ -13,15 +13,18 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/vault"
 )
 
 // newPredictorAgent builds the predictor of one project, acting as
 // predictor-bot (FORGE_PREDICTOR_TOKEN, else the dev bot): its own clone
 // under <data>/clones/<project>/<bot>, its state (lock, watermark, last
 // filings) under <data>/state/<project>/predictor, the predictor formula,
-// the project's ops checkout as last fetched, and the shared model
-// runner. No vault requester and no structural graph are wired yet: an
-// exploit files its prediction and says that no vault request was made.
+// the project's ops checkout as last fetched, the vault's requester (as
+// the vault bot, with its own ops checkout under
+// <data>/vault/<project>/predictor-ops; none without a vault identity,
+// and an exploit then files its prediction and says no request was made)
+// and the shared model runner. No structural graph is wired yet.
 func newPredictorAgent(d agentDeps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
 	rp, err := d.parts(predictor.FormulaName, nil)
@@ -39,10 +42,20 @@ func newPredictorAgent(d agentDeps) (agent.Agent, error) {
 		Forge: rp.forge, Claude: s.claude, Sandbox: s.sandbox,
 		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
 	})
+	var requests predictor.Vault
+	if v, err := vaultFor(d.Config, p, filepath.Join(s.dataDir, "vault", p.Name, "predictor-ops"), s.redactor, d.Log); err == nil {
+		q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS, Log: d.Log})
+		if err != nil {
+			return nil, err
+		}
+		requests = predictorVault{q: q}
+	} else {
+		d.Log.Info().Str("project", p.Name).Str("reason", s.redactor.String(err.Error())).Msg("predictor: exploits make no vault request")
+	}
 	return predictor.New(predictor.Options{
 		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
 		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
-		Formulas: factoryFormulas(), Ops: predictorOps{s: s, p: p},
+		Formulas: factoryFormulas(), Ops: predictorOps{s: s, p: p}, Vault: requests,
 		StateDir: s.projectDir("state", p, "predictor"), Redactor: s.redactor, Log: d.Log,
 	}), nil
 }
@@ -102,4 +115,17 @@ func (o predictorOps) Snapshot(ctx context.Context) (predictor.OpsTree, string, 
 		}}, "dir", nil
 	}
 	return predictor.OpsTree{}, "", nil
+}
+
+// predictorVault files the predictor's typed requests through the vault's
+// requester, which validates them as the dispatcher does.
+type predictorVault struct{ q *vault.Requester }
+
+// Request implements predictor.Vault.
+func (v predictorVault) Request(ctx context.Context, r predictor.VaultRequest) (predictor.VaultReceipt, error) {
+	rc, err := v.q.RequestAction(ctx, vault.Action{ID: r.ID, Formula: r.Formula, Context: r.Context, Secrets: r.Secrets})
+	if err != nil {
+		return predictor.VaultReceipt{}, err
+	}
+	return predictor.VaultReceipt{PR: rc.PR, Commit: rc.Commit}, nil
 }
