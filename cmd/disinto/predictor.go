@@ -123,7 +123,8 @@ type predictorVault struct{ q *vault.Requester }
 
 // Request implements predictor.Vault.
 func (v predictorVault) Request(ctx context.Context, r predictor.VaultRequest) (predictor.VaultReceipt, error) {
-	rc, err := v.q.RequestAction(ctx, vault.Action{ID: r.ID, Formula: r.Formula, Context: r.Context, Secrets: r.Secrets})
+	rc, err := v.q.RequestAction(ctx, vault.Action{ID: r.ID, Formula: r.Formula, Context: r.Context, Secrets: r.Secrets,
+		TimeoutMinutes: vault.DefaultTimeoutMinutes})
 	if err != nil {
 		return predictor.VaultReceipt{}, err
 	}
