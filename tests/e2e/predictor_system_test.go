@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/claude/claudetest"
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
 )
@@ -66,8 +67,8 @@ func TestSystemPredictorOnce(t *testing.T) {
 		!strings.Contains(is[0].Body, "\n---\n**Theory:** the launch objective is done on paper only\n**Confidence:** medium\n") {
 		t.Fatalf("issues after the predictor run: %+v", is)
 	}
-	if strings.EqualFold(is[0].Author, y.srv.AdminLogin) {
-		t.Errorf("the prediction is authored by the admin, not a bot")
+	if want := config.DefaultBotUser(config.RolePredictor); !strings.EqualFold(is[0].Author, want) {
+		t.Errorf("the prediction is authored by %s, not %s", is[0].Author, want)
 	}
 	var runs []ledger.Record
 	for _, r := range ledgerRecords(t, y.data) {
