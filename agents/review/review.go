@@ -102,6 +102,10 @@ type Options struct {
 	LiveFormula func() *formula.Formula
 	// Lessons, when set, returns the review bot's lessons learned.
 	Lessons func(context.Context) string
+	// Objectives, when set, returns what the project's structural graph
+	// says a change to files affects (objectives, prerequisites, alerts
+	// on done prerequisites), for the prompt; "" when it knows nothing.
+	Objectives func(ctx context.Context, files []string) string
 }
 
 // Agent reviews pull requests of one project.

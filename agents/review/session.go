@@ -16,6 +16,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/patch"
 	"github.com/disinto/disinto/lib/sandbox"
 	"github.com/disinto/disinto/lib/verdict"
 )
@@ -231,13 +232,19 @@ func (a *Agent) fullPrompt(ctx context.Context, p promptInput, outFile string, l
 	if a.opts.Lessons != nil {
 		lessons = a.opts.Lessons(ctx)
 	}
+	var objectives string
+	if a.opts.Objectives != nil {
+		if text := a.opts.Objectives(ctx, patch.Files(p.diff)); text != "" {
+			objectives = formula.Untrusted(text)
+		}
+	}
 	return formula.Render(f, formula.RenderInput{
 		Role:       string(config.RoleReview),
 		Project:    a.opts.Project.Name,
 		Repo:       a.opts.Project.Repo,
 		ForgeAPI:   a.opts.Project.APIBase() + "/repos/" + a.opts.Project.Repo,
 		TokenEnv:   a.opts.TokenEnv,
-		Vars:       map[string]string{"pr": fmt.Sprint(p.c.pr.Number)},
+		Vars:       map[string]string{"pr": fmt.Sprint(p.c.pr.Number), "affected_objectives": objectives},
 		RepoFS:     repoFS,
 		Blocks:     a.contextBlocks(p),
 		Lessons:    lessons,

@@ -165,6 +165,7 @@ func newReviewAgent(d agentDeps) (agent.Agent, error) {
 		Forge:   rp.forge,
 		Claude:  s.claude,
 		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
+		Objectives: s.graphObjectives(p, rp.forge, d.Log),
 		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
 			CloneDir: s.projectDir("review", p, "clone"), Primary: p.PrimaryBranch,
 			Sandbox: s.sandbox, KeyPrefix: sandbox.Key("review", p.Name)}),

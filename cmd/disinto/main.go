@@ -114,6 +114,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.agentCmd(),
 		a.secretsCmd(),
 		a.vaultCmd(),
+		a.graphCmd(),
 	)
 	root.Version = versionLine()
 	root.SetVersionTemplate("disinto {{.Version}}\n")

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -120,6 +121,8 @@ type Git struct {
 	waitDelay time.Duration
 	runAs     *User
 	netLimit  time.Duration
+	// allProgress reports every progress line of a clone (tests).
+	allProgress bool
 }
 
 // DefaultNetworkTimeout bounds one network git command.
@@ -215,6 +218,9 @@ type call struct {
 	creds *Credentials // nil: g.creds
 	noCfg bool         // run without any credential configuration
 	env   []string     // added last, for this call only
+	// progress, when set, receives git's --progress lines of a long
+	// command (see progressWriter).
+	progress func(line string)
 }
 
 // run executes git with args in dir and returns its standard output.
@@ -236,8 +242,19 @@ func (g *Git) exec(ctx context.Context, c call) (string, error) {
 	cmd := exec.CommandContext(ctx, g.binary, c.args...)
 	cmd.Dir = c.dir
 	cmd.Env = append(append(append([]string(nil), g.env...), processEnv(creds)...), c.env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stdout, errBuf bytes.Buffer
+	var stderr interface {
+		io.Writer
+		String() string
+	} = &errBuf
+	if c.progress != nil {
+		pw := newProgressWriter(maxStderr, time.Now, c.progress)
+		if g.allProgress {
+			pw.quiet, pw.every = 0, 0
+		}
+		stderr = pw
+	}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	killGroup(cmd, g.runAs)
 	cmd.WaitDelay = g.waitDelay
 

@@ -76,12 +76,16 @@ func (g *Git) clone(ctx context.Context, clean, dir, branch string) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("clone into %s: %w", dir, err)
 	}
-	args := []string{"clone", "--origin", Remote}
+	args := []string{"clone", "--progress", "--origin", Remote}
 	if branch != "" {
 		args = append(args, "--branch", branch)
 	}
 	args = append(args, "--", clean, tmp)
-	if _, err := g.run(ctx, parent, args...); err != nil {
+	// A large first clone takes minutes: it says how far it got.
+	progress := func(line string) {
+		g.log.Info().Str("repo", clean).Str("progress", g.redact(line)).Msg("cloning")
+	}
+	if _, err := g.exec(ctx, call{dir: parent, args: args, progress: progress}); err != nil {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("clone into %s: %w", dir, err)
 	}

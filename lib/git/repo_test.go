@@ -1,6 +1,7 @@
 package git_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/git"
 )
@@ -441,5 +444,21 @@ func TestConcurrentWorktrees(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A clone reports git's progress to the log (a large first clone says
+// how far it got; here every line is reported, however short the clone).
+func TestCloneLogsProgress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var logs bytes.Buffer
+	g := git.New(git.Options{Env: isolatedEnv, Log: zerolog.New(&logs)})
+	g.ReportAllProgress()
+	if _, err := g.EnsureClone(t.Context(), f.url, filepath.Join(t.TempDir(), "c"), "main"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `"message":"cloning"`) || !strings.Contains(logs.String(), `"progress":"`) {
+		t.Errorf("no progress logged by the clone:\n%s", logs.String())
 	}
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/graph"
+	"github.com/disinto/disinto/lib/ops"
+	"github.com/disinto/disinto/lib/redact"
+)
+
+// graphTimeout bounds a graph command: the forge's listings and the ops
+// clone.
+const graphTimeout = 3 * time.Minute
+
+// graphFlags are the flags of disinto graph.
+type graphFlags struct {
+	project string
+	asJSON  bool
+	changed []string
+	depth   int
+}
+
+func (a *app) graphCmd() *cobra.Command {
+	var f graphFlags
+	cmd := &cobra.Command{
+		Use:   "graph --project P [--json] [--changed FILE]...",
+		Short: "Print the project's structural graph report: cycles, orphans, thin objectives, bottlenecks",
+		Long: "Builds the graph of the prerequisite tree and evidence (from the ops repository: the daemon's\n" +
+			"checkout under the data dir when there is one, else a read-only clone), the issues, open and\n" +
+			"closed, the labels, the agents and the formulas, and prints its report. With --changed, the\n" +
+			"report also has the objectives and prerequisites those files reach.",
+		Example: "  disinto graph --project widgets\n  disinto graph --project widgets --json\n" +
+			"  disinto graph --project widgets --changed formulas/run-planner.toml --changed docker-compose.yml",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.project == "" {
+				return usageError{errors.New("--project is required")}
+			}
+			if f.depth < 0 {
+				return usageError{fmt.Errorf("--depth %d: must be 0 (the default) or more", f.depth)}
+			}
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			p := cfg.Project(f.project)
+			if p == nil {
+				return usageError{fmt.Errorf("unknown project %q (see disinto config check)", f.project)}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), graphTimeout)
+			defer cancel()
+			rep, err := a.graphReport(ctx, cfg, p, f)
+			if err != nil {
+				return err
+			}
+			if f.asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			return rep.WriteText(a.stdout)
+		},
+	}
+	cmd.Flags().StringVar(&f.project, "project", "", "project name (required)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
+	cmd.Flags().StringArrayVar(&f.changed, "changed", nil, "a changed file (repeatable): report what it affects")
+	cmd.Flags().IntVar(&f.depth, "depth", 0, "how many edges a change travels (0: the default)")
+	return cmd
+}
+
+// graphReport builds p's graph as the planner's bot and reports on it.
+func (a *app) graphReport(ctx context.Context, cfg *config.Config, p *config.Project, f graphFlags) (graph.Report, error) {
+	red := redact.New(cfg.Secrets()...)
+	bot, err := cfg.Bot(config.RolePlanner)
+	if err != nil {
+		return graph.Report{}, err
+	}
+	owner, name, _ := strings.Cut(p.Repo, "/")
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: bot.Token, User: bot.User, Redactor: red})
+	if err != nil {
+		return graph.Report{}, err
+	}
+	repo := fc.Repo(owner, name)
+	// The ops checkout is read as the daemon's is made: as the dev bot.
+	opsBot, err := cfg.Bot(config.RoleDev)
+	if err != nil {
+		return graph.Report{}, err
+	}
+	opsFiles, cleanup, opsErr := a.graphOps(ctx, p, opsBot, red)
+	defer cleanup()
+	fms, err := embeddedFormulas()
+	if err != nil {
+		return graph.Report{}, err
+	}
+	built, err := graph.Build(ctx, graph.Options{Forge: repo, Ops: opsFiles, Project: graph.RepoFiles(ctx, repo, p.PrimaryBranch),
+		Agents: roleNames(), Formulas: fms, Log: zerolog.Nop()})
+	if err != nil {
+		return graph.Report{}, err
+	}
+	if opsErr != nil {
+		built.Sources.Errors = append(built.Sources.Errors, "ops "+p.OpsRepo+": "+opsErr.Error())
+	}
+	// What the forge and git said is shown: mask every secret in it.
+	built.Sources.ForgeError = red.String(built.Sources.ForgeError)
+	for i, e := range built.Sources.Errors {
+		built.Sources.Errors[i] = red.String(e)
+	}
+	return built.Report(graph.ReportOptions{Bottlenecks: true, Changed: f.changed, Depth: f.depth}), nil
+}
+
+// graphOps returns p's ops repository: the daemon's checkout as it last
+// fetched it, else the configured ops_repo_root directory, else a clone
+// made for this command and removed by cleanup. Nothing is written to
+// the ops repository. Files is nil, with the reason, when there is none.
+func (a *app) graphOps(ctx context.Context, p *config.Project, bot config.Bot, red *redact.Redactor) (_ graph.Files, cleanup func(), _ error) {
+	cleanup = func() {}
+	if p.OpsRepo == "" {
+		if p.OpsRepoRoot != "" {
+			return graph.DirFiles(p.OpsRepoRoot), cleanup, nil
+		}
+		return nil, cleanup, errors.New("the project has no ops repository")
+	}
+	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: bot.User, Password: bot.Password}, Redactor: red})
+	daemonDir := filepath.Join(a.dataDir, "ops", p.Name)
+	if _, err := os.Stat(filepath.Join(daemonDir, ".git")); err == nil {
+		r := g.Open(daemonDir)
+		if head, err := r.RefSHA(ctx, "refs/remotes/"+git.Remote+"/main"); err == nil && head != "" {
+			return graph.GitFiles(ctx, r, head), cleanup, nil
+		}
+	}
+	if p.OpsRepoRoot != "" {
+		return graph.DirFiles(p.OpsRepoRoot), cleanup, nil
+	}
+	tmp, err := os.MkdirTemp("", "disinto-graph-ops-")
+	if err != nil {
+		return nil, cleanup, err
+	}
+	cleanup = func() { _ = os.RemoveAll(tmp) }
+	name, email := git.Identity(bot.User)
+	r := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git", Dir: filepath.Join(tmp, "ops"), Name: name, Email: email})
+	if _, err := r.Sync(ctx); err != nil {
+		return nil, cleanup, err
+	}
+	files, head, err := r.Local(ctx)
+	if err != nil || head == "" {
+		return nil, cleanup, err // an empty ops repository has nothing to read
+	}
+	return graph.OpsFiles(files), cleanup, nil
+}
+
+// embeddedFormulas returns the formulas shipped with the binary, by name
+// (the file's stem).
+func embeddedFormulas() (map[string]string, error) {
+	out := map[string]string{}
+	err := fs.WalkDir(formulas.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".toml" {
+			return err
+		}
+		data, err := fs.ReadFile(formulas.FS, path)
+		if err != nil {
+			return err
+		}
+		out[strings.TrimSuffix(filepath.Base(path), ".toml")] = string(data)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/graph"
+)
+
+// graphReviewTimeout bounds the graph built for one review prompt.
+const graphReviewTimeout = time.Minute
+
+// graphReviewTTL is how long a graph built for reviews is reused while
+// the ops checkout has not moved: reviews of several pull requests in one
+// tick list the issues once.
+const graphReviewTTL = 5 * time.Minute
+
+// graphObjectives returns, for the review prompt, what p's structural
+// graph says a change to files affects: the graph is built from the
+// daemon's ops checkout as last fetched and the tracker as repo reads
+// it. "" without an ops checkout, or when the change reaches nothing.
+func (s *services) graphObjectives(p *config.Project, repo *forge.RepoClient, log zerolog.Logger) func(context.Context, []string) string {
+	var (
+		mu    sync.Mutex
+		built *graph.Built
+		head  string
+		at    time.Time
+	)
+	return func(ctx context.Context, files []string) string {
+		s.mem.mu.Lock()
+		oc := s.mem.ops
+		s.mem.mu.Unlock()
+		if oc == nil || len(files) == 0 {
+			return ""
+		}
+		r := oc.repo(p.Name)
+		if r == nil {
+			return ""
+		}
+		ctx, cancel := context.WithTimeout(ctx, graphReviewTimeout)
+		defer cancel()
+		opsFiles, now, err := r.Local(ctx)
+		if err != nil || now == "" {
+			return ""
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if built == nil || head != now || time.Since(at) > graphReviewTTL {
+			b, err := buildReviewGraph(ctx, repo, graph.OpsFiles(opsFiles), log)
+			if err != nil {
+				return ""
+			}
+			built, head, at = b, now, time.Now()
+		}
+		return built.Affected(files, 0).Text()
+	}
+}
+
+// buildReviewGraph builds the graph a review needs: the tree, evidence
+// and mappings of the ops repository, the tracker, the agents and the
+// formulas (the project's documents add no edge a change travels along).
+func buildReviewGraph(ctx context.Context, repo *forge.RepoClient, opsFiles graph.Files, log zerolog.Logger) (*graph.Built, error) {
+	fms, err := embeddedFormulas()
+	if err != nil {
+		return nil, err
+	}
+	return graph.Build(ctx, graph.Options{Forge: repo, Ops: opsFiles, Agents: roleNames(), Formulas: fms, Log: log})
+}
+
+// roleNames is the agent registry of the graph: every role.
+func roleNames() []string {
+	out := make([]string, 0, len(config.AllRoles))
+	for _, r := range config.AllRoles {
+		out = append(out, string(r))
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/graph"
+	"github.com/disinto/disinto/lib/ops"
+)
+
+// TestGraphCommand runs disinto graph against the real forge: a project
+// with an ops repository holding the tree, and issues in a cycle. The
+// ops repository is cloned read-only; once the daemon's checkout exists
+// it is read as that checkout last fetched it.
+func TestGraphCommand(t *testing.T) {
+	srv := forgetest.Start(t)
+	p := srv.NewProject(t, "widgets")
+	ctx := t.Context()
+	opsRepo := srv.NewRepo(t, p.Owner, "widgets-ops")
+	if err := opsRepo.CreateFiles(ctx, "main", "tree", []forge.NewFile{{Path: "prerequisites.md",
+		Content: []byte("## Objective: Launch (#3)\n- [x] Site live (`docker-compose.yml`)\nStatus: DONE\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"blocks #2", "blocks #1", "launch"} {
+		if _, err := p.Repo.CreateIssue(ctx, forge.NewIssue{Title: "issue", Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	writeFile(t, filepath.Join(dir, "projects", "widgets.toml"), "name = \"widgets\"\nrepo = \""+p.Repo.Slug()+
+		"\"\nops_repo = \""+opsRepo.Slug()+"\"\nforge_url = \""+srv.URL+"\"\n")
+	writeFile(t, filepath.Join(dir, "env"), "FORGE_TOKEN="+p.Dev.Token+"\nFORGE_PASS="+p.Dev.Password+
+		"\nFORGE_BOT_USER_DEV="+p.Dev.Login+"\n")
+	common := []string{"--projects-dir", filepath.Join(dir, "projects"), "--env-file", filepath.Join(dir, "env"), "--data-dir", data}
+	graphJSON := func(extra ...string) graph.Report {
+		t.Helper()
+		code, out, errOut := runCLI(t, nil, append(append([]string{"graph", "--project", "widgets", "--json"}, common...), extra...)...)
+		if code != exitOK {
+			t.Fatalf("graph --json: exit %d, stderr %q", code, errOut)
+		}
+		var r graph.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v in %s", err, out)
+		}
+		return r
+	}
+
+	r := graphJSON("--changed", "docker-compose.yml")
+	if r.Sources.Forge != graph.SourceOK || r.Sources.Tree != graph.DefaultTreePath || len(r.Sources.Errors) != 0 {
+		t.Errorf("sources %+v", r.Sources)
+	}
+	if r.CyclesTotal != 1 || !slices.Equal(r.Cycles[0].Members, []string{"issue:1", "issue:2"}) {
+		t.Errorf("cycles %+v", r.Cycles)
+	}
+	if r.Affected == nil || !slices.Equal(r.Affected.Objectives, []string{"objective:launch"}) || len(r.Affected.Alerts) != 1 {
+		t.Errorf("affected %+v", r.Affected)
+	}
+	if strings.Contains(strings.Join(r.Sources.Errors, " "), p.Dev.Token) {
+		t.Error("token in the report")
+	}
+
+	// The daemon's checkout, made before the tree changes, is what is read.
+	g := git.New(git.Options{Credentials: &git.Credentials{URL: srv.URL, Username: p.Dev.Login, Password: p.Dev.Password}})
+	name, email := git.Identity(p.Dev.Login)
+	daemon := ops.Open(ops.Options{Git: g, URL: srv.URL + "/" + opsRepo.Slug() + ".git", Dir: filepath.Join(data, "ops", "widgets"), Name: name, Email: email})
+	if _, err := daemon.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old, err := opsRepo.GetFile(ctx, "prerequisites.md", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := opsRepo.PutFile(ctx, forge.FileChange{Path: "prerequisites.md", SHA: old.SHA, Branch: "main", Message: "rename",
+		Content: []byte("## Objective: Renamed\nStatus: READY\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if r := graphJSON(); len(r.Objectives) != 1 || r.Objectives[0].ID != "objective:launch" {
+		t.Errorf("daemon checkout not read as last fetched: %+v", r.Objectives)
+	}
+
+	// The review prompt's objectives come from the daemon's checkout too.
+	s := &services{}
+	s.mem.ops = &opsCheckouts{repos: map[string]*ops.Repo{"widgets": daemon}}
+	proj := &config.Project{Name: "widgets", Repo: p.Repo.Slug(), OpsRepo: opsRepo.Slug(), ForgeURL: srv.URL, PrimaryBranch: "main"}
+	objectives := s.graphObjectives(proj, p.Repo, zerolog.Nop())
+	if got := objectives(ctx, []string{"docker-compose.yml"}); !strings.Contains(got, "Affected objectives: objective:launch\n") ||
+		!strings.Contains(got, graph.AlertDone) {
+		t.Errorf("review objectives %q", got)
+	}
+	if got := objectives(ctx, []string{"README.md"}); got != "" {
+		t.Errorf("an unrelated change: %q", got)
+	}
+	if got := (&services{}).graphObjectives(proj, p.Repo, zerolog.Nop())(ctx, []string{"docker-compose.yml"}); got != "" {
+		t.Errorf("no ops checkout: %q", got)
+	}
+
+	code, out, errOut := runCLI(t, nil, append([]string{"graph", "--project", "widgets"}, common...)...)
+	if code != exitOK || !strings.Contains(out, "Sources: forge ok, tree prerequisites.md") || !strings.Contains(out, "issue:1 → issue:2 → issue:1") {
+		t.Errorf("text: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, args := range [][]string{{"graph"}, {"graph", "--project", "nope"}, {"graph", "--project", "widgets", "--depth", "-1"}} {
+		if code, _, errOut := runCLI(t, nil, append(args, common...)...); code != exitUsage {
+			t.Errorf("%q: exit %d (%s), want %d", args, code, errOut, exitUsage)
+		}
+	}
+}
