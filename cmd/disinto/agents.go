@@ -48,6 +48,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RoleDev:        newDevAgent,
 		config.RoleReview:     newReviewAgent,
 		config.RoleGardener:   newGardenerAgent,
+		config.RolePredictor:  newPredictorAgent,
 		config.RoleSupervisor: newSupervisorAgent,
 		config.RoleVault:      newVaultAgent,
 	}

@@ -191,6 +191,9 @@ type SessionInput struct {
 	Vars    map[string]string
 	Blocks  []formula.Block
 	Lessons string
+	// OpsFS is the ops repository the formula's "ops:" context files are
+	// read from (nil: none; they are skipped).
+	OpsFS fs.FS
 	// Env is given to the session (outbox paths); never a credential.
 	Env map[string]string
 }
@@ -207,7 +210,7 @@ func (w *Work) Session(ctx context.Context, in SessionInput) (claude.Result, err
 	}
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
 	prompt, err := formula.Render(in.Formula, formula.RenderInput{
-		Role: o.Role, Project: o.Project, Vars: in.Vars, RepoFS: w.Primary(ctx),
+		Role: o.Role, Project: o.Project, Vars: in.Vars, RepoFS: w.Primary(ctx), OpsFS: in.OpsFS,
 		Blocks: in.Blocks, Lessons: in.Lessons, Env: env, Logger: o.Log,
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -127,6 +128,9 @@ func (f Files) Has(path string) (bool, error) { return f.r.PathExists(f.ctx, f.r
 
 // List returns the files directly in dir.
 func (f Files) List(dir string) ([]git.TreeFile, error) { return f.r.ListFiles(f.ctx, f.rev, dir) }
+
+// FS returns the files as a read-only file system of regular files.
+func (f Files) FS() fs.FS { return f.r.RevFS(f.ctx, f.rev) }
 
 // Local returns the primary branch as last fetched, without asking the
 // forge, and its head; head is "" before the first sync or while the

@@ -1,0 +1,256 @@
+package predictor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/formulaagent"
+	"github.com/disinto/disinto/lib/ledger"
+)
+
+// maxOutbox bounds the proposals file read back.
+const maxOutbox = 256 << 10
+
+// result is what one run did.
+type result struct {
+	Filed     []filed
+	Decisions []Decision
+	// Refused are proposals refused by the schema, and why.
+	Refused []string
+	Lines   []string
+	Session claude.Result
+}
+
+func (r *result) issues() []int64 {
+	out := make([]int64, 0, len(r.Filed))
+	for _, f := range r.Filed {
+		out = append(out, f.Issue)
+	}
+	return out
+}
+
+// code is the run's code: the first reason a proposal was not filed
+// (vault.invalid_formula first, as it names a broken request).
+func (r *result) code() ledger.Code {
+	for _, f := range r.Filed {
+		if f.VaultErr != nil {
+			return CodeVaultRefused
+		}
+	}
+	var first ledger.Code
+	for _, d := range r.Decisions {
+		if d.Code == CodeInvalidFormula {
+			return d.Code
+		}
+		if first == "" {
+			first = d.Code
+		}
+	}
+	return first
+}
+
+// Summary is the run's summary: what was filed and why the rest was not,
+// one line each.
+func (r *result) Summary() []string {
+	var out []string
+	for _, f := range r.Filed {
+		s := fmt.Sprintf("filed #%d (%s)", f.Issue, f.Kind)
+		switch {
+		case f.VaultPR > 0:
+			s += fmt.Sprintf(", vault pull request #%d", f.VaultPR)
+		case f.VaultCommit != "":
+			s += ", vault action committed " + short(f.VaultCommit)
+		case f.VaultErr != nil:
+			s += fmt.Sprintf(", %s: %s", CodeVaultRefused, f.VaultErr)
+		}
+		if f.Superseded > 0 {
+			s += fmt.Sprintf(", supersedes #%d", f.Superseded)
+		}
+		out = append(out, s)
+	}
+	for _, d := range r.Decisions {
+		if !d.Filed() {
+			out = append(out, fmt.Sprintf("%s: %q: %s", d.Code, d.Proposal.Title, d.Reason))
+		}
+	}
+	out = append(out, r.Refused...)
+	return append(out, r.Lines...)
+}
+
+func (r *result) record() ledger.Record {
+	detail := fmt.Sprintf("%d predictions filed", len(r.Filed))
+	if s := r.Summary(); len(s) > 0 {
+		detail += "; " + strings.Join(s, "; ")
+	}
+	return ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), Detail: detail,
+		SessionID: r.Session.SessionID, CostUSD: r.Session.CostUSD, Turns: r.Session.NumTurns,
+		InputTokens: r.Session.Usage.InputTokens, OutputTokens: r.Session.Usage.OutputTokens}
+}
+
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
+
+// run is the body of a changed run: read the track record, run the
+// session, decide, file.
+func (a *Agent) run(ctx context.Context, me string, ops *OpsTree, log zerolog.Logger) (*result, error) {
+	res := &result{}
+	rec, err := a.history(ctx, me)
+	if err != nil {
+		return nil, err
+	}
+	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, a.o.Now()))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = w.Close() }()
+	formulas := formulaNames(a.o.Formulas)
+	props, err := a.session(ctx, w, rec, ops, formulas, res, log)
+	if err != nil {
+		return nil, err
+	}
+	res.Decisions = Decide(props, History{Open: rec.open, Dismissed: rec.dismissed, Me: me}, formulas)
+	for _, d := range res.Decisions {
+		if !d.Filed() {
+			log.Info().Str("code", string(d.Code)).Str("reason", d.Reason).Msg("proposal not filed")
+			continue
+		}
+		f, err := a.file(ctx, d)
+		if f.Issue > 0 {
+			res.Filed = append(res.Filed, f)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// What was filed stays filed; the rest of this run's
+			// proposals wait for the next run.
+			log.Warn().Str("error", a.o.Redactor.String(err.Error())).Msg("filing failed")
+			res.Lines = append(res.Lines, "filing failed: "+a.o.Redactor.String(err.Error()))
+			break
+		}
+		if d.Proposal.Kind == Exploit && a.o.Vault == nil {
+			res.Lines = append(res.Lines, fmt.Sprintf("no vault is configured: prediction #%d has no vault request", f.Issue))
+		}
+		if f.VaultErr != nil {
+			log.Warn().Str("error", a.o.Redactor.String(f.VaultErr.Error())).Msg("vault request refused")
+		}
+		log.Info().Int64("issue", f.Issue).Str("kind", string(f.Kind)).Int64("vault_pr", f.VaultPR).Msg("prediction filed")
+	}
+	return res, nil
+}
+
+// history reads the predictor's track record: open predictions, and the
+// newest dismissed and actioned ones with the planner's last comment.
+func (a *Agent) history(ctx context.Context, me string) (record, error) {
+	list := func(state forge.State, l forge.LabelName) ([]forge.Issue, error) {
+		is, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: state, Labels: []forge.LabelName{l}})
+		if err != nil {
+			return nil, fmt.Errorf("list %s issues: %w", l, err)
+		}
+		return newest(is, historyLimit), nil
+	}
+	var r record
+	var err error
+	if r.open, err = list(forge.StateOpen, forge.LabelPredictionUnreviewed); err != nil {
+		return r, err
+	}
+	if r.dismissed, err = list(forge.StateClosed, forge.LabelPredictionDismissed); err != nil {
+		return r, err
+	}
+	if r.actioned, err = list(forge.StateClosed, forge.LabelPredictionActioned); err != nil {
+		return r, err
+	}
+	r.reasons = map[int64]string{}
+	decided := newest(append(append([]forge.Issue(nil), r.dismissed...), r.actioned...), reasonsLimit)
+	for _, i := range decided {
+		cs, err := a.o.Forge.ListComments(ctx, i.Number)
+		if err != nil {
+			return r, fmt.Errorf("comments of #%d: %w", i.Number, err)
+		}
+		for j := len(cs) - 1; j >= 0; j-- {
+			if !strings.EqualFold(cs[j].Author, me) {
+				r.reasons[i.Number] = cs[j].Body
+				break
+			}
+		}
+	}
+	return r, nil
+}
+
+// session runs the one session and reads its proposals. A failed session
+// fails the run; a missing or refused outbox files nothing this run, and
+// the reason is in the summary.
+func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, ops *OpsTree,
+	formulas map[string]bool, res *result, log zerolog.Logger) ([]Proposal, error) {
+	out := w.Out(ProposalsFile)
+	blocks := []formula.Block{
+		{Title: "Your tasks", Body: tasks(formulas)},
+		{Title: "Your track record", Body: a.o.Redactor.String(rec.text()), Untrusted: true},
+		{Title: "Evidence inventory", Body: evidence(ops), Untrusted: true},
+	}
+	if g := a.graph(ctx, log); g != "" {
+		blocks = append(blocks, formula.Block{Title: "Structural analysis", Body: a.o.Redactor.String(g), Untrusted: true})
+	}
+	s, err := w.Session(ctx, formulaagent.SessionInput{Formula: a.formula(),
+		Vars:   map[string]string{"project": a.o.Project, "proposals_file": out},
+		Blocks: blocks, OpsFS: ops.fs(), Lessons: a.lessons(ctx), Env: map[string]string{EnvProposals: out}})
+	res.Session = s
+	if err != nil {
+		// Nothing was judged: the run fails (classified by the runtime)
+		// and leaves no watermark, so the next run tries again.
+		return nil, fmt.Errorf("predictor session: %w", err)
+	}
+	data, err := w.ReadOut(ProposalsFile, maxOutbox)
+	if err != nil && s.IsError {
+		// The session ended in an error before it judged anything: as a
+		// failed session, the next run tries again.
+		return nil, fmt.Errorf("predictor session: %w: ended in error (%s) without proposals: %s",
+			formulaagent.ErrSession, s.Subtype, a.o.Redactor.String(strings.Join(s.Errors, "; ")))
+	}
+	if err != nil {
+		res.Lines = append(res.Lines, "the session wrote no proposals")
+		return nil, nil
+	}
+	p, refused, err := ParseProposals(data)
+	if err != nil {
+		res.Lines = append(res.Lines, "proposals refused: "+err.Error())
+		return nil, nil
+	}
+	for _, e := range refused {
+		log.Warn().Str("error", e.Error()).Msg("proposal refused")
+		res.Refused = append(res.Refused, "refused: "+e.Error())
+	}
+	if len(p.Proposals) == 0 && strings.TrimSpace(p.Skipped) != "" {
+		res.Lines = append(res.Lines, "skipped: "+cut(oneLine(p.Skipped), 300))
+	}
+	return p.Proposals, nil
+}
+
+func (a *Agent) graph(ctx context.Context, log zerolog.Logger) string {
+	if a.o.Graph == nil {
+		return ""
+	}
+	g, err := a.o.Graph.Context(ctx)
+	if err != nil {
+		log.Warn().Str("error", a.o.Redactor.String(err.Error())).Msg("structural analysis unavailable")
+		return ""
+	}
+	return g
+}
+
+func (a *Agent) lessons(ctx context.Context) string {
+	if a.o.Lessons == nil {
+		return ""
+	}
+	return a.o.Lessons(ctx)
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/disinto/disinto/agents/predictor"
+	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/formulaagent"
+	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/vault"
+)
+
+// newPredictorAgent builds the predictor of one project, acting as
+// predictor-bot (FORGE_PREDICTOR_TOKEN, else the dev bot): its own clone
+// under <data>/clones/<project>/<bot>, its state (lock, watermark, last
+// filings) under <data>/state/<project>/predictor, the predictor formula,
+// the project's ops checkout as last fetched, the vault's requester (as
+// the vault bot, with its own ops checkout under
+// <data>/vault/<project>/predictor-ops; none without a vault identity,
+// and an exploit then files its prediction and says no request was made)
+// and the shared model runner. No structural graph is wired yet.
+func newPredictorAgent(d agentDeps) (agent.Agent, error) {
+	p, s := d.Project, d.Services
+	rp, err := d.parts(predictor.FormulaName, nil)
+	if err != nil {
+		return nil, err
+	}
+	b := rp.bot
+	g := git.New(git.Options{
+		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
+		Redactor:    s.redactor, Log: d.Log,
+	})
+	runner := formulaagent.NewRunner(formulaagent.Options{
+		Role: "predictor", Project: p.Name, Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
+		CloneDir: s.projectDir("clones", p, b.User), Primary: p.PrimaryBranch, Bot: b.User,
+		Forge: rp.forge, Claude: s.claude, Sandbox: s.sandbox,
+		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
+	})
+	var requests predictor.Vault
+	if v, err := vaultFor(d.Config, p, filepath.Join(s.dataDir, "vault", p.Name, "predictor-ops"), s.redactor, d.Log); err == nil {
+		q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS, Log: d.Log})
+		if err != nil {
+			return nil, err
+		}
+		requests = predictorVault{q: q}
+	} else {
+		d.Log.Info().Str("project", p.Name).Str("reason", s.redactor.String(err.Error())).Msg("predictor: exploits make no vault request")
+	}
+	return predictor.New(predictor.Options{
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
+		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
+		Formulas: factoryFormulas(), Ops: predictorOps{s: s, p: p}, Vault: requests,
+		StateDir: s.projectDir("state", p, "predictor"), Redactor: s.redactor, Log: d.Log,
+	}), nil
+}
+
+// factoryFormulas are the names of the shipped formulas.
+func factoryFormulas() []string {
+	names, _ := fs.Glob(formulas.FS, "*.toml")
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, strings.TrimSuffix(n, ".toml"))
+	}
+	return out
+}
+
+// predictorOps is p's ops repository for the predictor: the daemon's
+// managed checkout as last fetched, else the configured ops_repo_root
+// directory, else none.
+type predictorOps struct {
+	s *services
+	p *config.Project
+}
+
+// Snapshot implements predictor.Ops.
+func (o predictorOps) Snapshot(ctx context.Context) (predictor.OpsTree, string, error) {
+	o.s.mem.mu.Lock()
+	oc := o.s.mem.ops
+	o.s.mem.mu.Unlock()
+	if oc != nil {
+		if r := oc.repo(o.p.Name); r != nil {
+			files, head, err := r.Local(ctx)
+			if err != nil || head == "" {
+				return predictor.OpsTree{}, "", err
+			}
+			return predictor.OpsTree{FS: files.FS(), List: func(dir string) ([]string, error) {
+				tf, err := files.List(dir)
+				out := make([]string, 0, len(tf))
+				for _, f := range tf {
+					out = append(out, f.Path)
+				}
+				return out, err
+			}}, head, nil
+		}
+	}
+	if root := o.p.OpsRepoRoot; root != "" {
+		return predictor.OpsTree{FS: os.DirFS(root), List: func(dir string) ([]string, error) {
+			es, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
+			if os.IsNotExist(err) {
+				return nil, nil
+			}
+			out := make([]string, 0, len(es))
+			for _, e := range es {
+				if e.Type().IsRegular() {
+					out = append(out, e.Name())
+				}
+			}
+			return out, err
+		}}, "dir", nil
+	}
+	return predictor.OpsTree{}, "", nil
+}
+
+// predictorVault files the predictor's typed requests through the vault's
+// requester, which validates them as the dispatcher does.
+type predictorVault struct{ q *vault.Requester }
+
+// Request implements predictor.Vault.
+func (v predictorVault) Request(ctx context.Context, r predictor.VaultRequest) (predictor.VaultReceipt, error) {
+	rc, err := v.q.RequestAction(ctx, vault.Action{ID: r.ID, Formula: r.Formula, Context: r.Context, Secrets: r.Secrets,
+		TimeoutMinutes: vault.DefaultTimeoutMinutes})
+	if err != nil {
+		return predictor.VaultReceipt{}, err
+	}
+	return predictor.VaultReceipt{PR: rc.PR, Commit: rc.Commit}, nil
+}
