@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,4 +80,44 @@ func roleNames() []string {
 		out = append(out, string(r))
 	}
 	return out
+}
+
+// predictorGraph is the predictor's view of the structural graph: the
+// report of p's graph (orphans, cycles, thin objectives, bottlenecks) as
+// text, built like the review's from the daemon's ops checkout as last
+// fetched. "" without an ops checkout.
+type predictorGraph struct {
+	s    *services
+	p    *config.Project
+	repo *forge.RepoClient
+	log  zerolog.Logger
+}
+
+// Context implements predictor.Graph.
+func (g predictorGraph) Context(ctx context.Context) (string, error) {
+	g.s.mem.mu.Lock()
+	oc := g.s.mem.ops
+	g.s.mem.mu.Unlock()
+	if oc == nil {
+		return "", nil
+	}
+	r := oc.repo(g.p.Name)
+	if r == nil {
+		return "", nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, graphReviewTimeout)
+	defer cancel()
+	opsFiles, head, err := r.Local(ctx)
+	if err != nil || head == "" {
+		return "", err
+	}
+	b, err := buildReviewGraph(ctx, g.repo, graph.OpsFiles(opsFiles), g.log)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	if err := b.Report(graph.ReportOptions{Bottlenecks: true}).WriteText(&out); err != nil {
+		return "", err
+	}
+	return out.String(), nil
 }
