@@ -155,7 +155,7 @@ func (a *app) addVaultJobs(d *daemon, registry map[config.Role]agentFactory) err
 			d.vaults.agents = append(d.vaults.agents, va)
 			d.vaults.mu.Unlock()
 			if !va.running {
-				d.log.Warn().Str("project", p.Name).Msg("vault dispatcher inspects only: no runner is wired, no action runs")
+				d.log.Warn().Str("project", p.Name).Msg("vault dispatcher inspects only: no Docker engine (DOCKER_HOST unset), so no action runs")
 			}
 		}
 		j := jobFor(d.rt, ag, p, config.RoleVault, nil)

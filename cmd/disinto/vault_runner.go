@@ -30,7 +30,6 @@ const (
 func newVaultRunner(d agentDeps) (vault.Runner, error) {
 	eng := dockerEngine(d.Config.Env)
 	if eng == nil {
-		d.Log.Info().Msg("no Docker engine (DOCKER_HOST unset): vault actions are listed, none runs")
 		return nil, nil
 	}
 	r, err := runner.New(runner.Options{
