@@ -8,6 +8,7 @@ import (
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/text"
 	verdictpkg "github.com/disinto/disinto/lib/verdict"
 )
 
@@ -107,7 +108,7 @@ func (a *Agent) mergeChore(ctx context.Context, p forge.PullRequest) error {
 	err = a.o.Forge.Merge(ctx, p.Number, forge.MergeOptions{HeadSHA: p.HeadSHA, DeleteBranch: true})
 	switch {
 	case err == nil, errors.Is(err, forge.ErrAlreadyMerged):
-		a.log.Info().Int64("pr", p.Number).Str("head", shortSHA(p.HeadSHA)).Msg("chore pull request merged")
+		a.log.Info().Int64("pr", p.Number).Str("head", text.ShortSHA(p.HeadSHA)).Msg("chore pull request merged")
 		return nil
 	case errors.Is(err, forge.ErrHeadMoved):
 		return nil // a new head waits for its own review

@@ -148,10 +148,3 @@ func ciReport(cs forge.CombinedStatus) string {
 	}
 	return b.String()
 }
-
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}

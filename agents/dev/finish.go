@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // cleanupTimeout bounds the forge writes that finish a run; they use a
@@ -92,7 +93,7 @@ func (a *Agent) block(ctx context.Context, st *State, code ledger.Code, why, dia
 	}
 	fmt.Fprintf(&b, "\n%s%s\n", a.mentions(), a.quote(why))
 	if diag = strings.TrimSpace(a.quote(diag)); diag != "" {
-		fmt.Fprintf(&b, "\n<details><summary>Diagnostic output</summary>\n\n```\n%s\n```\n</details>\n", clip(diag, 8000))
+		fmt.Fprintf(&b, "\n<details><summary>Diagnostic output</summary>\n\n```\n%s\n```\n</details>\n", text.ClipTail(diag, 8000))
 	}
 	b.WriteString("\nTo retry, remove `blocked` and add `backlog`: the work resumes from the existing branch.\n")
 	b.WriteString(outcomeMarker(code))
@@ -183,11 +184,4 @@ func (a *Agent) closedUnderUs(ctx context.Context, st *State) error {
 	}
 	a.removeWorkspace(ctx, st)
 	return a.terminate(ctx, st, StageDone, ledger.ReasonDone, ledger.Code("issue.closed_externally"), "issue closed while in progress")
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }

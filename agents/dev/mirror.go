@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Mirror pushes go through a durable queue: a merge enqueues the merged
@@ -185,13 +187,13 @@ func (a *Agent) pushMirrors(ctx context.Context, l zerolog.Logger) {
 		switch {
 		case !tried:
 		case err == nil:
-			log.Info().Str("mirror", p.Mirror).Str("sha", shortSHA(p.SHA)).Int("attempts", p.Attempts+1).Msg("mirror pushed")
+			log.Info().Str("mirror", p.Mirror).Str("sha", text.ShortSHA(p.SHA)).Int("attempts", p.Attempts+1).Msg("mirror pushed")
 			continue
 		default:
 			p.Attempts++
 			wait := min(mirrorRetryMin<<min(p.Attempts-1, 6), mirrorRetryMax)
 			p.Next, p.Error = now.Add(wait), a.red.Error(err)
-			log.Warn().Str("mirror", p.Mirror).Str("sha", shortSHA(p.SHA)).Int("attempts", p.Attempts).
+			log.Warn().Str("mirror", p.Mirror).Str("sha", text.ShortSHA(p.SHA)).Int("attempts", p.Attempts).
 				Time("next", p.Next).Str("error", p.Error).Msg("mirror push failed; retried later")
 		}
 		left = append(left, p)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // codeForeignPull ends a run whose state points at a pull request the
@@ -77,7 +78,7 @@ func (a *Agent) ensurePR(ctx context.Context, st *State, summary string) error {
 		}
 	}
 	body := fmt.Sprintf("Fixes #%d\n\n## Changes\n\n%s\n\n%s", st.Issue,
-		clip(strings.TrimSpace(a.quote(summary)), 4000), forge.RefMarker(forge.RefDisintoIssue, fmt.Sprint(st.Issue)))
+		text.ClipTail(strings.TrimSpace(a.quote(summary)), 4000), forge.RefMarker(forge.RefDisintoIssue, fmt.Sprint(st.Issue)))
 	pr, err := a.o.Forge.CreatePull(ctx, forge.NewPull{
 		Title: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue), Body: body, Head: st.Branch, Base: a.o.PrimaryBranch,
 	})

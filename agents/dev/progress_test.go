@@ -10,6 +10,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // firstOnly commits in the first session only; every later turn ends
@@ -39,7 +40,7 @@ func TestFixTurnWithoutCommitBlocks(t *testing.T) {
 		t.Fatalf("%d sessions, want 3 (first, fix, the one more ask)", len(calls))
 	}
 	if ask := calls[2]; ask.ResumeID != "sess-1" || !strings.Contains(ask.Prompt, "without a new commit") ||
-		!strings.Contains(ask.Prompt, shortSHA(head)) {
+		!strings.Contains(ask.Prompt, text.ShortSHA(head)) {
 		t.Fatalf("second ask: resume %q prompt %q", ask.ResumeID, ask.Prompt)
 	}
 	h.wantStage(n, StageBlocked)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Every prompt a session gets is built here: the first one from the dev
@@ -217,14 +218,14 @@ func (a *Agent) resumePrompt(ctx context.Context, st *State) (string, error) {
 
 // ciNews is the prompt of a session resumed with a CI failure.
 func (a *Agent) ciNews(st *State, report string) (string, error) {
-	return a.followup(followCIFailed, map[string]string{"pr": fmt.Sprint(st.PR), "head": shortSHA(st.HeadSHA),
+	return a.followup(followCIFailed, map[string]string{"pr": fmt.Sprint(st.PR), "head": text.ShortSHA(st.HeadSHA),
 		"attempt": fmt.Sprint(st.CIFixes), "limit": fmt.Sprint(a.lim.CIFixes), "report": formula.Untrusted(report)})
 }
 
 // reviewNews is the prompt of a session resumed with a change request;
 // feedback is the review's text, secrets already masked.
 func (a *Agent) reviewNews(st *State, feedback string) (string, error) {
-	return a.followup(followChanges, map[string]string{"pr": fmt.Sprint(st.PR), "head": shortSHA(st.HeadSHA),
+	return a.followup(followChanges, map[string]string{"pr": fmt.Sprint(st.PR), "head": text.ShortSHA(st.HeadSHA),
 		"round": fmt.Sprint(st.ReviewRounds), "limit": fmt.Sprint(a.lim.ReviewRounds), "feedback": formula.Untrusted(feedback)})
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // goldenPrompt compares got with testdata/golden/<name>.golden, which
@@ -58,7 +59,7 @@ func renderFollowup(t *testing.T, h *harness, st *State, name string) string {
 	case followChanges:
 		out, err = h.a.reviewNews(st, "Please handle the empty input; see review comment on widget.go:12.")
 	case followNoProgress:
-		out, err = h.a.followup(name, map[string]string{"pr": fmt.Sprint(st.PR), "head": shortSHA(st.HeadSHA)})
+		out, err = h.a.followup(name, map[string]string{"pr": fmt.Sprint(st.PR), "head": text.ShortSHA(st.HeadSHA)})
 	case followRebase:
 		out, err = h.a.rebaseNews(st, "it conflicts with main", "git rebase stopped on conflicts in README.md")
 	default:

@@ -9,6 +9,7 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
 	"github.com/disinto/disinto/lib/sandbox"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // publish is the step of StagePublishing: it reads what the finished
@@ -49,7 +50,7 @@ func (a *Agent) publish(ctx context.Context, _ *snapshot, st *State) error {
 		return a.escalate(ctx, st, ledger.CodeEscalatedByModel, rep.Reason)
 	case phase.Failed:
 		return a.block(ctx, st, ledger.Code("builder.failed"), "The model gave up on this issue.",
-			fmt.Sprintf("reason: %s\n%s", rep.Reason, clip(st.Summary, 2000)))
+			fmt.Sprintf("reason: %s\n%s", rep.Reason, text.ClipTail(st.Summary, 2000)))
 	}
 	// awaiting_ci, awaiting_review, done or nothing: whatever was
 	// committed goes to CI; nothing committed earns one nudge.
@@ -58,7 +59,7 @@ func (a *Agent) publish(ctx context.Context, _ *snapshot, st *State) error {
 			return a.move(st, StageNudging)
 		}
 		return a.block(ctx, st, ledger.CodeBuilderNoCommit, "The model session ended without committing anything.",
-			fmt.Sprintf("phase: %q\n%s", rep.Phase, clip(st.Summary, 2000)))
+			fmt.Sprintf("phase: %q\n%s", rep.Phase, text.ClipTail(st.Summary, 2000)))
 	}
 	if st.From == StageFixing && st.PR > 0 && head == st.HeadSHA {
 		return a.noProgress(ctx, st, rep)
@@ -72,7 +73,7 @@ func (a *Agent) publish(ctx context.Context, _ *snapshot, st *State) error {
 		return err
 	}
 	st.HeadSHA, st.AfterFailures, st.Summary, st.NoProgress = head, 0, "", 0
-	a.issueLog(*st).Info().Str("head", shortSHA(head)).Msg("pushed; waiting for CI")
+	a.issueLog(*st).Info().Str("head", text.ShortSHA(head)).Msg("pushed; waiting for CI")
 	return a.move(st, StageAwaitingCI)
 }
 
@@ -101,15 +102,15 @@ func (a *Agent) sessionPhase(ws *sandbox.Workspace, st *State) (phase.State, err
 // empty turn blocks the issue at once.
 func (a *Agent) noProgress(ctx context.Context, st *State, rep phase.State) error {
 	if st.NoProgress == 0 && st.SessionID != "" {
-		news, err := a.followup(followNoProgress, map[string]string{"pr": fmt.Sprint(st.PR), "head": shortSHA(st.HeadSHA)})
+		news, err := a.followup(followNoProgress, map[string]string{"pr": fmt.Sprint(st.PR), "head": text.ShortSHA(st.HeadSHA)})
 		if err != nil {
 			return err
 		}
 		st.NoProgress, st.News, st.AfterFailures = 1, news, 0
-		a.issueLog(*st).Info().Str("head", shortSHA(st.HeadSHA)).Msg("fix turn committed nothing; asking the session once more")
+		a.issueLog(*st).Info().Str("head", text.ShortSHA(st.HeadSHA)).Msg("fix turn committed nothing; asking the session once more")
 		return a.move(st, StageFixing)
 	}
 	return a.block(ctx, st, ledger.CodeBuilderNoProgress,
-		fmt.Sprintf("The model session answered twice without a new commit; pull request #%d is still at %s.", st.PR, shortSHA(st.HeadSHA)),
-		fmt.Sprintf("phase: %q\n%s", rep.Phase, clip(st.Summary, 2000)))
+		fmt.Sprintf("The model session answered twice without a new commit; pull request #%d is still at %s.", st.PR, text.ShortSHA(st.HeadSHA)),
+		fmt.Sprintf("phase: %q\n%s", rep.Phase, text.ClipTail(st.Summary, 2000)))
 }

@@ -3,6 +3,7 @@ package dev
 import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/text"
 )
 
 var _ agent.Reporter = (*Agent)(nil)
@@ -34,7 +35,7 @@ func (a *Agent) Report() agent.Report {
 	}
 	for _, p := range a.PendingMirrors() {
 		rep.Pending = append(rep.Pending, agent.Pending{Project: a.o.Project, Role: role, What: "mirror push", Target: p.Mirror,
-			Detail: shortSHA(p.SHA), Queued: p.Queued, Attempts: p.Attempts, Next: p.Next, Error: p.Error})
+			Detail: text.ShortSHA(p.SHA), Queued: p.Queued, Attempts: p.Attempts, Next: p.Next, Error: p.Error})
 	}
 	return rep
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/text"
 	verdictpkg "github.com/disinto/disinto/lib/verdict"
 )
 
@@ -139,7 +140,7 @@ func (a *Agent) merge(ctx context.Context, snap *snapshot, st *State) error {
 	case errors.Is(err, forge.ErrHeadMoved):
 		return a.block(ctx, st, ledger.CodeMergeHeadMismatch,
 			fmt.Sprintf("the head of pull request #%d moved after the approval of %s; the unreviewed head was not merged",
-				st.PR, shortSHA(st.ReviewedSHA)), "")
+				st.PR, text.ShortSHA(st.ReviewedSHA)), "")
 	case errors.Is(err, forge.ErrConflict):
 		return a.rebase(ctx, snap, st, ledger.CodeMergeConflict, "it conflicts with "+a.o.PrimaryBranch, a.red.Error(err))
 	case errors.Is(err, forge.ErrMergeBlocked), errors.Is(err, forge.ErrMergePending):
@@ -188,7 +189,7 @@ func (a *Agent) rebase(ctx context.Context, snap *snapshot, st *State, code ledg
 		log.Info().Int("rebase", st.Rebases).Str("why", why).Msg("approved but not mergeable, and nothing to rebase; resuming the session")
 		return a.askRebase(st, why, detail)
 	}
-	log.Info().Int("rebase", st.Rebases).Str("why", why).Str("head", shortSHA(head)).
+	log.Info().Int("rebase", st.Rebases).Str("why", why).Str("head", text.ShortSHA(head)).
 		Msg("approved but not mergeable; rebased without the model, the new head goes back to CI and review")
 	old := st.HeadSHA
 	st.HeadSHA, st.ReviewedSHA, st.RebasedFrom = head, "", old
@@ -222,10 +223,10 @@ const landedTitle = "### Merged outside the forge's record"
 // to record afterwards: the pull request is closed with a note naming the
 // commit, and the issue is done as merged.
 func (a *Agent) landedUnrecorded(ctx context.Context, st *State, l *forge.LandedError) error {
-	a.issueLog(*st).Warn().Str(logx.KeySHA, shortSHA(l.SHA)).Str("error", a.red.Error(l.Err)).
+	a.issueLog(*st).Warn().Str(logx.KeySHA, text.ShortSHA(l.SHA)).Str("error", a.red.Error(l.Err)).
 		Msg("the approved head is on the primary branch but the forge did not record the merge; closing the pull request")
 	body := fmt.Sprintf("%s\n\nThe approved head %s is on `%s` as %s, but the forge did not record the merge and refused to record it afterwards. The pull request is closed; its change is merged.\n",
-		landedTitle, shortSHA(st.ReviewedSHA), a.o.PrimaryBranch, shortSHA(l.SHA))
+		landedTitle, text.ShortSHA(st.ReviewedSHA), a.o.PrimaryBranch, text.ShortSHA(l.SHA))
 	if err := a.postOnce(ctx, st.PR, landedTitle, body); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // maxAfterFailures bounds retries of a failing step: publishing a
@@ -66,7 +67,7 @@ func (a *Agent) runSession(ctx context.Context, _ *snapshot, st *State) error {
 		}
 		return a.crashed(ctx, st, res, err)
 	}
-	st.Summary, st.StartFailures, st.News = clip(res.Text, 4000), 0, ""
+	st.Summary, st.StartFailures, st.News = text.ClipTail(res.Text, 4000), 0, ""
 	return a.move(st, StagePublishing)
 }
 
@@ -123,6 +124,6 @@ func (a *Agent) crashed(ctx context.Context, st *State, res claude.Result, err e
 		code = ledger.CodeClaudeTimeout
 	}
 	diag := fmt.Sprintf("error: %s\nexit code: %d\nturns: %d\nworktree (kept): %s\n%s",
-		a.red.Error(err), res.ExitCode, res.NumTurns, st.Worktree, clip(res.Text, 2000))
+		a.red.Error(err), res.ExitCode, res.NumTurns, st.Worktree, text.ClipTail(res.Text, 2000))
 	return a.block(ctx, st, code, "The model session ended abnormally.", diag)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // followPull is what every waiting step does first: it finds the issue's
@@ -60,5 +61,5 @@ func (a *Agent) overdue(ctx context.Context, st *State, limit time.Duration, cod
 		return nil
 	}
 	return a.escalate(ctx, st, code, fmt.Sprintf("No %s result for %s of pull request #%d after %s (limit %s).",
-		what, shortSHA(st.HeadSHA), st.PR, waited.Round(time.Second), limit))
+		what, text.ShortSHA(st.HeadSHA), st.PR, waited.Round(time.Second), limit))
 }

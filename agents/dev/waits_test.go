@@ -7,6 +7,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // greenAndApprove passes CI on the pull request's head, approves it and
@@ -220,7 +221,7 @@ func TestMergeLandedUnrecordedEndsMerged(t *testing.T) {
 	if p := h.f.pull(st.PR); p.State != forge.StateClosed || p.Merged {
 		t.Fatalf("pull request after an unrecorded merge: %+v, want closed", p)
 	}
-	h.wantComment(st.PR, shortSHA(landed))
+	h.wantComment(st.PR, text.ShortSHA(landed))
 	if i := h.f.issue(n); i.State != forge.StateClosed {
 		t.Fatalf("issue after an unrecorded merge: %+v, want closed", i)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/redact"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // forgeAPI is what the gardener does on the forge, as its bot.
@@ -260,7 +261,7 @@ func (a *Agent) reconcile(ctx context.Context, me string, log zerolog.Logger) (a
 // applyPull applies the manifest of one merged pull request, read from
 // its merge commit.
 func (a *Agent) applyPull(ctx context.Context, ap *applier, p forge.PullRequest, log zerolog.Logger) (bool, error) {
-	log = log.With().Int64("pr", p.Number).Str("merge", short(p.MergedSHA)).Logger()
+	log = log.With().Int64("pr", p.Number).Str("merge", text.ShortSHA(p.MergedSHA)).Logger()
 	rec, err := ap.load(p.MergedSHA, p.Number)
 	if err != nil {
 		return false, err

@@ -14,6 +14,7 @@ import (
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formulaagent"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // applyForge is what applying a manifest does on the forge, as the
@@ -236,7 +237,7 @@ func (ap *applier) report(ctx context.Context, pr int64, merge string, m Manifes
 		}
 	}
 	body := forge.RefMarker(forge.RefGardenerManifest, merge) + "\n" +
-		formulaagent.Summary(fmt.Sprintf("Manifest of %s applied", short(merge)), counts, lines)
+		formulaagent.Summary(fmt.Sprintf("Manifest of %s applied", text.ShortSHA(merge)), counts, lines)
 	_, err := ap.f.CreateComment(ctx, pr, body)
 	return err
 }
@@ -354,11 +355,4 @@ func (ap *applier) create(ctx context.Context, rec *record, key string, a Action
 		rec.Created[a.ID] = i.Number
 	}
 	return Applied, nil
-}
-
-func short(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }

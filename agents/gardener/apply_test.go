@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // errKilled stands in for the process dying at a cut point.
@@ -82,7 +83,7 @@ func (r *rig) checkApplied(f applyFixture) {
 		}
 	}
 	if len(bundles) != 1 || !hasLabel(bundles[0], "backlog") {
-		t.Fatalf("bundle issues of %s: %+v", short(f.merge), bundles)
+		t.Fatalf("bundle issues of %s: %+v", text.ShortSHA(f.merge), bundles)
 	}
 	if n := r.markerCount(f.b.Number, actionMarker(Key(f.merge, 4))); n != 1 {
 		t.Errorf("#%d has %d bundle comments, want 1", f.b.Number, n)

@@ -17,6 +17,7 @@ import (
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/text"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -145,7 +146,7 @@ func (a *Agent) groom(ctx context.Context, w *formulaagent.Work, t *tracker, ent
 	g := &groomed{}
 	tree, err := a.o.Forge.ListTree(ctx, w.Base)
 	if err != nil {
-		return nil, fmt.Errorf("list the tree at %s: %w", short(w.Base), err)
+		return nil, fmt.Errorf("list the tree at %s: %w", text.ShortSHA(w.Base), err)
 	}
 	ds, err := docs(ctx, w.Repo(), w.Base, tree)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Ops is the project's ops repository as last fetched: the tree, the
@@ -86,30 +87,18 @@ func (r record) text() string {
 		for _, i := range s.issues {
 			fmt.Fprintf(&b, "- #%d %s\n", i.Number, oneLine(i.Title))
 			if t := TheoryOf(i.Body); t != "" {
-				fmt.Fprintf(&b, "  theory: %s\n", cut(t, bodyExcerpt))
+				fmt.Fprintf(&b, "  theory: %s\n", text.Clip(t, bodyExcerpt))
 			} else {
-				fmt.Fprintf(&b, "  body: %s\n", cut(oneLine(i.Body), bodyExcerpt))
+				fmt.Fprintf(&b, "  body: %s\n", text.Clip(oneLine(i.Body), bodyExcerpt))
 			}
 			if why := r.reasons[i.Number]; why != "" {
-				fmt.Fprintf(&b, "  planner: %s\n", cut(oneLine(why), commentExcerp))
+				fmt.Fprintf(&b, "  planner: %s\n", text.Clip(oneLine(why), commentExcerp))
 			}
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
 }
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // evidence renders the inventory of the ops repository's evidence root:
 // per area, the number of JSON files and the newest few by name (evidence

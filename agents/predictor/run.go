@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // maxOutbox bounds the proposals file read back.
@@ -65,7 +66,7 @@ func (r *result) Summary() []string {
 		case f.VaultPR > 0:
 			s += fmt.Sprintf(", vault pull request #%d", f.VaultPR)
 		case f.VaultCommit != "":
-			s += ", vault action committed " + short(f.VaultCommit)
+			s += ", vault action committed " + text.ShortSHA(f.VaultCommit)
 		case f.VaultErr != nil:
 			s += fmt.Sprintf(", %s: %s", CodeVaultRefused, f.VaultErr)
 		}
@@ -91,13 +92,6 @@ func (r *result) record() ledger.Record {
 	return ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), Detail: detail,
 		SessionID: r.Session.SessionID, CostUSD: r.Session.CostUSD, Turns: r.Session.NumTurns,
 		InputTokens: r.Session.Usage.InputTokens, OutputTokens: r.Session.Usage.OutputTokens}
-}
-
-func short(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }
 
 // run is the body of a changed run: read the track record, run the
@@ -231,7 +225,7 @@ func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, o
 		res.Refused = append(res.Refused, "refused: "+e.Error())
 	}
 	if len(p.Proposals) == 0 && strings.TrimSpace(p.Skipped) != "" {
-		res.Lines = append(res.Lines, "skipped: "+cut(oneLine(p.Skipped), 300))
+		res.Lines = append(res.Lines, "skipped: "+text.Clip(oneLine(p.Skipped), 300))
 	}
 	return p.Proposals, nil
 }

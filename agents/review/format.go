@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/text"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -16,13 +17,9 @@ type commentInput struct {
 	Out      verdict.Output
 }
 
-// short returns the 7-character form of a SHA.
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
-}
+// short is a SHA as review comments show it: 7 characters, the form of
+// the reference's review footers.
+func short(sha string) string { return text.Abbrev(sha, 7) }
 
 // title is the heading word of a review: "Review" or "Re-review (round k)".
 func (in commentInput) title() string {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // incidentTitlePrefix starts every incident's title.
@@ -88,7 +89,7 @@ func (p *pass) file(fp string, r Rule, fd Finding) (int64, error) {
 		p.act(&fd, fmt.Sprintf("updated incident #%d (%s)", is.Number, fp), 0, nil)
 		return is.Number, nil
 	}
-	is, err := p.a.o.Forge.CreateIssue(p.ctx, forge.NewIssue{Title: incidentTitlePrefix + truncate(fd.Summary, 120), Body: body})
+	is, err := p.a.o.Forge.CreateIssue(p.ctx, forge.NewIssue{Title: incidentTitlePrefix + text.Clip(fd.Summary, 120), Body: body})
 	if err != nil && is.Number == 0 {
 		return 0, fmt.Errorf("open incident %s: %w", fp, err)
 	}
@@ -118,16 +119,3 @@ func incidentBody(fp string, r Rule, fd Finding, now time.Time, maintainers []st
 	b.WriteString("\nThe supervisor closes this issue when the condition clears." + mentions(maintainers) + "\n")
 	return b.String(), nil
 }
-
-// truncate cuts s to n bytes at a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

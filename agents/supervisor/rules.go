@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Severity is a finding's priority (spec 60 §3.2), P0 most urgent; Info
@@ -292,7 +293,7 @@ func detectCIStuck(p *pass) []Finding {
 			continue
 		}
 		out = append(out, Finding{Key: key, subject: pr.Head,
-			Summary: fmt.Sprintf("CI of pull request #%d (%s) pending for %s", pr.Number, short(pr.Head), p.now.Sub(since).Round(time.Minute))})
+			Summary: fmt.Sprintf("CI of pull request #%d (%s) pending for %s", pr.Number, text.ShortSHA(pr.Head), p.now.Sub(since).Round(time.Minute))})
 	}
 	return out
 }
@@ -397,12 +398,4 @@ func detectFailures(p *pass) []Finding {
 			Summary: fmt.Sprintf("%s runs failed %d times with %s", b.Role, b.Count, b.Code), evidence: b.Detail})
 	}
 	return out
-}
-
-// short abbreviates a commit id.
-func short(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }

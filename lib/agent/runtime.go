@@ -15,6 +15,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Recorder stores terminal run records; *ledger.Ledger implements it.
@@ -152,7 +153,7 @@ func (rt *Runtime) failTick(run *Run, start time.Time, code ledger.Code, err err
 	default:
 		run.Log.Debug().Err(err).Str(logx.KeyOutcome, string(code)).Int("streak", count).Msg("agent run failed again")
 	}
-	if rerr := run.Record(ledger.Record{Start: start, Reason: ledger.ReasonEngineError, Code: code, Detail: truncate(err.Error(), 300)}); rerr != nil {
+	if rerr := run.Record(ledger.Record{Start: start, Reason: ledger.ReasonEngineError, Code: code, Detail: text.Clip(err.Error(), 300)}); rerr != nil {
 		run.Log.Error().Err(rerr).Msg("write ledger record")
 	}
 }
@@ -168,7 +169,7 @@ func (rt *Runtime) fail(run *Run, start time.Time, code ledger.Code, err error, 
 	if code == ledger.CodeEngineShutdown {
 		reason = ledger.ReasonInterrupted
 	}
-	if rerr := run.Record(ledger.Record{Start: start, Reason: reason, Code: code, Detail: truncate(err.Error(), 300)}); rerr != nil {
+	if rerr := run.Record(ledger.Record{Start: start, Reason: reason, Code: code, Detail: text.Clip(err.Error(), 300)}); rerr != nil {
 		run.Log.Error().Err(rerr).Msg("write ledger record")
 	}
 }
@@ -264,11 +265,4 @@ func (rt *Runtime) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

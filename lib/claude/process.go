@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Why a process group was signalled.
@@ -178,7 +180,7 @@ func (e *Exec) runProcess(ctx context.Context, inv Invocation, args, env []strin
 		return res, fmt.Errorf("after %s: %w", timeout, ErrTimeout)
 	case res.HasResult:
 		if res.IsError && (res.APIErrorStatus == 401 || res.APIErrorStatus == 403 || res.APIErrorStatus == 429 || res.APIErrorStatus >= 500) {
-			return res, &APIError{Status: res.APIErrorStatus, Text: e.redactor().String(truncate(res.Text, 300))}
+			return res, &APIError{Status: res.APIErrorStatus, Text: e.redactor().String(text.Clip(res.Text, 300))}
 		}
 		if inv.ResumeID != "" && sessionMissing(res) {
 			return res, fmt.Errorf("resume %s: %w: %s", inv.ResumeID, ErrSessionNotFound, strings.Join(res.Errors, "; "))
@@ -188,7 +190,7 @@ func (e *Exec) runProcess(ctx context.Context, inv Invocation, args, env []strin
 		}
 		return res, nil
 	case res.ExitCode != 0:
-		ce := &CrashError{ExitCode: res.ExitCode, Stderr: e.redactor().String(truncate(stderr.String(), 1000))}
+		ce := &CrashError{ExitCode: res.ExitCode, Stderr: e.redactor().String(text.Clip(stderr.String(), 1000))}
 		var ee *exec.ExitError
 		if errors.As(waitErr, &ee) {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

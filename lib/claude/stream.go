@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/text"
 )
 
 // event is the subset of a stream-json line the runner reads. Unknown
@@ -120,7 +122,7 @@ func (p *streamParser) line(raw []byte) {
 	var ev event
 	if len(raw) > maxLine || raw[0] != '{' || json.Unmarshal(raw, &ev) != nil {
 		p.garbage++
-		p.lastBad = truncate(string(raw), 200)
+		p.lastBad = text.Clip(string(raw), 200)
 		p.heard("")
 		return
 	}
@@ -138,9 +140,9 @@ func (p *streamParser) line(raw []byte) {
 		for _, c := range ev.Message.Content {
 			switch c.Type {
 			case "text":
-				p.log.Debug().Str("text", truncate(c.Text, 500)).Msg("claude says")
+				p.log.Debug().Str("text", text.Clip(c.Text, 500)).Msg("claude says")
 			case "tool_use":
-				p.log.Debug().Str("tool", c.Name).Str("input", truncate(string(c.Input), 500)).Msg("claude tool use")
+				p.log.Debug().Str("tool", c.Name).Str("input", text.Clip(string(c.Input), 500)).Msg("claude tool use")
 			}
 		}
 	case "result":
@@ -185,11 +187,4 @@ func (p *streamParser) badOutput() (lines, garbage int, last string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lines, p.garbage, p.lastBad
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Sentinel errors returned (wrapped) by Client methods; check with errors.Is.
@@ -122,7 +124,7 @@ type LandedError struct {
 // Error names the pull request and the commit.
 func (e *LandedError) Error() string {
 	return fmt.Sprintf("pull request #%d: its head is on the base branch as %s, but the forge did not record the merge: %v",
-		e.PR, short(e.SHA), e.Err)
+		e.PR, text.ShortSHA(e.SHA), e.Err)
 }
 
 // Is matches ErrMergeLanded.

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"code.gitea.io/sdk/gitea"
+
+	"github.com/disinto/disinto/lib/text"
 )
 
 // NewPull describes a pull request to open.
@@ -157,7 +159,7 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 	switch se.Status {
 	case http.StatusConflict:
 		if strings.Contains(se.Message, "head out of date") {
-			return fmt.Errorf("merge %s#%d at %s: %w: %w", r.slug, n, short(opts.HeadSHA), ErrHeadMoved, se)
+			return fmt.Errorf("merge %s#%d at %s: %w: %w", r.slug, n, text.ShortSHA(opts.HeadSHA), ErrHeadMoved, se)
 		}
 	case http.StatusMethodNotAllowed:
 		if strings.Contains(se.Message, "already merged") {
@@ -178,7 +180,7 @@ func (r *RepoClient) Merge(ctx context.Context, n int64, opts MergeOptions) erro
 			return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrAlreadyMerged, se)
 		}
 		if gerr == nil && pr.HeadSHA != opts.HeadSHA {
-			return fmt.Errorf("merge %s#%d at %s: %w: %w", r.slug, n, short(opts.HeadSHA), ErrHeadMoved, se)
+			return fmt.Errorf("merge %s#%d at %s: %w: %w", r.slug, n, text.ShortSHA(opts.HeadSHA), ErrHeadMoved, se)
 		}
 		return fmt.Errorf("merge %s#%d: %w: %w", r.slug, n, ErrMergeBlocked, se)
 	}
@@ -235,10 +237,3 @@ func (r *RepoClient) recordLanded(ctx context.Context, n int64, head string) (do
 
 // mergeCheckRetries bounds waiting for a pending mergeability check.
 const mergeCheckRetries = 8
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"code.gitea.io/sdk/gitea"
+
+	"github.com/disinto/disinto/lib/text"
 )
 
 // NewReview is a formal review to submit.
@@ -54,7 +56,7 @@ func (r *RepoClient) DismissReview(ctx context.Context, n, id int64, message str
 // no status was ever posted.
 func (r *RepoClient) CombinedStatus(ctx context.Context, sha string) (CombinedStatus, error) {
 	cs, resp, err := r.c.api(ctx).GetCombinedStatus(r.owner, r.name, sha)
-	if err := r.c.check(fmt.Sprintf("status of %s in %s", short(sha), r.slug), resp, err); err != nil {
+	if err := r.c.check(fmt.Sprintf("status of %s in %s", text.ShortSHA(sha), r.slug), resp, err); err != nil {
 		return CombinedStatus{}, err
 	}
 	out := CombinedStatus{SHA: sha}
@@ -75,5 +77,5 @@ func (r *RepoClient) CreateStatus(ctx context.Context, sha string, s CommitStatu
 	_, resp, err := r.c.api(withRetryablePost(ctx)).CreateStatus(r.owner, r.name, sha, gitea.CreateStatusOption{
 		State: gitea.StatusState(s.State), TargetURL: s.TargetURL, Description: r.c.text(s.Description), Context: s.Context,
 	})
-	return r.c.check(fmt.Sprintf("post status %s on %s in %s", s.Context, short(sha), r.slug), resp, err)
+	return r.c.check(fmt.Sprintf("post status %s on %s in %s", s.Context, text.ShortSHA(sha), r.slug), resp, err)
 }

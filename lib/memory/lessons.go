@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // LessonsFile is the lessons file at the top of a .profile repository.
@@ -38,10 +39,10 @@ const lessonsHeading = "# Lessons learned\n\nNewest first, digested from the jou
 // ParseLessons returns the lessons of a lessons file or of a digest's
 // output: every bullet ("- " or "* ") with its continuation lines joined,
 // in order. Headings, blank lines and text outside bullets are dropped.
-func ParseLessons(text string) []string {
+func ParseLessons(doc string) []string {
 	var out []string
 	cur := -1
-	for line := range strings.SplitSeq(text, "\n") {
+	for line := range strings.SplitSeq(doc, "\n") {
 		t := strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
@@ -54,7 +55,7 @@ func ParseLessons(text string) []string {
 		}
 	}
 	for i, l := range out {
-		out[i] = clip(strings.Join(strings.Fields(l), " "), MaxLesson)
+		out[i] = text.Clip(strings.Join(strings.Fields(l), " "), MaxLesson)
 	}
 	return slicesDeleteEmpty(out)
 }
@@ -67,18 +68,6 @@ func slicesDeleteEmpty(in []string) []string {
 		}
 	}
 	return out
-}
-
-// clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // lessonKey is what two lessons share when they say the same thing: case,
@@ -179,6 +168,6 @@ func (j *Journal) Lessons(ctx context.Context) string {
 		j.log.Debug().Err(err).Str("bot", j.bot).Msg("lessons not read")
 		return c.text
 	}
-	c.head, c.text = head, clip(strings.ToValidUTF8(string(data), ""), LessonsCap)
+	c.head, c.text = head, text.Clip(strings.ToValidUTF8(string(data), ""), LessonsCap)
 	return c.text
 }

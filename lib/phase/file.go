@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // maxFileSize bounds what Read and ReadResult load: these files are written
@@ -49,13 +50,13 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // kept as further reason lines. Anything else is a *ParseError. Content with
 // nothing but whitespace returns ErrEmpty.
 func ParseContent(data []byte) (Phase, string, error) {
-	text := strings.TrimPrefix(string(data), "\ufeff")
+	doc := strings.TrimPrefix(string(data), "\ufeff")
 	var (
 		p      Phase
 		reason []string
 		inRsn  bool
 	)
-	for i, line := range strings.Split(text, "\n") {
+	for i, line := range strings.Split(doc, "\n") {
 		line = strings.TrimRight(line, " \t\r")
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -64,7 +65,7 @@ func ParseContent(data []byte) (Phase, string, error) {
 		case p == "":
 			parsed, err := Parse(line)
 			if err != nil {
-				return "", "", &ParseError{Line: i + 1, Text: clip(line), Err: err}
+				return "", "", &ParseError{Line: i + 1, Text: text.Clip(line, maxShown), Err: err}
 			}
 			p = parsed
 		case inRsn:
@@ -73,7 +74,7 @@ func ParseContent(data []byte) (Phase, string, error) {
 			rest, ok := cutFoldPrefix(strings.TrimSpace(line), "Reason:")
 			if !ok {
 				err := fmt.Errorf("expected %q after the phase line: %w", "Reason:", ErrInvalid)
-				return "", "", &ParseError{Line: i + 1, Text: clip(line), Err: err}
+				return "", "", &ParseError{Line: i + 1, Text: text.Clip(line, maxShown), Err: err}
 			}
 			inRsn = true
 			reason = append(reason, strings.TrimSpace(rest))

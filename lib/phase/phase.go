@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Phase is one of the closed set of phase names.
@@ -85,20 +87,14 @@ func Parse(line string) (Phase, error) {
 	s := strings.TrimSpace(strings.TrimPrefix(line, "\ufeff"))
 	name, ok := strings.CutPrefix(s, Prefix)
 	if !ok {
-		return "", fmt.Errorf("phase line %q: missing %q: %w", clip(line), Prefix, ErrInvalid)
+		return "", fmt.Errorf("phase line %q: missing %q: %w", text.Clip(line, maxShown), Prefix, ErrInvalid)
 	}
 	p := Phase(strings.ToLower(strings.TrimSpace(name)))
 	if err := p.Validate(); err != nil {
-		return "", fmt.Errorf("phase line %q: unknown phase: %w", clip(line), ErrInvalid)
+		return "", fmt.Errorf("phase line %q: unknown phase: %w", text.Clip(line, maxShown), ErrInvalid)
 	}
 	return p, nil
 }
 
-// clip shortens untrusted text quoted in an error message.
-func clip(s string) string {
-	const maxLen = 80
-	if len(s) <= maxLen {
-		return s
-	}
-	return strings.ToValidUTF8(s[:maxLen], "") + "…"
-}
+// maxShown is how much of a bad line an error quotes.
+const maxShown = 80

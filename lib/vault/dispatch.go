@@ -18,6 +18,7 @@ import (
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/redact"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // State is where an action stands, as the dispatcher sees it.
@@ -146,7 +147,7 @@ func (d *Dispatcher) proposed(ctx context.Context, files ops.Files, es []Entry) 
 		}
 		known[id] = true
 		e := Entry{ID: id, State: StatePending, PR: pr.Number,
-			Reason: fmt.Sprintf("pull request #%d awaits an administrator's approval at its head %s, and its merge", pr.Number, short(pr.HeadSHA))}
+			Reason: fmt.Sprintf("pull request #%d awaits an administrator's approval at its head %s, and its merge", pr.Number, text.ShortSHA(pr.HeadSHA))}
 		if f, err := d.o.Forge.GetFile(ctx, ActionPath(id), pr.HeadSHA); err == nil {
 			e.content = f.Content
 			if a, err := d.validator(pol).Parse(ActionPath(id), f.Content); err == nil {

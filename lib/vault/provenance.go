@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // provenanceForge is what the provenance check reads from the forge.
@@ -61,7 +62,7 @@ func (p *prover) verify(ctx context.Context, a Action, t Tier) (approval, error)
 		return approval{}, err
 	}
 	if len(commits) == 0 {
-		return approval{}, fmt.Errorf("the forge knows no commit of %s at %s yet", path, short(p.head))
+		return approval{}, fmt.Errorf("the forge knows no commit of %s at %s yet", path, text.ShortSHA(p.head))
 	}
 	now, err := p.f.GetFile(ctx, path, p.head)
 	if err != nil {
@@ -124,12 +125,12 @@ func (p *prover) pull(ctx context.Context, pr forge.PullRequest, commits []forge
 	}
 	for _, c := range commits {
 		if !in[c.SHA] {
-			return pending("commit %s touched the action outside pull request #%d", short(c.SHA), pr.Number), nil
+			return pending("commit %s touched the action outside pull request #%d", text.ShortSHA(c.SHA), pr.Number), nil
 		}
 	}
 	atHead, err := p.f.GetFile(ctx, now.Path, pr.HeadSHA)
 	if errors.Is(err, forge.ErrNotFound) || (err == nil && atHead.SHA != now.SHA) {
-		return pending("the action differs from its content at #%d's head %s", pr.Number, short(pr.HeadSHA)), nil
+		return pending("the action differs from its content at #%d's head %s", pr.Number, text.ShortSHA(pr.HeadSHA)), nil
 	}
 	if err != nil {
 		return approval{}, err
@@ -138,14 +139,14 @@ func (p *prover) pull(ctx context.Context, pr forge.PullRequest, commits []forge
 	if err != nil {
 		return approval{}, err
 	}
-	why := pending("awaiting admin approval: #%d has no approval at its final head %s", pr.Number, short(pr.HeadSHA))
+	why := pending("awaiting admin approval: #%d has no approval at its final head %s", pr.Number, text.ShortSHA(pr.HeadSHA))
 	for _, r := range reviews {
 		if r.State != forge.ReviewApprove || r.Dismissed {
 			continue
 		}
 		if r.CommitID != pr.HeadSHA {
 			why = pending("awaiting admin approval: %s approved #%d at %s, not at its final head %s",
-				r.Author, pr.Number, short(r.CommitID), short(pr.HeadSHA))
+				r.Author, pr.Number, text.ShortSHA(r.CommitID), text.ShortSHA(pr.HeadSHA))
 			continue
 		}
 		ok, reason, err := p.isAdmin(ctx, r.Author, pr.Author)
@@ -153,7 +154,7 @@ func (p *prover) pull(ctx context.Context, pr forge.PullRequest, commits []forge
 			return approval{}, err
 		}
 		if ok {
-			return approval{ok: true, how: fmt.Sprintf("pull request #%d approved by %s at %s", pr.Number, r.Author, short(r.CommitID))}, nil
+			return approval{ok: true, how: fmt.Sprintf("pull request #%d approved by %s at %s", pr.Number, r.Author, text.ShortSHA(r.CommitID))}, nil
 		}
 		why = pending("awaiting admin approval: the approval of #%d by %s does not count: %s", pr.Number, r.Author, reason)
 	}
@@ -187,11 +188,4 @@ func (p *prover) isAdmin(ctx context.Context, login, author string) (bool, strin
 		return false, fmt.Sprintf("%s permission on the ops repository, not admin", perm), nil
 	}
 	return true, "", nil
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
