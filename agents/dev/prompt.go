@@ -61,14 +61,7 @@ func checkFollowups(f *formula.Formula) error {
 func CheckFormula(f *formula.Formula) error { return checkFollowups(f) }
 
 // formula returns the dev formula in force.
-func (a *Agent) formula() *formula.Formula {
-	if a.o.LiveFormula != nil {
-		if f := a.o.LiveFormula(); f != nil {
-			return f
-		}
-	}
-	return a.o.Formula
-}
+func (a *Agent) formula() *formula.Formula { return formula.InForce(a.o.LiveFormula, a.o.Formula) }
 
 // lessons returns the bot's lessons, "" without any.
 func (a *Agent) lessons(ctx context.Context) string {

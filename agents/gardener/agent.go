@@ -122,14 +122,7 @@ func New(o Options) *Agent {
 		judged: judgedFile{path: filepath.Join(o.StateDir, "judged.json")}}
 }
 
-func (a *Agent) formula() *formula.Formula {
-	if a.o.LiveFormula != nil {
-		if f := a.o.LiveFormula(); f != nil {
-			return f
-		}
-	}
-	return a.o.Formula
-}
+func (a *Agent) formula() *formula.Formula { return formula.InForce(a.o.LiveFormula, a.o.Formula) }
 
 // identity returns the gardener bot's login.
 func (a *Agent) identity(ctx context.Context) (string, error) { return a.self.Login(ctx, a.o.Forge.Me) }

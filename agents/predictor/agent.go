@@ -22,7 +22,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -85,9 +84,7 @@ type Agent struct {
 	o     Options
 	watch formulaagent.Watch
 	last  lastFile
-
-	mu sync.Mutex
-	me string
+	self  forge.Self
 }
 
 var (
@@ -108,31 +105,10 @@ func New(o Options) *Agent {
 		last:  lastFile{path: filepath.Join(o.StateDir, "last.json")}}
 }
 
-func (a *Agent) formula() *formula.Formula {
-	if a.o.LiveFormula != nil {
-		if f := a.o.LiveFormula(); f != nil {
-			return f
-		}
-	}
-	return a.o.Formula
-}
+func (a *Agent) formula() *formula.Formula { return formula.InForce(a.o.LiveFormula, a.o.Formula) }
 
-func (a *Agent) identity(ctx context.Context) (string, error) {
-	a.mu.Lock()
-	me := a.me
-	a.mu.Unlock()
-	if me != "" {
-		return me, nil
-	}
-	u, err := a.o.Forge.Me(ctx)
-	if err != nil {
-		return "", err
-	}
-	a.mu.Lock()
-	a.me = u.Login
-	a.mu.Unlock()
-	return u.Login, nil
-}
+// identity returns the predictor bot's login.
+func (a *Agent) identity(ctx context.Context) (string, error) { return a.self.Login(ctx, a.o.Forge.Me) }
 
 // Tick is one predictor run: under the project's lock, skip when nothing
 // it reads changed (primary head, issues, ops head) and the previous run

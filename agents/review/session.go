@@ -224,10 +224,7 @@ func (a *Agent) fullPrompt(ctx context.Context, p promptInput, outFile string, l
 	if err != nil {
 		return "", err
 	}
-	f := a.opts.Formula
-	if a.opts.LiveFormula != nil && a.opts.LiveFormula() != nil {
-		f = a.opts.LiveFormula()
-	}
+	f := formula.InForce(a.opts.LiveFormula, a.opts.Formula)
 	var lessons string
 	if a.opts.Lessons != nil {
 		lessons = a.opts.Lessons(ctx)

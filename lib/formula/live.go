@@ -152,3 +152,14 @@ func tree(ctx context.Context, at TreeAt) (*Tree, string, error) {
 	}
 	return at(ctx)
 }
+
+// InForce returns the formula live says is in force (a .profile or ops
+// override that landed), else def: live may be nil, or have nothing yet.
+func InForce(live func() *Formula, def *Formula) *Formula {
+	if live != nil {
+		if f := live(); f != nil {
+			return f
+		}
+	}
+	return def
+}

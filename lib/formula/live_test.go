@@ -139,3 +139,18 @@ func TestLiveStartsOnTheNextLayerWhenTheOverrideIsBroken(t *testing.T) {
 		t.Error("a live formula without any formula was made")
 	}
 }
+
+// InForce prefers the live formula, and falls back to the default when
+// there is no live source or it has nothing yet.
+func TestInForce(t *testing.T) {
+	def, over := &formula.Formula{Name: "dev"}, &formula.Formula{Name: "dev", Version: 2}
+	if got := formula.InForce(nil, def); got != def {
+		t.Errorf("no live source: %v", got)
+	}
+	if got := formula.InForce(func() *formula.Formula { return nil }, def); got != def {
+		t.Errorf("a live source with nothing: %v", got)
+	}
+	if got := formula.InForce(func() *formula.Formula { return over }, def); got != over {
+		t.Errorf("a live override: %v", got)
+	}
+}
