@@ -20,9 +20,9 @@ func strconvItoa(n int) string { return strconv.Itoa(n) }
 // testImage is a local image (tests/setup/docker.sh makes it).
 const testImage = "debian:bookworm-slim"
 
-// engineOrSkip returns the real engine; the tests that need it fail
+// requireEngine returns the real engine; the tests that need it fail
 // without one, as the compose suite does.
-func engineOrSkip(t *testing.T) *dockerx.Engine {
+func requireEngine(t *testing.T) *dockerx.Engine {
 	t.Helper()
 	e, err := dockerx.Open("")
 	if err != nil {
@@ -56,7 +56,7 @@ func danglingImage(t *testing.T, e *dockerx.Engine, label string) {
 // §6.7.2: disk at 85 % that drops to 70 % after the dangling prune: no
 // further step, and the journal names the bytes reclaimed.
 func TestDiskRecoversAfterDanglingPrune(t *testing.T) {
-	e := engineOrSkip(t)
+	e := requireEngine(t)
 	r := newRig(t)
 	label := "disinto.test=" + strings.ReplaceAll(t.Name(), "/", "-") + strconv.FormatInt(time.Now().UnixNano(), 36)
 	danglingImage(t, e, label)
@@ -87,7 +87,7 @@ func TestDiskRecoversAfterDanglingPrune(t *testing.T) {
 // §6.7.3: disk at 85 % after every step — one open incident disk-pressure
 // after two runs, the second updating it; it closes when the disk clears.
 func TestDiskPressureOneIncident(t *testing.T) {
-	e := engineOrSkip(t)
+	e := requireEngine(t)
 	r := newRig(t)
 	fp := r.forgeProject()
 	root, err := e.DataRoot(ctxT(t))
@@ -131,7 +131,7 @@ func TestDiskPressureOneIncident(t *testing.T) {
 // A stopped container listed in [services] is started once, with a
 // cooldown, and escalated when it is down again.
 func TestListedContainerRestartedOnceThenEscalated(t *testing.T) {
-	e := engineOrSkip(t)
+	e := requireEngine(t)
 	r := newRig(t)
 	fp := r.forgeProject()
 	name := "disinto-sup-test-" + strconv.FormatInt(time.Now().UnixNano(), 36)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/wait"
 )
 
 // Remediation bounds.
@@ -83,10 +84,8 @@ func (a *Agent) terminate(ctx context.Context, pgid int) error {
 		if err := a.o.kill(pgid, 0); errors.Is(err, syscall.ESRCH) {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		if err := wait.For(ctx, 100*time.Millisecond); err != nil {
+			return err
 		}
 	}
 	if err := a.o.kill(pgid, int(syscall.SIGKILL)); err != nil && !errors.Is(err, syscall.ESRCH) {

@@ -282,7 +282,7 @@ func TestQuietRunAsksNoModel(t *testing.T) {
 	r.forgeProject()
 	an := &countingAnalyst{}
 	r.o.Analyst = an
-	r.o.Engine = engineOrSkip(t)
+	r.o.Engine = requireEngine(t)
 	out := r.run(r.agent())
 	for _, f := range out.Findings {
 		if f.Severity != Info {

@@ -33,14 +33,8 @@ func (s *services) graphObjectives(p *config.Project, repo *forge.RepoClient, lo
 		at    time.Time
 	)
 	return func(ctx context.Context, files []string) string {
-		s.mem.mu.Lock()
-		oc := s.mem.ops
-		s.mem.mu.Unlock()
-		if oc == nil || len(files) == 0 {
-			return ""
-		}
-		r := oc.repo(p.Name)
-		if r == nil {
+		r := s.opsRepo(p.Name)
+		if r == nil || len(files) == 0 {
 			return ""
 		}
 		ctx, cancel := context.WithTimeout(ctx, graphReviewTimeout)
@@ -95,13 +89,7 @@ type predictorGraph struct {
 
 // Context implements predictor.Graph.
 func (g predictorGraph) Context(ctx context.Context) (string, error) {
-	g.s.mem.mu.Lock()
-	oc := g.s.mem.ops
-	g.s.mem.mu.Unlock()
-	if oc == nil {
-		return "", nil
-	}
-	r := oc.repo(g.p.Name)
+	r := g.s.opsRepo(g.p.Name)
 	if r == nil {
 		return "", nil
 	}

@@ -84,13 +84,8 @@ func (s *services) profileTree(p *config.Project, role config.Role) formula.Tree
 // ops_repo_root directory (read as it is, never moving).
 func (s *services) opsTree(p *config.Project) formula.TreeAt {
 	return func(ctx context.Context) (*formula.Tree, string, error) {
-		s.mem.mu.Lock()
-		oc := s.mem.ops
-		s.mem.mu.Unlock()
-		if oc != nil {
-			if r := oc.repo(p.Name); r != nil {
-				return checkoutTree(ctx, r, p.OpsRepo)
-			}
+		if r := s.opsRepo(p.Name); r != nil {
+			return checkoutTree(ctx, r, p.OpsRepo)
 		}
 		if p.OpsRepoRoot != "" {
 			return formula.DirTree(p.OpsRepoRoot), "dir", nil

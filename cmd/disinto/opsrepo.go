@@ -128,3 +128,15 @@ func (oc *opsCheckouts) list(projects []*config.Project) []opsInfo {
 	}
 	return out
 }
+
+// opsRepo returns the daemon's checkout of project's ops repository, nil
+// when there is none (yet).
+func (s *services) opsRepo(project string) *ops.Repo {
+	s.mem.mu.Lock()
+	oc := s.mem.ops
+	s.mem.mu.Unlock()
+	if oc == nil {
+		return nil
+	}
+	return oc.repo(project)
+}

@@ -81,24 +81,19 @@ type predictorOps struct {
 
 // Snapshot implements predictor.Ops.
 func (o predictorOps) Snapshot(ctx context.Context) (predictor.OpsTree, string, error) {
-	o.s.mem.mu.Lock()
-	oc := o.s.mem.ops
-	o.s.mem.mu.Unlock()
-	if oc != nil {
-		if r := oc.repo(o.p.Name); r != nil {
-			files, head, err := r.Local(ctx)
-			if err != nil || head == "" {
-				return predictor.OpsTree{}, "", err
-			}
-			return predictor.OpsTree{FS: files.FS(), List: func(dir string) ([]string, error) {
-				tf, err := files.List(dir)
-				out := make([]string, 0, len(tf))
-				for _, f := range tf {
-					out = append(out, f.Path)
-				}
-				return out, err
-			}}, head, nil
+	if r := o.s.opsRepo(o.p.Name); r != nil {
+		files, head, err := r.Local(ctx)
+		if err != nil || head == "" {
+			return predictor.OpsTree{}, "", err
 		}
+		return predictor.OpsTree{FS: files.FS(), List: func(dir string) ([]string, error) {
+			tf, err := files.List(dir)
+			out := make([]string, 0, len(tf))
+			for _, f := range tf {
+				out = append(out, f.Path)
+			}
+			return out, err
+		}}, head, nil
 	}
 	if root := o.p.OpsRepoRoot; root != "" {
 		return predictor.OpsTree{FS: os.DirFS(root), List: func(dir string) ([]string, error) {

@@ -46,10 +46,8 @@ func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 	if d.Metrics != nil {
 		o.Findings = gaugeOf(d.Metrics)
 	}
-	if s.mem.ops != nil {
-		if r := s.mem.ops.repo(p.Name); r != nil {
-			o.Journal = r
-		}
+	if r := s.opsRepo(p.Name); r != nil {
+		o.Journal = r
 	}
 	if e := dockerEngine(d.Config.Env); e != nil {
 		o.Engine = e
