@@ -33,24 +33,7 @@ func TestSystemGardenerOnce(t *testing.T) {
 	if err != nil || iss.Number != 1 {
 		t.Fatalf("issue: %+v %v", iss, err)
 	}
-	var live struct {
-		Jobs []struct {
-			Role string    `json:"role"`
-			Next time.Time `json:"next"`
-		} `json:"jobs"`
-	}
-	if err := json.Unmarshal([]byte(y.mustRun(nil, "status", "--json")), &live); err != nil {
-		t.Fatal(err)
-	}
-	scheduled := false
-	for _, j := range live.Jobs {
-		if j.Role == "gardener" && time.Until(j.Next) > 5*time.Hour {
-			scheduled = true
-		}
-	}
-	if !scheduled {
-		t.Errorf("the daemon does not schedule the gardener 6 h out: %+v", live.Jobs)
-	}
+	y.wantScheduledAfter(t, "gardener", 5*time.Hour)
 	if err := y.d.stop(t, time.Minute); err != nil {
 		t.Fatalf("daemon exit: %v", err)
 	}

@@ -79,8 +79,9 @@ func (y *system) devRecords(t *testing.T) []ledger.Record {
 // statusJSON is the part of `disinto status --json` the lane tests read.
 type statusJSON struct {
 	Jobs []struct {
-		Project string `json:"project"`
-		Role    string `json:"role"`
+		Project string    `json:"project"`
+		Role    string    `json:"role"`
+		Next    time.Time `json:"next"`
 	} `json:"jobs"`
 	Backends []backendJSON `json:"backends"`
 }
@@ -112,6 +113,19 @@ func (y *system) status(t *testing.T) statusJSON {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
 	return st
+}
+
+// wantScheduledAfter fails t unless the running daemon's next run of role
+// is more than d away.
+func (y *system) wantScheduledAfter(t *testing.T, role string, d time.Duration) {
+	t.Helper()
+	st := y.status(t)
+	for _, j := range st.Jobs {
+		if j.Role == role && time.Until(j.Next) > d {
+			return
+		}
+	}
+	t.Errorf("the daemon does not schedule the %s more than %s out: %+v", role, d, st.Jobs)
 }
 
 // issue reads issue n as the admin.

@@ -32,24 +32,7 @@ func TestSystemPredictorOnce(t *testing.T) {
 		claudetest.Text("done")}})
 	admin := y.srv.Admin(t).Repo("acme", "widgets")
 	ctx := testCtx(t)
-	var live struct {
-		Jobs []struct {
-			Role string    `json:"role"`
-			Next time.Time `json:"next"`
-		} `json:"jobs"`
-	}
-	if err := json.Unmarshal([]byte(y.mustRun(nil, "status", "--json")), &live); err != nil {
-		t.Fatal(err)
-	}
-	scheduled := false
-	for _, j := range live.Jobs {
-		if j.Role == "predictor" && time.Until(j.Next) > 23*time.Hour {
-			scheduled = true
-		}
-	}
-	if !scheduled {
-		t.Errorf("the daemon does not schedule the predictor 24 h out: %+v", live.Jobs)
-	}
+	y.wantScheduledAfter(t, "predictor", 23*time.Hour)
 	if err := y.d.stop(t, time.Minute); err != nil {
 		t.Fatalf("daemon exit: %v", err)
 	}
