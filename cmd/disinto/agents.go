@@ -49,6 +49,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RoleReview:     newReviewAgent,
 		config.RoleGardener:   newGardenerAgent,
 		config.RolePredictor:  newPredictorAgent,
+		config.RolePlanner:    newPlannerAgent,
 		config.RoleSupervisor: newSupervisorAgent,
 		config.RoleVault:      newVaultAgent,
 	}
