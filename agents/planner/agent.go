@@ -180,11 +180,11 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		return err
 	}
 	log := run.Logger().With().Str("why", why).Logger()
-	res, runErr := a.run(ctx, run.ID, st.Runs+1, me, log)
+	res, runErr := a.run(ctx, run.ID, st.Runs+1, me, st.PRs, log)
 	if res == nil {
 		return runErr
 	}
-	st = state{Runs: st.Runs + 1, OpsHead: res.ops.Head, Untriaged: res.untriaged, PR: res.ops.PR, Run: a.o.Now()}
+	st = state{Runs: st.Runs + 1, OpsHead: res.ops.Head, Untriaged: res.untriaged, PRs: res.pending, Run: a.o.Now()}
 	if res.ops.Head == "" {
 		st.OpsHead = opsHead
 	}
@@ -218,27 +218,34 @@ func (a *Agent) opsHead(ctx context.Context) (string, error) {
 	return b.SHA, nil
 }
 
-// Report implements agent.Reporter: the ops pull request of procurement
-// requests the last run left for the approvers.
+// Report implements agent.Reporter: the planner's ops pull requests
+// still open when the last run looked, awaiting the approvers.
 func (a *Agent) Report() agent.Report {
 	st, err := a.state.load()
-	if err != nil || st.PR == 0 {
+	if err != nil {
 		return agent.Report{}
 	}
-	return agent.Report{Items: []agent.Item{{Project: a.o.Project, Role: role, PR: st.PR,
-		Stage: "procurement requests awaiting approval (ops repository)", Started: st.Run}}}
+	var items []agent.Item
+	for _, p := range st.PRs {
+		stage := "procurement requests awaiting approval (ops repository)"
+		if p.Tree {
+			stage = "prerequisite tree awaiting merge (ops repository)"
+		}
+		items = append(items, agent.Item{Project: a.o.Project, Role: role, PR: p.Number, Stage: stage, Started: st.Run})
+	}
+	return agent.Report{Items: items}
 }
 
 // state is what the runs keep between them: the run counter that drives
 // the memory, the ops head the last run left (its own commit, so that it
-// is not news), the predictions it left untriaged and its ops pull
-// request.
+// is not news), the predictions it left untriaged and the ops pull
+// requests still open.
 type state struct {
-	Runs      int       `json:"runs"`
-	OpsHead   string    `json:"ops_head,omitempty"`
-	Untriaged []int64   `json:"untriaged,omitempty"`
-	PR        int64     `json:"pr,omitempty"`
-	Run       time.Time `json:"run"`
+	Runs      int         `json:"runs"`
+	OpsHead   string      `json:"ops_head,omitempty"`
+	Untriaged []int64     `json:"untriaged,omitempty"`
+	PRs       []pendingPR `json:"prs,omitempty"`
+	Run       time.Time   `json:"run"`
 }
 
 // stateFile keeps state between runs.

@@ -28,6 +28,8 @@ const MemoryEvery = 5
 type OpsForge interface {
 	ops.PullRequests
 	GetBranch(ctx context.Context, name string) (forge.Branch, error)
+	GetPull(ctx context.Context, n int64) (forge.PullRequest, error)
+	CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error)
 	EnsureLabels(ctx context.Context) ([]forge.LabelName, error)
 	AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error
 }
@@ -149,10 +151,11 @@ type opsWrite struct {
 type opsResult struct {
 	// Commit is the direct commit of the planner's files ("" for none).
 	Commit string
-	// PR is the pull request of the procurement requests (and of the
-	// planner's files when the primary branch takes no direct commit).
-	PR     int64
-	Branch string
+	// TreePR is the pull request of the planner's files when the primary
+	// branch takes no direct commit; PR the pull request of the
+	// procurement requests; Branch the branch of either (the run's).
+	TreePR, PR int64
+	Branch     string
 	// Head is the ops head the run leaves: its own commit's, else the one
 	// it read.
 	Head string
@@ -164,6 +167,10 @@ func Branch(t time.Time, runID string) string {
 	return "planner/run-" + t.UTC().Format(time.DateOnly) + "-" + runID
 }
 
+// treeBranchSuffix tells the branch of a run's tree pull request from
+// that of its procurement requests.
+const treeBranchSuffix = "-tree"
+
 // PRTitle is the title of the planner's ops pull request of day t.
 func PRTitle(t time.Time) string { return "chore: planner run " + t.UTC().Format(time.DateOnly) }
 
@@ -171,8 +178,9 @@ func PRTitle(t time.Time) string { return "chore: planner run " + t.UTC().Format
 // branch, the commit message naming the run (the audit trail), and
 // proposes the procurement requests in a pull request from the run's
 // branch, labelled for the vault's approvers. When the primary branch
-// takes no direct commit, the planner's files ride in the same pull
-// request.
+// takes no direct commit, the planner's files go in a pull request of
+// their own, so that a later run's tree supersedes it without touching
+// the requests.
 func (a *Agent) writeOps(ctx context.Context, runID string, w opsWrite, v *opsView) (opsResult, error) {
 	res := opsResult{Head: v.head}
 	now := a.o.Now()
@@ -181,7 +189,16 @@ func (a *Agent) writeOps(ctx context.Context, runID string, w opsWrite, v *opsVi
 		sha, err := a.o.Ops.Commit(ctx, msg, func(ops.Files) ([]git.FileChange, error) { return w.own, nil })
 		switch {
 		case errors.Is(err, ops.ErrProtected):
-			w.requests = append(w.own, w.requests...)
+			res.Branch = Branch(now, runID)
+			body := fmt.Sprintf("Planner run %s: the prerequisite tree and the planner's memory. The ops primary branch takes no "+
+				"direct commit from the planner; merge to let the graph and the next run see them. A later run's tree supersedes this one.\n",
+				forge.Neutralise(runID))
+			pr, err := a.o.Ops.Propose(ctx, a.o.OpsForge, ops.Proposal{Branch: res.Branch + treeBranchSuffix, Title: PRTitle(now),
+				Body: body, Message: msg, Changes: w.own})
+			if err != nil {
+				return res, err
+			}
+			res.TreePR = pr.Number
 		case err != nil:
 			return res, err
 		case sha != "":
@@ -192,17 +209,14 @@ func (a *Agent) writeOps(ctx context.Context, runID string, w opsWrite, v *opsVi
 		return res, nil
 	}
 	res.Branch = Branch(now, runID)
-	body := fmt.Sprintf("Planner run %s.\n\n", forge.Neutralise(runID))
-	if len(w.slugs) > 0 {
-		body += "Procurement requests for a human decision or resource (nothing here is executed):\n\n"
-		for _, s := range w.slugs {
-			body += "- `" + ProcurementPath(a.o.Project, s) + "`\n"
-		}
-		body += "\n"
+	body := fmt.Sprintf("Planner run %s: procurement requests for a human decision or resource (nothing here is executed):\n\n",
+		forge.Neutralise(runID))
+	for _, s := range w.slugs {
+		body += "- `" + ProcurementPath(a.o.Project, s) + "`\n"
 	}
-	body += "Merge when the requests are right; the planner reads the outcome from `vault/approved/` and `vault/fired/`.\n"
-	pr, err := a.o.Ops.Propose(ctx, a.o.OpsForge, ops.Proposal{Branch: res.Branch, Title: PRTitle(now), Body: body,
-		Message: fmt.Sprintf("planner: run %s: procurement requests", runID), Changes: w.requests})
+	body += "\nMerge when the requests are right; the planner reads the outcome from `vault/approved/` and `vault/fired/`.\n"
+	pr, err := a.o.Ops.Propose(ctx, a.o.OpsForge, ops.Proposal{Branch: res.Branch, Title: PRTitle(now) + ": procurement requests",
+		Body: body, Message: fmt.Sprintf("planner: run %s: procurement requests", runID), Changes: w.requests})
 	if err != nil {
 		return res, err
 	}
@@ -212,6 +226,53 @@ func (a *Agent) writeOps(ctx context.Context, runID string, w opsWrite, v *opsVi
 		_ = a.o.OpsForge.AddLabels(ctx, pr.Number, forge.LabelVault, forge.LabelPendingApproval)
 	}
 	return res, nil
+}
+
+// pendingPR is an ops pull request of an earlier run, still open: its
+// requests count as requested, and a newer tree supersedes its tree.
+type pendingPR struct {
+	Number int64    `json:"number"`
+	Tree   bool     `json:"tree,omitempty"`
+	Slugs  []string `json:"slugs,omitempty"`
+}
+
+// stillOpen returns the pull requests of prs that are still open, one
+// request each.
+func (a *Agent) stillOpen(ctx context.Context, prs []pendingPR) ([]pendingPR, error) {
+	var out []pendingPR
+	for _, p := range prs {
+		pr, err := a.o.OpsForge.GetPull(ctx, p.Number)
+		if errors.Is(err, forge.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("planner: ops pull request #%d: %w", p.Number, err)
+		}
+		if pr.State == forge.StateOpen && !pr.Merged {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// supersede closes the earlier tree pull requests with a comment naming
+// the one that replaces them; their commits stay on their branches.
+func (a *Agent) supersede(ctx context.Context, pending []pendingPR, by int64, runID string) ([]pendingPR, error) {
+	var keep []pendingPR
+	for _, p := range pending {
+		if !p.Tree || p.Number == by {
+			keep = append(keep, p)
+			continue
+		}
+		body := fmt.Sprintf("Superseded by #%d, the tree and memory of planner run %s.", by, forge.Neutralise(runID))
+		if _, err := a.o.OpsForge.CreateComment(ctx, p.Number, body); err != nil {
+			return pending, fmt.Errorf("planner: supersede #%d: %w", p.Number, err)
+		}
+		if err := a.o.OpsForge.ClosePull(ctx, p.Number); err != nil {
+			return pending, fmt.Errorf("planner: supersede #%d: %w", p.Number, err)
+		}
+	}
+	return keep, nil
 }
 
 // RequestBody renders procurement request q of project (spec 40 §2.4):

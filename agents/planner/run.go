@@ -35,6 +35,8 @@ type result struct {
 	requests                   []string
 	// untriaged are the open predictions the run left undecided.
 	untriaged []int64
+	// pending are the ops pull requests open after the run.
+	pending []pendingPR
 	// openBefore are the issues open when the run listed the tracker;
 	// closed the issues of the planner's identity beyond the budget that
 	// the run closed.
@@ -75,8 +77,12 @@ func (r *result) Summary() []string {
 	switch {
 	case r.ops.Commit != "":
 		out = append(out, fmt.Sprintf("ops commit %s (tree %t, memory %t)", text.ShortSHA(r.ops.Commit), r.treeWritten, r.memoryWritten))
-	case r.ops.PR > 0:
-		out = append(out, fmt.Sprintf("ops pull request #%d from %s", r.ops.PR, r.ops.Branch))
+	case r.ops.TreePR > 0:
+		out = append(out, fmt.Sprintf("ops pull request #%d of the tree and memory from %s%s (the primary branch takes no direct commit)",
+			r.ops.TreePR, r.ops.Branch, treeBranchSuffix))
+	}
+	if r.ops.PR > 0 {
+		out = append(out, fmt.Sprintf("ops pull request #%d of procurement requests from %s", r.ops.PR, r.ops.Branch))
 	}
 	if len(r.requests) > 0 {
 		out = append(out, "procurement requested: "+strings.Join(r.requests, ", "))
@@ -104,7 +110,7 @@ func numbers(ns []int64) string {
 }
 
 func (r *result) record() ledger.Record {
-	return ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), PR: r.ops.PR, Detail: strings.Join(r.Summary(), "; "),
+	return ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), PR: max(r.ops.PR, r.ops.TreePR), Detail: strings.Join(r.Summary(), "; "),
 		SessionID: r.session.SessionID, CostUSD: r.session.CostUSD, Turns: r.session.NumTurns,
 		InputTokens: r.session.Usage.InputTokens, OutputTokens: r.session.Usage.OutputTokens}
 }
@@ -113,10 +119,20 @@ func (r *result) record() ledger.Record {
 // tracker, run the session, decide, apply, write the ops repository. A
 // nil result means nothing was done; a result with an error means the
 // run stopped part way (what it did is in the result).
-func (a *Agent) run(ctx context.Context, runID string, runNo int, me string, log zerolog.Logger) (*result, error) {
+func (a *Agent) run(ctx context.Context, runID string, runNo int, me string, pending []pendingPR, log zerolog.Logger) (*result, error) {
 	v, err := a.readOps(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if v != nil {
+		if pending, err = a.stillOpen(ctx, pending); err != nil {
+			return nil, err
+		}
+		for _, p := range pending {
+			for _, s := range p.Slugs {
+				v.requests[openRequests] = append(v.requests[openRequests], ProcurementPath(a.o.Project, s))
+			}
+		}
 	}
 	runNo = max(runNo, v.summarizedThrough()+1)
 	t, err := a.tracker(ctx, v)
@@ -129,7 +145,7 @@ func (a *Agent) run(ctx context.Context, runID string, runNo int, me string, log
 	}
 	defer func() { _ = w.Close() }()
 	due := v != nil && v.memoryDue(runNo)
-	res := &result{applied: newApplied(), openBefore: map[int64]bool{}}
+	res := &result{applied: newApplied(), openBefore: map[int64]bool{}, pending: pending}
 	for _, i := range t.open {
 		res.openBefore[i.Number] = true
 	}
@@ -320,11 +336,25 @@ func (a *Agent) writeAll(ctx context.Context, runID string, runNo int, due bool,
 	}
 	r, err := a.writeOps(ctx, runID, w, v)
 	res.ops = r
-	if err == nil {
-		res.requests = w.slugs
+	if err != nil {
+		return err
 	}
-	return err
+	res.requests = w.slugs
+	if r.TreePR > 0 {
+		if res.pending, err = a.supersede(ctx, res.pending, r.TreePR, runID); err != nil {
+			return err
+		}
+		res.pending = append(res.pending, pendingPR{Number: r.TreePR, Tree: true})
+	}
+	if r.PR > 0 {
+		res.pending = append(res.pending, pendingPR{Number: r.PR, Slugs: w.slugs})
+	}
+	return nil
 }
+
+// openRequests names, among the directories of filed requests, those
+// waiting in the planner's open pull requests.
+const openRequests = "open pull requests"
 
 // undated drops the date line of a tree, which changes every day.
 func undated(tree string) string {

@@ -271,7 +271,7 @@ func TestProcurement(t *testing.T) {
 	path := ProcurementPath("proj", "github-org")
 	var pr forge.PullRequest
 	for _, p := range r.opsPulls() {
-		if strings.HasPrefix(p.Head, "planner/run-2026-04-15-") && p.Title == "chore: planner run 2026-04-15" {
+		if strings.HasPrefix(p.Head, "planner/run-2026-04-15-proj-planner-") && p.Title == "chore: planner run 2026-04-15: procurement requests" {
 			pr = p
 		}
 	}
@@ -296,6 +296,17 @@ func TestProcurement(t *testing.T) {
 	}
 	if p, err := r.opsRepo.GetPull(ctxOf(t), pr.Number); err != nil || !slices.Contains(p.Labels, forge.LabelPendingApproval) {
 		t.Errorf("pull request labels: %v %v", p.Labels, err)
+	}
+	// The request waits in its pull request: a later run asking again
+	// proposes nothing new.
+	r.Issue("news", "x")
+	r.Now = r.Now.Add(12 * time.Hour)
+	r.mustTick()
+	if n := len(r.opsPulls()); n != 1 {
+		t.Errorf("%d ops pull requests after a second run asking for the same request", n)
+	}
+	if !strings.Contains(r.Prompts()[1], "open pull requests/github-org") {
+		t.Error("the second run's prompt does not list the request waiting in its pull request")
 	}
 }
 
@@ -361,10 +372,11 @@ func TestTreeCommitted(t *testing.T) {
 }
 
 // TestProtectedOps is scenarios 9 and 12 on an ops repository whose main
-// takes no direct push: the tree rides in a pull request from
-// planner/run-<date>-<run id> titled "chore: planner run <date>", nothing
-// reaches main, and a second run the same day opens its own pull request
-// without touching the first one's commits.
+// takes no direct push (the vault protection `disinto init` sets): the
+// tree rides in a pull request from planner/run-<date>-<run id>-tree
+// titled "chore: planner run <date>", nothing reaches main, and a second
+// run the same day opens its own pull request and supersedes the first
+// with a comment, without touching its commits.
 func TestProtectedOps(t *testing.T) {
 	r := newRig(t, nil, nil)
 	if err := r.opsRepo.SetBranchProtection(ctxOf(t), forge.Protection{Branch: "main", RequiredApprovals: 1}); err != nil {
@@ -374,15 +386,19 @@ func TestProtectedOps(t *testing.T) {
 	r.script(Plan{Tree: launchTree(Prereq{Text: "Site live"})})
 	r.mustTick()
 	pulls := r.opsPulls()
-	if len(pulls) != 1 || pulls[0].Title != "chore: planner run 2026-04-15" || !strings.HasPrefix(pulls[0].Head, "planner/run-2026-04-15-proj-planner-") {
+	if len(pulls) != 1 || pulls[0].Title != "chore: planner run 2026-04-15" ||
+		!strings.HasPrefix(pulls[0].Head, "planner/run-2026-04-15-proj-planner-") || !strings.HasSuffix(pulls[0].Head, "-tree") {
 		t.Fatalf("ops pull requests %+v", pulls)
 	}
 	first := pulls[0]
-	if _, ok := r.opsFile(graph.DefaultTreePath, first.HeadSHA); !ok {
-		t.Error("the pull request does not carry the tree")
+	if tree, ok := r.opsFile(graph.DefaultTreePath, first.HeadSHA); !ok || !strings.Contains(tree, "- [ ] Site live") {
+		t.Errorf("the pull request does not carry the tree: %q", tree)
 	}
 	if r.opsHead() != head {
 		t.Error("the planner pushed to the protected main")
+	}
+	if rep := r.a.Report(); len(rep.Items) != 1 || rep.Items[0].PR != first.Number {
+		t.Errorf("report %+v", rep)
 	}
 	r.Issue("news", "x")
 	r.Now = r.Now.Add(12 * time.Hour) // 20:07, the same day
@@ -392,9 +408,25 @@ func TestProtectedOps(t *testing.T) {
 	if len(pulls) != 2 || pulls[0].Head == pulls[1].Head {
 		t.Fatalf("second run's pull requests %+v", pulls)
 	}
+	var second forge.PullRequest
+	for _, p := range pulls {
+		if p.Number != first.Number {
+			second = p
+		}
+	}
 	again, err := r.opsRepo.GetPull(ctxOf(t), first.Number)
-	if err != nil || again.HeadSHA != first.HeadSHA || again.State != forge.StateOpen {
-		t.Errorf("the first pull request changed: %+v %v", again, err)
+	if err != nil || again.HeadSHA != first.HeadSHA || again.State != forge.StateClosed {
+		t.Errorf("the first pull request: %+v %v; want closed at its own head", again, err)
+	}
+	if cs, err := r.opsRepo.ListComments(ctxOf(t), first.Number); err != nil || len(cs) != 1 ||
+		!strings.Contains(cs[0].Body, fmt.Sprintf("Superseded by #%d", second.Number)) {
+		t.Errorf("comments on the superseded pull request: %+v", cs)
+	}
+	if tree, _ := r.opsFile(graph.DefaultTreePath, second.HeadSHA); !strings.Contains(tree, "- [x] Site live") {
+		t.Errorf("second tree:\n%s", tree)
+	}
+	if r.opsHead() != head {
+		t.Error("the planner pushed to the protected main")
 	}
 }
 
