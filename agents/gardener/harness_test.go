@@ -68,9 +68,7 @@ func (r *rig) build() {
 		StateDir: r.StateDir(), Hooks: r.hooks, ReviewBot: r.reviewer.Login, Now: r.Clock, Log: zerolog.Nop()})
 }
 
-// tick runs one gardener pass as the daemon's runtime does.
-func (r *rig) tick() error { return r.Tick(r.a, config.RoleGardener) }
-
+// mustTick runs one pass as the daemon's runtime does, failing on an error.
 func (r *rig) mustTick() { r.T.Helper(); r.MustTick(r.a, config.RoleGardener) }
 
 // openPull returns the open gardener pull request, failing without one.

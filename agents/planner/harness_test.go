@@ -109,8 +109,7 @@ func (g rigGraph) Context(ctx context.Context) (string, error) {
 	return out.String(), err
 }
 
-func (r *rig) tick() error { return r.Tick(r.a, config.RolePlanner) }
-
+// mustTick runs one pass as the daemon's runtime does, failing on an error.
 func (r *rig) mustTick() { r.T.Helper(); r.MustTick(r.a, config.RolePlanner) }
 
 // script makes the model's session write the plan.

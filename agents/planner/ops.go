@@ -94,8 +94,7 @@ func (a *Agent) readOps(ctx context.Context) (*opsView, error) {
 	if a.o.Ops == nil {
 		return nil, nil
 	}
-	head, err := a.o.Ops.Sync(ctx)
-	if err != nil {
+	if _, err := a.o.Ops.Sync(ctx); err != nil {
 		return nil, fmt.Errorf("planner: %w", err)
 	}
 	files, head, err := a.o.Ops.Local(ctx)
