@@ -198,6 +198,12 @@ func (a *Agent) prioritise(ctx context.Context, targets []IssueRef, d Decisions,
 			want = append(want, n)
 		}
 	}
+	if len(targets) > 0 && len(want) == 0 {
+		// Every named constraint is unfiled or closed: moving the label
+		// off everything would say there are none.
+		ap.Lines = append(ap.Lines, "priority unchanged: none of the named issues is open")
+		return nil
+	}
 	for _, n := range want {
 		if i, ok := byNumber[n]; ok && i.HasLabel(forge.LabelPriority) {
 			continue
