@@ -3,11 +3,14 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/graph"
 )
 
@@ -176,5 +179,33 @@ func TestRequestBody(t *testing.T) {
 	b := RequestBody(q, func(int64) string { return "Four" })
 	if strings.Count(b, "Paste") != 1 || !strings.Contains(b, "- #4 — Four") || !strings.Contains(b, "2. Paste the token") {
 		t.Errorf("body:\n%s", b)
+	}
+}
+
+// TestFormulaStatesTheSchema: the shipped formula names the outbox and
+// every key of the plan and of its parts, so the prompt and the decoder
+// that refuses unknown keys cannot drift apart.
+func TestFormulaStatesTheSchema(t *testing.T) {
+	f, err := formula.Load(formulas.FS, FormulaName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Text()
+	if !strings.Contains(text, "$"+EnvPlan) || f.Model != "opus" {
+		t.Errorf("the formula does not name $%s or is not opus (%q)", EnvPlan, f.Model)
+	}
+	for _, v := range []any{Plan{}, Tree{}, Objective{}, Prereq{}, Triage{}, Proposal{}, IssueRef{}, Procurement{}} {
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumField() {
+			key, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			if !strings.Contains(text, `"`+key+`"`) && !strings.Contains(text, "`"+key+"`") {
+				t.Errorf("the formula does not state %s.%s (%q)", rt.Name(), rt.Field(i).Name, key)
+			}
+		}
+	}
+	for _, d := range []string{string(Action), string(Dismiss), string(Backlog), string(Vision), "READY", "BLOCKED", "DONE"} {
+		if !strings.Contains(text, d) {
+			t.Errorf("the formula does not state %q", d)
+		}
 	}
 }
