@@ -17,8 +17,8 @@ import (
 // `disinto run planner --project widgets --once` runs it in the
 // foreground: the plan's backlog issue is filed by the planner's
 // identity, its triage closes the open prediction as actioned with the
-// reasoning, and the tree, which the vault protection keeps off the ops
-// primary branch, waits in the planner's ops pull request; `disinto
+// reasoning, and the tree lands on the ops primary branch, where the
+// planner bot may commit its own files; `disinto
 // status` shows the run, and a second run with nothing changed asks the
 // model nothing.
 func TestSystemPlannerOnce(t *testing.T) {
@@ -71,14 +71,15 @@ func TestSystemPlannerOnce(t *testing.T) {
 	if err != nil || p.State != forge.StateClosed || !p.HasLabel(forge.LabelPredictionActioned) || p.HasLabel(forge.LabelPredictionUnreviewed) {
 		t.Errorf("prediction after triage: %+v %v", p, err)
 	}
+	// The planner bot may push to the ops primary branch: its own files
+	// land there directly, in a commit naming the run, with no pull request.
 	opsRepo := y.srv.Admin(t).Repo("acme", "widgets-ops")
-	ps, err := opsRepo.ListPulls(ctx, forge.StateOpen)
-	if err != nil || len(ps) != 1 || !strings.HasPrefix(ps[0].Head, "planner/run-") || !strings.HasPrefix(ps[0].Title, "chore: planner run ") {
-		t.Fatalf("ops pull requests: %+v %v", ps, err)
+	if ps, err := opsRepo.ListPulls(ctx, forge.StateOpen); err != nil || len(ps) != 0 {
+		t.Errorf("ops pull requests: %+v %v", ps, err)
 	}
-	if f, err := opsRepo.GetFile(ctx, "prerequisites.md", ps[0].HeadSHA); err != nil ||
+	if f, err := opsRepo.GetFile(ctx, "prerequisites.md", "main"); err != nil ||
 		!strings.Contains(string(f.Content), "- [ ] Metrics wired (#") {
-		t.Errorf("tree in the pull request: %s %v", f.Content, err)
+		t.Errorf("tree on the ops primary branch: %s %v", f.Content, err)
 	}
 	var runs []ledger.Record
 	for _, r := range ledgerRecords(t, y.data) {
