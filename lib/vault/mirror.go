@@ -183,6 +183,11 @@ func (m *MirrorPusher) Run(ctx context.Context, job Job) (Outcome, error) {
 	if err != nil {
 		return refused("%v", err), nil
 	}
+	if job.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, job.Timeout)
+		defer cancel()
+	}
 	r, err := m.o.Git.EnsureClone(ctx, m.o.SourceURL, m.o.Clone, "")
 	if err != nil {
 		return Outcome{}, fmt.Errorf("mirror %s: clone the project: %w", name, err)
@@ -200,7 +205,7 @@ func (m *MirrorPusher) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 		fmt.Fprintf(&logs, "attempt %d: %v\n", attempt, err)
 		if attempt >= m.o.Attempts || errors.Is(err, git.ErrRejected) || ctx.Err() != nil {
-			return Outcome{ExitCode: 1, Logs: logs.String()}, nil
+			return Outcome{ExitCode: 1, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded), Logs: logs.String()}, nil
 		}
 		m.o.Log.Warn().Str("mirror", name).Int("attempt", attempt).Msg("mirror push failed; trying again")
 		select {
