@@ -36,4 +36,9 @@
 // repository, so losing a dispatcher's data dir never runs an action
 // again, and a dispatcher that dies mid-run leaves "started" for a human
 // to judge, never a second run.
+//
+// Most formulas run in the runner container. A mirror push (formula
+// mirror-push, MirrorAction) is mechanical and runs in the daemon itself
+// (MirrorPusher, routed by Runners): git, the project's objects and the
+// mirror's secret in git's credential helper for the one push.
 package vault
