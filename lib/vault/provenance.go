@@ -209,7 +209,9 @@ func (p *prover) isAdmin(ctx context.Context, login, author string) (bool, strin
 // record. So the window the merge can have written is taken from the
 // record, never from commit messages: the len(prCommits) commits down the
 // first-parent line from merge_commit_sha (one squash commit lies within
-// them too). It is accepted when
+// them too), or, when merge_commit_sha is a merge commit over the rebased
+// commits (the rebase-merge style), it and as many commits down its
+// second parent's line. It is accepted when
 //   - every outside commit lies in that window;
 //   - the action before the window is as it was where the pull request's
 //     branch started, so the window's change to it is the change the
@@ -227,17 +229,23 @@ func (p *prover) rebased(ctx context.Context, pr forge.PullRequest, prCommits, o
 		return outsideWhy(outside[0]), nil
 	}
 	window := map[string]bool{}
-	sha, before := pr.MergedSHA, ""
-	for range prCommits {
-		c, err := p.f.GetCommit(ctx, sha)
-		if err != nil {
+	c, err := p.f.GetCommit(ctx, pr.MergedSHA)
+	if err != nil {
+		return approval{}, err
+	}
+	window[c.SHA] = true
+	before, next, left := firstParent(c), firstParent(c), len(prCommits)-1
+	if len(c.Parents) == 2 {
+		// Rebased, then merged by a merge commit (the rebase-merge
+		// style): the rebased commits are its second parent's line.
+		next, left = c.Parents[1], len(prCommits)
+	}
+	for ; left > 0 && next != ""; left-- {
+		if c, err = p.f.GetCommit(ctx, next); err != nil {
 			return approval{}, err
 		}
 		window[c.SHA] = true
-		if len(c.Parents) == 0 {
-			break
-		}
-		sha, before = c.Parents[0], c.Parents[0]
+		before, next = firstParent(c), firstParent(c)
 	}
 	for _, c := range outside {
 		if !window[c.SHA] {
@@ -267,6 +275,14 @@ func (p *prover) rebased(ctx context.Context, pr forge.PullRequest, prCommits, o
 		return pending("the action at #%d's merge commit %s differs from its approved head %s", pr.Number, text.ShortSHA(pr.MergedSHA), text.ShortSHA(pr.HeadSHA)), nil
 	}
 	return approval{ok: true}, nil
+}
+
+// firstParent returns c's first parent, "" for a root commit.
+func firstParent(c forge.Commit) string {
+	if len(c.Parents) == 0 {
+		return ""
+	}
+	return c.Parents[0]
 }
 
 // forkPoint returns the one commit outside cs that cs's commits grow

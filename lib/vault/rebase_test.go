@@ -73,18 +73,25 @@ func (r *rig) cycle() (vault.Entry, int) {
 // runs: its commits on main are new, but they are the pull request's
 // rebased, ending at the merge commit the forge records, and carry the
 // approved head's action.
+// Both rebase styles: fast-forward onto the rebased commits, and a merge
+// commit over them (rebase-merge).
 func TestDispatchRebaseMerged(t *testing.T) {
 	t.Parallel()
-	r := newRig(t)
-	n := r.requestTwoCommits()
-	approved := r.approve(n, r.admin)
-	pr := r.mergeAs(n, "rebase")
-	if pr.MergedSHA == approved {
-		t.Fatalf("the rebase kept the approved head %s: nothing was rewritten", approved)
-	}
-	e, runs := r.cycle()
-	if e.State != vault.StateRan || runs != 1 || !strings.Contains(e.Approval, "rebase") {
-		t.Fatalf("entry %+v, runs %d", e, runs)
+	for _, style := range []string{"rebase", "rebase-merge"} {
+		t.Run(style, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t)
+			n := r.requestTwoCommits()
+			approved := r.approve(n, r.admin)
+			pr := r.mergeAs(n, style)
+			if pr.MergedSHA == approved {
+				t.Fatalf("the rebase kept the approved head %s: nothing was rewritten", approved)
+			}
+			e, runs := r.cycle()
+			if e.State != vault.StateRan || runs != 1 || !strings.Contains(e.Approval, "rebase") {
+				t.Fatalf("entry %+v, runs %d", e, runs)
+			}
+		})
 	}
 }
 
