@@ -58,3 +58,28 @@ func TestMirrorPusherRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchWithoutRunnerForFormula: with only the mirror pusher wired
+// (no Docker engine for the runner container), an approved release stays
+// pending, saying why, and nothing is claimed; a runner for it runs it.
+func TestDispatchWithoutRunnerForFormula(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.requestApproved("a1")
+	run := &countingRunner{}
+	only := vault.Runners{By: map[string]vault.Runner{vault.MirrorFormula: run}}
+	es, err := r.dispatcher(t.TempDir(), only, secretMap{"GITHUB_TOKEN": token}).Cycle(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := entry(t, es, "a1"); e.State != vault.StatePending || !strings.Contains(e.Reason, "no runner for formula release") || run.count("a1") != 0 {
+		t.Fatalf("entry %+v, runs %d", e, run.count("a1"))
+	}
+	if _, ok := r.result("a1"); ok {
+		t.Fatal("claimed without a runner")
+	}
+	both := vault.Runners{By: only.By, Default: run}
+	if _, err := r.dispatcher(t.TempDir(), both, secretMap{"GITHUB_TOKEN": token}).Cycle(t.Context()); err != nil || run.count("a1") != 1 {
+		t.Fatalf("runs %d, %v", run.count("a1"), err)
+	}
+}
