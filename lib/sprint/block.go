@@ -30,6 +30,20 @@ const (
 	MaxTitle = 255
 )
 
+// Labels are the labels a sub-issue may carry: work labels only. State
+// labels that agents set (in-progress, blocked, vision, action, vault…)
+// would make another agent act on an issue nobody asked it to.
+var Labels = []forge.LabelName{forge.LabelBacklog, forge.LabelPriority, forge.LabelTechDebt, forge.LabelUnderspecified}
+
+// labelList renders Labels for errors.
+func labelList() string {
+	s := make([]string, len(Labels))
+	for i, l := range Labels {
+		s[i] = string(l)
+	}
+	return strings.Join(s, ", ")
+}
+
 // The keys of an entry.
 const (
 	keyID        = "id"
@@ -241,6 +255,9 @@ func (s *SubIssue) validate(seen map[string]int, line, idLine, titleLine int) (i
 	for _, l := range s.Labels {
 		if err := forge.LabelName(l).Validate(); err != nil {
 			return seen[keyLabels], err.Error()
+		}
+		if !slices.Contains(Labels, forge.LabelName(l)) {
+			return seen[keyLabels], fmt.Sprintf("label %q: a sub-issue may carry only %s", l, labelList())
 		}
 	}
 	s.Labels = uniq(s.Labels)

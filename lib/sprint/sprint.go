@@ -28,7 +28,7 @@
 // grammar, so colons and "#N" in it are kept; a double-quoted title is a
 // YAML string ("Use \"strict\" mode"). Blank lines in bodies are kept. The
 // whole list is validated before it is returned: ids [a-z0-9-]+ and unique,
-// titles non-empty and one line, labels of the registry, depends_on naming
+// titles non-empty and one line, labels among Labels, depends_on naming
 // entries of the block, no cycles. A code fence wrapped around the whole
 // block is ignored.
 //
@@ -51,7 +51,7 @@ type SubIssue struct {
 	ID string
 	// Title is the issue title, one line, never empty.
 	Title string
-	// Labels are label names of the registry (forge.LabelName).
+	// Labels are names of Labels, the work labels.
 	Labels []string
 	// DependsOn holds the ids of entries of the same block this one needs
 	// first; no cycles.

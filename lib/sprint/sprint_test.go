@@ -125,6 +125,7 @@ func TestParseErrors(t *testing.T) {
 		{"repeated key", file("- id: a\n  title: A\n  title: B\n"), `s.md:8: sub-issue 1 (id "a"): key "title" is also set at line 2`},
 		{"duplicate id", file("- id: a\n  title: A\n- id: a\n  title: B\n"), `s.md:8: sub-issue 2 (id "a"): id "a" is also used at line 6`},
 		{"unknown label", file("- id: a\n  title: A\n  labels: [backlog, shiny]\n"), `s.md:8: sub-issue 1 (id "a"): label "shiny": not in the label registry`},
+		{"state label", file("- id: a\n  title: A\n  labels: [vision]\n"), `s.md:8: sub-issue 1 (id "a"): label "vision": a sub-issue may carry only backlog, priority, tech-debt, underspecified`},
 		{"labels not a list", file("- id: a\n  title: A\n  labels: backlog\n"), `s.md:8: sub-issue 1 (id "a"): labels: want a list`},
 		{"dependency outside the block", file("- id: a\n  title: A\n  depends_on: [zz]\n"), `s.md:6: sub-issue 1 (id "a"): depends_on "zz" is no entry of this block`},
 		{"self dependency", file("- id: a\n  title: A\n  depends_on: [a]\n"), `s.md:8: sub-issue 1 (id "a"): depends on itself`},
