@@ -110,13 +110,22 @@ func New(o Options) (*Agent, error) {
 // Tick implements agent.Agent: one pass over the merged sprints and the
 // open vision issues. It returns an error when the pass could not finish;
 // what it did before is kept, and the next pass goes on from there.
+//
+// A tick an event woke (any event of the ops repository) only files: it
+// reads the project's issues only when a sprint needs filing, so the ops
+// repository's frequent events stay cheap. Scheduled and manual ticks
+// also close completed visions.
 func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	log := run.Logger()
-	idx, err := a.index(ctx)
-	if err != nil {
+	issues := &lazyIndex{load: a.index}
+	if err := a.fileSprints(ctx, run, issues, log); err != nil {
 		return err
 	}
-	if err := a.fileSprints(ctx, run, idx, log); err != nil {
+	if run.Cause == agent.CauseEvent {
+		return nil
+	}
+	idx, err := issues.get(ctx)
+	if err != nil {
 		return err
 	}
 	return a.closeVisions(ctx, run, idx, log)

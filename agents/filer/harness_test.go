@@ -306,3 +306,22 @@ func (c *countingForge) CreateIssue(ctx context.Context, in forge.NewIssue) (for
 	}
 	return is, err
 }
+
+// listCounter counts the passes that read the project's issues.
+type listCounter struct {
+	filer.ProjectForge
+	lists atomic.Int64
+}
+
+func (c *listCounter) ListIssues(ctx context.Context, q forge.IssueQuery) ([]forge.Issue, error) {
+	c.lists.Add(1)
+	return c.ProjectForge.ListIssues(ctx, q)
+}
+
+// runAs is one pass with cause, on proj.
+func (r *rig) runAs(cause agent.Cause, proj filer.ProjectForge) {
+	r.t.Helper()
+	if err := r.rt.Tick(ctxOf(r.t), r.agent(proj), r.project, config.RoleFiler, cause); err != nil {
+		r.t.Fatalf("filer pass (%s): %v", cause, err)
+	}
+}

@@ -19,6 +19,25 @@ type index struct {
 	byVision map[int64][]int64
 }
 
+// lazyIndex reads the index on first use, once per pass.
+type lazyIndex struct {
+	load func(context.Context) (*index, error)
+	idx  *index
+}
+
+// get returns the pass's index, reading it the first time.
+func (l *lazyIndex) get(ctx context.Context) (*index, error) {
+	if l.idx != nil {
+		return l.idx, nil
+	}
+	idx, err := l.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.idx = idx
+	return idx, nil
+}
+
 // index reads every issue of the project, open and closed, and indexes
 // the decomposed-from markers of those the filer bot wrote. A marker in
 // someone else's issue proves nothing and is ignored.

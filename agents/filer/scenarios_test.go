@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/disinto/disinto/agents/filer"
+	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/deps"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
@@ -322,5 +323,31 @@ func TestOnlyMergedSprintPulls(t *testing.T) {
 	r.mustRun()
 	if got := r.filed(); len(got) != 0 {
 		t.Fatalf("filed %v", got)
+	}
+}
+
+// A tick an ops event woke only files, and reads the project's issues
+// only when there is a sprint to file; the schedule closes visions.
+func TestEventTickOnlyFiles(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	v := r.vision("Done soon")
+	r.mergeSprint("Done soon", map[string]string{"sprints/done-soon.md": sprintFile("Done soon", v.Number, "- id: only\n  title: Only\n  labels: [backlog]\n")})
+	c := &listCounter{ProjectForge: r.botProj}
+	r.runAs(agent.CauseEvent, c)
+	if len(r.filed()) != 1 || c.lists.Load() != 1 {
+		t.Fatalf("event tick: filed %v, %d issue listings", r.filed(), c.lists.Load())
+	}
+	for _, is := range r.filed() {
+		r.close(is.Number)
+	}
+	c.lists.Store(0)
+	r.runAs(agent.CauseEvent, c)
+	if got := r.get(v.Number); got.State != forge.StateOpen || c.lists.Load() != 0 {
+		t.Fatalf("an event tick with nothing to file: vision %s, %d issue listings", got.State, c.lists.Load())
+	}
+	r.runAs(agent.CauseSchedule, c)
+	if got := r.get(v.Number); got.State != forge.StateClosed {
+		t.Fatalf("the scheduled tick left the vision %s", got.State)
 	}
 }

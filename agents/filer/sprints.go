@@ -41,7 +41,7 @@ func refuse(format string, args ...any) error {
 
 // fileSprints files every merged sprint pull request of the ops
 // repository that has no outcome comment of the filer yet, oldest first.
-func (a *Agent) fileSprints(ctx context.Context, run *agent.Run, idx *index, log zerolog.Logger) error {
+func (a *Agent) fileSprints(ctx context.Context, run *agent.Run, issues *lazyIndex, log zerolog.Logger) error {
 	repo, err := a.o.Ops.Get(ctx)
 	if err != nil {
 		return fmt.Errorf("ops repository: %w", err)
@@ -61,6 +61,10 @@ func (a *Agent) fileSprints(ctx context.Context, run *agent.Run, idx *index, log
 		}
 		if done {
 			continue
+		}
+		idx, err := issues.get(ctx)
+		if err != nil {
+			return err
 		}
 		if err := a.filePull(ctx, run, idx, pr, log.With().Int64("pr", pr.Number).Logger()); err != nil {
 			return err
