@@ -162,7 +162,7 @@ var branchSeq atomic.Int64
 // pull request titled "architect: <title>".
 func (r *rig) openSprint(title string, files map[string]string) forge.PullRequest {
 	r.t.Helper()
-	return r.openPull(filer.TitlePrefix+" "+title, files)
+	return r.openPull(forge.SprintTitlePrefix+" "+title, files)
 }
 
 // openPull adds files on a new branch of the ops repository and opens a

@@ -17,9 +17,6 @@ import (
 	"github.com/disinto/disinto/lib/sprint"
 )
 
-// TitlePrefix starts the title of every sprint pull request (spec 50 §5).
-const TitlePrefix = "architect:"
-
 // Outcome codes of the filer's ledger records.
 const (
 	CodeFiled      ledger.Code = "sprint.filed"
@@ -79,7 +76,7 @@ func (a *Agent) fileSprints(ctx context.Context, run *agent.Run, issues *lazyInd
 // humans' decision (spec 50 §2.2 P4).
 func isSprintPull(pr forge.PullRequest, primary string) bool {
 	return pr.Merged && pr.MergedSHA != "" && pr.Base == primary && !pr.FromFork &&
-		strings.HasPrefix(pr.Title, TitlePrefix)
+		strings.HasPrefix(pr.Title, forge.SprintTitlePrefix)
 }
 
 // outcomeSaid reports whether the filer has already commented its outcome

@@ -191,6 +191,9 @@ func FindRefMarkers(body string, kind RefKind) []string {
 // Sprint protocol strings (spec 50 §5, §6). The architect writes the filer
 // block into a sprint file; the filer reads it and marks what it filed.
 const (
+	// SprintTitlePrefix starts the title of every sprint pull request on
+	// the ops repository: "architect: <vision title>".
+	SprintTitlePrefix = "architect:"
 	// FilerBegin opens the sub-issue block of a sprint file.
 	FilerBegin = "<!-- filer:begin -->"
 	// FilerEnd closes the sub-issue block of a sprint file.
