@@ -40,6 +40,11 @@ func refuse(format string, args ...any) error {
 // repository that has no outcome comment of the filer yet, oldest first.
 func (a *Agent) fileSprints(ctx context.Context, run *agent.Run, issues *lazyIndex, log zerolog.Logger) error {
 	repo, err := a.o.Ops.Get(ctx)
+	if errors.Is(err, forge.ErrNotFound) {
+		// The ops repository is private: a filer-bot provisioned before
+		// it was made a reader sees none.
+		return fmt.Errorf("ops repository: %w (is %s a reader of it? disinto init grants that)", err, a.o.Bot)
+	}
 	if err != nil {
 		return fmt.Errorf("ops repository: %w", err)
 	}
