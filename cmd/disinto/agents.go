@@ -52,6 +52,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RolePlanner:    newPlannerAgent,
 		config.RoleSupervisor: newSupervisorAgent,
 		config.RoleVault:      newVaultAgent,
+		config.RoleFiler:      newFilerAgent,
 	}
 }
 
