@@ -21,11 +21,14 @@ const (
 	RoleSupervisor Role = "supervisor"
 	RoleVault      Role = "vault"
 	RoleFiler      Role = "filer"
+	// RoleReproduce reproduces, triages and verifies bug reports in a
+	// browser sidecar (agents/reproduce).
+	RoleReproduce Role = "reproduce"
 )
 
 // ScheduledRoles are the roles the daemon runs on an interval, in the order
 // the reference starts them (review first, dev after it).
-var ScheduledRoles = []Role{RoleReview, RoleDev, RoleGardener, RoleArchitect, RolePlanner, RolePredictor, RoleSupervisor}
+var ScheduledRoles = []Role{RoleReview, RoleDev, RoleGardener, RoleArchitect, RolePlanner, RolePredictor, RoleSupervisor, RoleReproduce}
 
 // AllRoles is every role that has a forge identity.
 var AllRoles = append(append([]Role{}, ScheduledRoles...), RoleVault, RoleFiler)
