@@ -135,7 +135,7 @@ done
 	}
 	b.WriteString(" < " + promptFile + "\ncode=$?\nset -e\n")
 	b.WriteString("echo\necho '" + artifactsBegin + "'\n")
-	b.WriteString("(cd " + ScreenshotDir + " && find . -maxdepth 1 -type f -name '*.png' -size -8M | sort | head -n " +
+	b.WriteString("(cd " + ScreenshotDir + " && find . -maxdepth 3 -type f -name '*.png' -size -8M | sort | head -n " +
 		strconv.Itoa(maxShots) + " | tar -c -f - -T - | base64)\n")
 	b.WriteString("echo '" + artifactsEnd + "'\nexit \"$code\"\n")
 	return b.String()

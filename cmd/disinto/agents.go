@@ -51,6 +51,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RolePredictor:  newPredictorAgent,
 		config.RoleSupervisor: newSupervisorAgent,
 		config.RoleVault:      newVaultAgent,
+		config.RoleReproduce:  newReproduceAgent,
 	}
 }
 
