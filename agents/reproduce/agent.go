@@ -33,6 +33,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/runner"
 )
 
@@ -96,7 +97,11 @@ type Options struct {
 	StateDir, LockDir string
 	// Backoff is the first retry's wait; DefaultBackoff when zero.
 	Backoff time.Duration
-	Log     zerolog.Logger
+	// Redactor masks the factory's secrets in the untrusted text that
+	// goes into a prompt and in the errors a comment quotes (nil masks
+	// the built-in credential patterns only).
+	Redactor *redact.Redactor
+	Log      zerolog.Logger
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -106,8 +111,9 @@ type Agent struct {
 	o        Options
 	attempts *attempts
 
-	mu   sync.Mutex
-	seen []agent.Item // the last tick's bug reports, for status
+	mu      sync.Mutex
+	seen    []agent.Item // the last tick's bug reports, for status
+	running *agent.Item  // the sidecar running now
 }
 
 var (
@@ -177,6 +183,9 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		}
 		c := c
 		run.Go(ctx, workKey, func(ctx context.Context) {
+			a.setRunning(&agent.Item{Project: a.o.Project, Role: string(config.RoleReproduce), Issue: c.Issue.Number,
+				Stage: string(c.Mode) + " running", Started: a.o.Now()})
+			defer a.setRunning(nil)
 			res := a.Work(ctx, c)
 			if err := run.Record(res.record(c)); err != nil {
 				run.Log.Warn().Err(err).Msg("record reproduce run")
@@ -274,9 +283,26 @@ func (a *Agent) keep(cands []Candidate) {
 	a.mu.Unlock()
 }
 
-// Report lists the bug reports due at the last tick (status).
+// setRunning sets the item of the running sidecar (nil: none).
+func (a *Agent) setRunning(it *agent.Item) {
+	a.mu.Lock()
+	a.running = it
+	a.mu.Unlock()
+}
+
+// Report lists the running sidecar and the bug reports due at the last
+// tick (status).
 func (a *Agent) Report() agent.Report {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return agent.Report{Items: append([]agent.Item(nil), a.seen...)}
+	var items []agent.Item
+	if a.running != nil {
+		items = append(items, *a.running)
+	}
+	for _, it := range a.seen {
+		if a.running == nil || it.Issue != a.running.Issue {
+			items = append(items, it)
+		}
+	}
+	return agent.Report{Items: items}
 }

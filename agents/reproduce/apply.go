@@ -84,7 +84,7 @@ func (a *Agent) apply(ctx context.Context, c Candidate, o Outcome, shots []Scree
 			return res
 		}
 	}
-	if _, err := a.o.Forge.CreateComment(ctx, n, comment(c, t, o, res)); err != nil {
+	if _, err := a.o.Forge.CreateComment(ctx, n, comment(c, t, o, res, a.clean)); err != nil {
 		res.Err = fmt.Errorf("comment on #%d: %w", n, err)
 		return res
 	}
@@ -122,17 +122,17 @@ func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome) ([
 	for k, cs := range causes {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Decomposed from #%d (cause %d of %d)\n\n", parent.Number, k+1, len(causes))
-		b.WriteString(forge.Neutralise(strings.TrimSpace(cs.Body)))
+		b.WriteString(a.clean(strings.TrimSpace(cs.Body)))
 		if len(cs.AffectedFiles) > 0 {
 			b.WriteString("\n\n## Affected files\n\n")
 			for _, f := range cs.AffectedFiles {
-				b.WriteString("- `" + forge.Neutralise(strings.ReplaceAll(f, "`", "")) + "`\n")
+				b.WriteString("- `" + a.clean(strings.ReplaceAll(f, "`", "")) + "`\n")
 			}
 		}
 		fmt.Fprintf(&b, "\n\n## Acceptance criteria\n\n- [ ] The steps of #%d no longer show the bug.\n- [ ] A test covers the cause.\n\n", parent.Number)
 		b.WriteString(fixMarker(parent.Number) + "\n")
 		i, err := a.o.Forge.CreateIssue(ctx, forge.NewIssue{
-			Title: fixTitle(cs.Title, parent), Body: b.String(), Labels: []forge.LabelName{forge.LabelBacklog},
+			Title: a.o.Redactor.String(fixTitle(cs.Title, parent)), Body: b.String(), Labels: []forge.LabelName{forge.LabelBacklog},
 		})
 		if i.Number > 0 {
 			out = append(out, i)
@@ -144,16 +144,22 @@ func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome) ([
 	return out, nil
 }
 
-// comment is the run's comment: the header, the findings (neutralised:
-// they are the session's text), the screenshots, the fix issues, and
-// the run marker.
-func comment(c Candidate, t Transition, o Outcome, res Result) string {
+// clean makes session text fit for a comment or an issue: secrets
+// masked, markers neutralised.
+func (a *Agent) clean(s string) string {
+	return forge.Neutralise(a.o.Redactor.String(s))
+}
+
+// comment is the run's comment: the header, the findings (cleaned: they
+// are the session's text), the screenshots, the fix issues, and the run
+// marker.
+func comment(c Candidate, t Transition, o Outcome, res Result, clean func(string) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** (%s run)\n\n", t.Header, c.Mode)
 	if rc := strings.TrimSpace(o.RootCause); rc != "" {
-		b.WriteString("Root cause: " + forge.Neutralise(rc) + "\n\n")
+		b.WriteString("Root cause: " + clean(rc) + "\n\n")
 	}
-	b.WriteString("### Findings\n\n" + forge.Neutralise(strings.TrimSpace(o.Findings)) + "\n")
+	b.WriteString("### Findings\n\n" + clean(strings.TrimSpace(o.Findings)) + "\n")
 	if len(res.Attachments) > 0 {
 		b.WriteString("\n### Screenshots\n\n")
 		for _, at := range res.Attachments {
@@ -182,7 +188,7 @@ func comment(c Candidate, t Transition, o Outcome, res Result) string {
 func (a *Agent) block(ctx context.Context, c Candidate, cause error, n int) error {
 	m, _ := forge.Marker{Kind: runMarkerKind, Fields: map[string]string{"mode": string(c.Mode), "outcome": "exhausted"}}.String()
 	body := fmt.Sprintf("**The %s run failed %d times before the session answered; a human needs to look.**\n\nLast error: %s\n\n%s\n",
-		c.Mode, n, forge.Neutralise(cause.Error()), m)
+		c.Mode, n, forge.Neutralise(a.o.Redactor.Error(cause)), m)
 	_, cerr := a.o.Forge.CreateComment(ctx, c.Issue.Number, body)
 	lerr := a.o.Forge.AddLabels(ctx, c.Issue.Number, forge.LabelBlocked)
 	return errors.Join(cerr, lerr)

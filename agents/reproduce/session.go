@@ -38,8 +38,8 @@ const (
 )
 
 // AllowedTools are the tools a session may use, and the only ones: the
-// Playwright MCP server's browser tools and read-only file tools (the
-// CLI denies anything else in print mode, where nobody can approve it).
+// Playwright MCP server's browser tools (the CLI denies anything else in
+// dontAsk mode, and has no built-in tool at all: --tools "").
 var AllowedTools = []string{
 	"mcp__playwright__browser_navigate",
 	"mcp__playwright__browser_navigate_back",
@@ -57,11 +57,13 @@ var AllowedTools = []string{
 	"mcp__playwright__browser_resize",
 	"mcp__playwright__browser_tabs",
 	"mcp__playwright__browser_close",
-	"Read", "Glob", "Grep",
 }
 
-// builtinTools are the CLI's own tools the session has at all (--tools).
-const builtinTools = "Read,Glob,Grep"
+// builtinTools are the CLI's own tools the session has at all (--tools):
+// none. No shell, no file access: nothing of the container, its secret
+// files included, is readable but through the browser, which refuses
+// file:// URLs.
+const builtinTools = ""
 
 // MCPConfig is the --mcp-config document of a session: one server,
 // playwright, running Debian's chromium headless without its own sandbox
@@ -95,8 +97,8 @@ func MCPConfig(node, entry, chromium, outDir string) ([]byte, error) {
 // CLIArgs are the claude arguments of a session (after the program
 // name): print mode with stream-json, no settings or MCP servers but the
 // given config, no permission prompts (what is not allowed is denied),
-// the built-in tools cut to reading, the explicit allowlist, the turn
-// limit and the model.
+// no built-in tools, the explicit allowlist, the turn limit and the
+// model.
 func CLIArgs(mcpConfig string, maxTurns int, model string) []string {
 	args := []string{
 		"-p", "--output-format", "stream-json", "--verbose",
@@ -124,6 +126,8 @@ func sessionScript(prompt string, mcp []byte, maxTurns int, model string) string
 	b.WriteString(`for n in ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN CLAUDE_CODE_OAUTH_TOKEN; do
 	if [ -f "` + runner.SecretsDir + `/$n" ]; then export "$n=$(cat "` + runner.SecretsDir + `/$n")"; fi
 done
+# The credential lives on in the CLI's environment only.
+chmod 0700 ` + runner.SecretsDir + ` && rm -f ` + runner.SecretsDir + `/*
 `)
 	b.WriteString("export CLAUDE_CONFIG_DIR=/tmp/.claude CLAUDE_CODE_DISABLE_CLAUDE_MDS=1 CLAUDE_CODE_DISABLE_AUTO_MEMORY=1 " +
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1\n")

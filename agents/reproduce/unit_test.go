@@ -86,7 +86,7 @@ func TestFixTitleHasOnePrefix(t *testing.T) {
 func TestCLIArgs(t *testing.T) {
 	args := strings.Join(CLIArgs("/tmp/mcp.json", 40, ""), " ")
 	for _, want := range []string{"--mcp-config /tmp/mcp.json", "--strict-mcp-config", "--allowedTools mcp__playwright__browser_navigate,",
-		"--permission-mode dontAsk", "--tools Read,Glob,Grep", "--max-turns 40", "--output-format stream-json"} {
+		"--permission-mode dontAsk", "--tools  --allowedTools", "--max-turns 40", "--output-format stream-json"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("args lack %q: %s", want, args)
 		}

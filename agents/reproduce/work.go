@@ -81,7 +81,7 @@ func (a *Agent) Work(ctx context.Context, c Candidate) Result {
 			log.Warn().Err(err).Msg("record reproduce attempt")
 		}
 		res.Attempts = n
-		log.Warn().Err(res.Err).Int("attempt", n).Msg("bug-report run failed before an answer")
+		log.Warn().Str("error", a.o.Redactor.Error(res.Err)).Int("attempt", n).Msg("bug-report run failed before an answer")
 		if n >= MaxAttempts {
 			if err := a.block(ctx, c, res.Err, n); err != nil {
 				log.Warn().Err(err).Msg("label exhausted bug report blocked")
@@ -156,15 +156,16 @@ func (a *Agent) job(ctx context.Context, c Candidate) (runner.Job, error) {
 	if err != nil {
 		return runner.Job{}, fmt.Errorf("formula %s: %w", c.Mode.formulaName(), err)
 	}
+	red := a.o.Redactor.String
 	blocks := []formula.Block{{Title: fmt.Sprintf("The bug report #%d", c.Issue.Number),
-		Body: "Title: " + c.Issue.Title + "\n\n" + c.Issue.Body, Untrusted: true}}
+		Body: red("Title: " + c.Issue.Title + "\n\n" + c.Issue.Body), Untrusted: true}}
 	if c.Mode != ModeReproduce {
 		earlier, err := a.earlierFindings(ctx, c.Issue.Number)
 		if err != nil {
 			return runner.Job{}, err
 		}
 		if earlier != "" {
-			blocks = append(blocks, formula.Block{Title: "Findings of the earlier runs", Body: earlier, Untrusted: true})
+			blocks = append(blocks, formula.Block{Title: "Findings of the earlier runs", Body: red(earlier), Untrusted: true})
 		}
 	}
 	if len(c.Fixes) > 0 {
@@ -172,7 +173,7 @@ func (a *Agent) job(ctx context.Context, c Candidate) (runner.Job, error) {
 		for _, fx := range c.Fixes {
 			fmt.Fprintf(&b, "- #%d %s (%s)\n", fx.Number, fx.Title, fx.State)
 		}
-		blocks = append(blocks, formula.Block{Title: "The fix issues, all closed", Body: b.String(), Untrusted: true})
+		blocks = append(blocks, formula.Block{Title: "The fix issues, all closed", Body: red(b.String()), Untrusted: true})
 	}
 	prompt, err := formula.Render(f, formula.RenderInput{
 		Role: string(config.RoleReproduce), Project: a.o.Project, Repo: a.o.Repo,

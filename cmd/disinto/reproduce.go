@@ -52,7 +52,7 @@ func newReproduceAgent(d agentDeps) (agent.Agent, error) {
 		Project: p.Name, Repo: p.Repo, Bot: b.User, Forge: fc,
 		Formulas: func(name string) (*formula.Formula, error) { return d.Services.formula(p, name, d.Log) },
 		StateDir: d.StateDir, LockDir: filepath.Join(d.DataDir, "locks"),
-		Model: p.Roles[config.RoleReproduce].Model, Log: d.Log,
+		Model: p.Roles[config.RoleReproduce].Model, Redactor: d.Services.redactor, Log: d.Log,
 	}
 	if eng := dockerEngine(env); eng != nil {
 		image := strings.TrimSpace(env.Get(envReproduceImage))
