@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -61,20 +63,34 @@ var (
 	buildErr  error
 )
 
-// reproduceImage builds docker/runner and docker/reproduce on it, once
-// per test binary (the classic builder's cache makes a rebuild quick).
+// dockerfilesLabel holds the hash of the two Dockerfiles an image was
+// built from (tests/setup/reproduce.sh sets it the same way).
+const dockerfilesLabel = "org.disinto.test.dockerfiles"
+
+// reproduceImage returns the reproduce image, built from docker/runner
+// and docker/reproduce on it once per test binary unless the engine holds
+// one of the same Dockerfiles already (tests/setup/reproduce.sh).
 func reproduceImage(t *testing.T, cli *client.Client) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
 		root := filepath.Join("..", "..", "docker")
-		if buildErr = buildImage(ctx, cli, filepath.Join(root, "runner"), testRunnerImage, nil); buildErr != nil {
+		hash, err := dockerfilesHash(filepath.Join(root, "runner", "Dockerfile"), filepath.Join(root, "reproduce", "Dockerfile"))
+		if err != nil {
+			buildErr = err
+			return
+		}
+		if img, err := cli.ImageInspect(ctx, testReproduceImage); err == nil && img.Config != nil && img.Config.Labels[dockerfilesLabel] == hash {
+			return
+		}
+		labels := map[string]string{"org.disinto.test-standin": "true", dockerfilesLabel: hash}
+		if buildErr = buildImage(ctx, cli, filepath.Join(root, "runner"), testRunnerImage, nil, labels); buildErr != nil {
 			return
 		}
 		runnerImage := testRunnerImage
 		buildErr = buildImage(ctx, cli, filepath.Join(root, "reproduce"), testReproduceImage,
-			map[string]*string{"RUNNER_IMAGE": &runnerImage})
+			map[string]*string{"RUNNER_IMAGE": &runnerImage}, labels)
 	})
 	if buildErr != nil {
 		t.Fatalf("build %s: %v (%s)", testReproduceImage, buildErr, setupHint)
@@ -84,15 +100,14 @@ func reproduceImage(t *testing.T, cli *client.Client) string {
 
 // buildImage builds the Dockerfile in dir as tag with the classic builder
 // (no registry is reachable: base images must be local).
-func buildImage(ctx context.Context, cli *client.Client, dir, tag string, args map[string]*string) error {
+func buildImage(ctx context.Context, cli *client.Client, dir, tag string, args map[string]*string, labels map[string]string) error {
 	buildCtx, err := tarDir(dir)
 	if err != nil {
 		return err
 	}
 	res, err := cli.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{
 		Tags: []string{tag}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
-		Version: build.BuilderV1, BuildArgs: args,
-		Labels: map[string]string{"org.disinto.test-standin": "true"},
+		Version: build.BuilderV1, BuildArgs: args, Labels: labels,
 	})
 	if err != nil {
 		return err
@@ -120,6 +135,19 @@ func buildImage(ctx context.Context, cli *client.Client, dir, tag string, args m
 			return errors.New(msg.Error + "\n" + strings.Join(tailLog, ""))
 		}
 	}
+}
+
+// dockerfilesHash is the hex sha256 of the files, one after the other.
+func dockerfilesHash(files ...string) (string, error) {
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // tarDir is the tar archive of the regular files under dir.

@@ -53,8 +53,8 @@ func TestTickStartsOneSidecarAtATime(t *testing.T) {
 	if err := rt.Tick(ctx, a, p, config.RoleReproduce, agent.CauseSchedule); err != nil {
 		t.Fatal(err)
 	}
-	if rep := a.Report(); len(rep.Items) != 1 || rep.Items[0].Issue != i.Number {
-		t.Errorf("report %+v: want the bug report", rep)
+	if rep := a.Report(); len(rep.Items) != 1 || rep.Items[0].Issue != i.Number || rep.Items[0].Stage != "reproduce running" {
+		t.Errorf("report %+v: want the bug report's running sidecar", rep)
 	}
 	close(h.release)
 	if err := rt.Wait(ctx); err != nil {
