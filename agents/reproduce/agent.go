@@ -22,8 +22,10 @@
 package reproduce
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -212,24 +214,32 @@ func (a *Agent) Candidates(ctx context.Context) ([]Candidate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list bug reports of %s: %w", a.o.Repo, err)
 	}
-	var fixes map[int64][]forge.Issue
-	var out []Candidate
+	var cands []Candidate
+	var since time.Time
 	for _, i := range oldestFirst(reports) {
 		m, ok := modeOf(i)
 		if !ok {
 			continue
 		}
-		c := Candidate{Issue: i, Mode: m}
-		if m == ModeVerify {
-			if fixes == nil {
-				if fixes, err = a.fixIssues(ctx); err != nil {
-					return nil, err
-				}
-			}
-			if !fixesDone(i.Number, fixes) {
+		if m == ModeVerify && (since.IsZero() || i.Created.Before(since)) {
+			since = i.Created
+		}
+		cands = append(cands, Candidate{Issue: i, Mode: m})
+	}
+	if since.IsZero() {
+		return cands, nil
+	}
+	fixes, err := a.fixIssues(ctx, since)
+	if err != nil {
+		return nil, err
+	}
+	out := cands[:0]
+	for _, c := range cands {
+		if c.Mode == ModeVerify {
+			if !fixesDone(c.Issue.Number, fixes) {
 				continue
 			}
-			c.Fixes = fixes[i.Number]
+			c.Fixes = fixes[c.Issue.Number]
 		}
 		out = append(out, c)
 	}
@@ -237,9 +247,11 @@ func (a *Agent) Candidates(ctx context.Context) ([]Candidate, error) {
 }
 
 // fixIssues maps each bug report to the fix issues the agent filed for it
-// (any state), recognised by marker and author.
-func (a *Agent) fixIssues(ctx context.Context) (map[int64][]forge.Issue, error) {
-	all, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateAll, Labels: []forge.LabelName{forge.LabelBacklog}})
+// (any state, any labels: the dev agent takes backlog off when it claims
+// one), recognised by marker and author. Only issues updated since the
+// oldest report waiting for verification can be among them.
+func (a *Agent) fixIssues(ctx context.Context, since time.Time) (map[int64][]forge.Issue, error) {
+	all, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateAll, Since: since})
 	if err != nil {
 		return nil, fmt.Errorf("list fix issues of %s: %w", a.o.Repo, err)
 	}
@@ -254,12 +266,8 @@ func (a *Agent) fixIssues(ctx context.Context) (map[int64][]forge.Issue, error) 
 
 // oldestFirst sorts issues by number, the forge's creation order.
 func oldestFirst(is []forge.Issue) []forge.Issue {
-	out := append([]forge.Issue(nil), is...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].Number < out[j-1].Number; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	out := slices.Clone(is)
+	slices.SortFunc(out, func(a, b forge.Issue) int { return cmp.Compare(a.Number, b.Number) })
 	return out
 }
 

@@ -118,10 +118,10 @@ func (g *rig) comments(n int64) []string {
 	return out
 }
 
-// fixesOf lists the open and closed backlog issues that link to parent.
+// fixesOf lists the open and closed issues the bot filed for parent.
 func (g *rig) fixesOf(parent int64) []forge.Issue {
 	g.t.Helper()
-	all, err := g.repo.ListIssues(g.ctx(), forge.IssueQuery{State: forge.StateAll, Labels: []forge.LabelName{forge.LabelBacklog}})
+	all, err := g.repo.ListIssues(g.ctx(), forge.IssueQuery{State: forge.StateAll})
 	if err != nil {
 		g.t.Fatal(err)
 	}

@@ -176,6 +176,14 @@ func TestVerifyClosesAFixedBug(t *testing.T) {
 	if err := g.repo.CloseIssue(g.ctx(), fake.Number); err != nil {
 		t.Fatal(err)
 	}
+	// The dev agent claims the fix (backlog off, in-progress on), then
+	// merges it and the issue closes.
+	if err := g.repo.RemoveLabels(g.ctx(), fixes[0].Number, forge.LabelBacklog); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.repo.AddLabels(g.ctx(), fixes[0].Number, forge.LabelInProgress); err != nil {
+		t.Fatal(err)
+	}
 	if err := g.repo.CloseIssue(g.ctx(), fixes[0].Number); err != nil {
 		t.Fatal(err)
 	}
