@@ -50,6 +50,7 @@ type Forge interface {
 	CreateIssue(ctx context.Context, in forge.NewIssue) (forge.Issue, error)
 	CloseIssue(ctx context.Context, n int64) error
 	UploadIssueAttachment(ctx context.Context, n int64, name string, data []byte) (forge.Attachment, error)
+	ListIssueAttachments(ctx context.Context, n int64) ([]forge.Attachment, error)
 }
 
 // Runner runs a sidecar job (*runner.Runner implements it).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
@@ -63,10 +64,27 @@ const runMarkerKind = "bug-report-run"
 // labels (and close) last, so a report is never moved on without its
 // evidence. Each step is done once; a failure stops the rest and is
 // returned in Result.Err with what was done.
-func (a *Agent) apply(ctx context.Context, c Candidate, o Outcome, shots []Screenshot) Result {
+//
+// again means o is applied again after a failure: the screenshots
+// uploaded then are found by name among the issue's attachments and the
+// comment by its marker's run, so nothing is posted twice (fix issues are
+// always looked up by their markers' run and cause first).
+func (a *Agent) apply(ctx context.Context, c Candidate, o Outcome, shots []Screenshot, run string, again bool) Result {
 	n := c.Issue.Number
 	t := transitionFor(c.Mode, o)
-	res := Result{Outcome: o}
+	res := Result{Outcome: o, Run: run}
+	if again && len(o.Screenshots) > 0 {
+		have, err := a.o.Forge.ListIssueAttachments(ctx, n)
+		if err != nil {
+			res.Err = fmt.Errorf("attachments of #%d: %w", n, err)
+			return res
+		}
+		for _, at := range have {
+			if slices.Contains(o.Screenshots, at.Name) {
+				res.Attachments = append(res.Attachments, at)
+			}
+		}
+	}
 	for _, s := range shots {
 		at, err := a.o.Forge.UploadIssueAttachment(ctx, n, s.Name, s.Data)
 		if err != nil {
@@ -77,16 +95,26 @@ func (a *Agent) apply(ctx context.Context, c Candidate, o Outcome, shots []Scree
 		res.Attachments = append(res.Attachments, at)
 	}
 	if t.FileFixes {
-		fixes, err := a.fileFixes(ctx, c.Issue, o)
+		fixes, err := a.fileFixes(ctx, c.Issue, o, run)
 		res.Fixes = fixes
 		if err != nil {
 			res.Err = err
 			return res
 		}
 	}
-	if _, err := a.o.Forge.CreateComment(ctx, n, comment(c, t, o, res, a.clean)); err != nil {
-		res.Err = fmt.Errorf("comment on #%d: %w", n, err)
-		return res
+	posted := false
+	if again {
+		var err error
+		if posted, err = a.commented(ctx, n, run); err != nil {
+			res.Err = err
+			return res
+		}
+	}
+	if !posted {
+		if _, err := a.o.Forge.CreateComment(ctx, n, comment(c, t, o, res, a.clean)); err != nil {
+			res.Err = fmt.Errorf("comment on #%d: %w", n, err)
+			return res
+		}
 	}
 	if len(t.Remove) > 0 {
 		if err := a.o.Forge.RemoveLabels(ctx, n, t.Remove...); err != nil {
@@ -113,13 +141,22 @@ func (a *Agent) apply(ctx context.Context, c Candidate, o Outcome, shots []Scree
 // a reproduction's obvious root cause. Each carries the backlog label
 // (by id: lib/forge resolves it), a line naming its bug report (which the
 // gardener reads) and the marker that links it for verification.
-func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome) ([]forge.Issue, error) {
+func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome, run string) ([]forge.Issue, error) {
 	causes := o.Causes
 	if len(causes) == 0 {
 		causes = []Cause{{Title: parent.Title, Body: "Root cause: " + o.RootCause}}
 	}
+	filed, err := a.fixIssues(ctx, parent.Created)
+	if err != nil {
+		return nil, err
+	}
 	var out []forge.Issue
 	for k, cs := range causes {
+		ref := fixRef{Parent: parent.Number, Run: run, Cause: k + 1}
+		if i, ok := filedAs(filed[parent.Number], ref, a.o.Bot); ok {
+			out = append(out, i)
+			continue
+		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "Decomposed from #%d (cause %d of %d)\n\n", parent.Number, k+1, len(causes))
 		b.WriteString(a.clean(strings.TrimSpace(cs.Body)))
@@ -130,7 +167,7 @@ func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome) ([
 			}
 		}
 		fmt.Fprintf(&b, "\n\n## Acceptance criteria\n\n- [ ] The steps of #%d no longer show the bug.\n- [ ] A test covers the cause.\n\n", parent.Number)
-		b.WriteString(fixMarker(parent.Number) + "\n")
+		b.WriteString(fixMarker(ref) + "\n")
 		i, err := a.o.Forge.CreateIssue(ctx, forge.NewIssue{
 			Title: a.o.Redactor.String(fixTitle(cs.Title, parent)), Body: b.String(), Labels: []forge.LabelName{forge.LabelBacklog},
 		})
@@ -148,6 +185,16 @@ func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome) ([
 // masked, markers neutralised.
 func (a *Agent) clean(s string) string {
 	return forge.Neutralise(a.o.Redactor.String(s))
+}
+
+// filedAs is the issue among fixes filed for ref, if one was.
+func filedAs(fixes []forge.Issue, ref fixRef, bot string) (forge.Issue, bool) {
+	for _, i := range fixes {
+		if got, ok := fixOf(i, bot); ok && got == ref {
+			return i, true
+		}
+	}
+	return forge.Issue{}, false
 }
 
 // comment is the run's comment: the header, the findings (cleaned: they
@@ -178,9 +225,25 @@ func comment(c Candidate, t Transition, o Outcome, res Result, clean func(string
 			fmt.Fprintf(&b, "- #%d\n", f.Number)
 		}
 	}
-	m, _ := forge.Marker{Kind: runMarkerKind, Fields: map[string]string{"mode": string(c.Mode), "outcome": string(o.Outcome)}}.String()
+	m, _ := forge.Marker{Kind: runMarkerKind, Fields: map[string]string{"mode": string(c.Mode), "outcome": string(o.Outcome),
+		"run": res.Run}}.String()
 	b.WriteString("\n" + m + "\n")
 	return b.String()
+}
+
+// commented reports whether the bot already posted the comment of run on
+// issue n.
+func (a *Agent) commented(ctx context.Context, n int64, run string) (bool, error) {
+	cs, err := a.o.Forge.ListComments(ctx, n)
+	if err != nil {
+		return false, fmt.Errorf("comments of #%d: %w", n, err)
+	}
+	for _, cm := range cs {
+		if m, ok := forge.FindMarker(cm.Body, runMarkerKind); ok && m.Fields["run"] == run && strings.EqualFold(cm.Author, a.o.Bot) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // block parks issue c after MaxAttempts failed runs: a comment saying

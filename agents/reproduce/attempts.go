@@ -19,6 +19,17 @@ type attempt struct {
 	Count int       `json:"count"`
 	Last  time.Time `json:"last"`
 	Error string    `json:"error,omitempty"`
+	// Pending is an answer that could not be applied in full: the next
+	// attempt applies it again instead of starting a session.
+	Pending *pending `json:"pending,omitempty"`
+}
+
+// pending is a validated outcome still to apply, with the mode and the
+// run it came from.
+type pending struct {
+	Mode    Mode    `json:"mode"`
+	Run     string  `json:"run"`
+	Outcome Outcome `json:"outcome"`
 }
 
 // attempts is the per-issue failure record, kept in one JSON file of the
@@ -57,8 +68,9 @@ func (s *attempts) due(n int64, now time.Time) bool {
 	return st.Count == 0 || !now.Before(st.Last.Add(s.base<<min(st.Count-1, 6)))
 }
 
-// fail records a failed attempt of issue n and returns the new count.
-func (s *attempts) fail(n int64, now time.Time, cause error) (int, error) {
+// fail records a failed attempt of issue n, with the answer still to
+// apply (nil: none), and returns the new count.
+func (s *attempts) fail(n int64, now time.Time, cause error, p *pending) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.load()
@@ -67,6 +79,7 @@ func (s *attempts) fail(n int64, now time.Time, cause error) (int, error) {
 	st.Count++
 	st.Last = now
 	st.Error = cause.Error()
+	st.Pending = p
 	m[k] = st
 	return st.Count, s.save(m)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ func (s *scriptedRunner) Run(_ context.Context, j runner.Job) (runner.Outcome, e
 		return runner.Outcome{ExitCode: -1}, s.err
 	}
 	ev, _ := json.Marshal(map[string]any{"type": "result", "subtype": "success", "result": s.answer,
-		"session_id": "sess-1", "num_turns": 3})
+		"session_id": fmt.Sprintf("sess-%d", len(s.jobs)), "num_turns": 3})
 	var tb bytes.Buffer
 	tw := tar.NewWriter(&tb)
 	for name, data := range s.shots {
@@ -172,7 +173,7 @@ func TestVerifyClosesAFixedBug(t *testing.T) {
 		t.Fatalf("candidates with an open fix: %+v, %v", cands, err)
 	}
 	// A look-alike by someone else, closed, changes nothing.
-	fake := g.issue("fix: unrelated", fixMarker(i.Number), forge.LabelBacklog)
+	fake := g.issue("fix: unrelated", fixMarker(fixRef{Parent: i.Number, Run: "x", Cause: 1}), forge.LabelBacklog)
 	if err := g.repo.CloseIssue(g.ctx(), fake.Number); err != nil {
 		t.Fatal(err)
 	}
@@ -252,4 +253,61 @@ func decodedPrompt(t *testing.T, script string) string {
 	}
 	t.Fatal("the script writes no prompt")
 	return ""
+}
+
+// flakyForge fails the first AddLabels calls.
+type flakyForge struct {
+	Forge
+	failAdd int
+}
+
+func (f *flakyForge) AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error {
+	if f.failAdd > 0 {
+		f.failAdd--
+		return errors.New("forge unavailable (injected)")
+	}
+	return f.Forge.AddLabels(ctx, n, names...)
+}
+
+// An answer whose application fails half-way is applied again on the
+// next attempt without a second session, and nothing is posted twice:
+// one screenshot, one fix issue, one comment.
+func TestFailedApplyIsRetriedWithoutDuplicates(t *testing.T) {
+	g := newRig(t)
+	i := g.issue("Search returns nothing", "Search for shoes.", forge.LabelBugReport)
+	sr := &scriptedRunner{
+		answer: answer(`{"outcome": "reproduced", "root_cause": "the query is lower-cased twice", "findings": "Empty results.", "screenshots": ["issue-step-1.png"]}`),
+		shots:  map[string][]byte{"issue-step-1.png": tinyPNG},
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	a := g.agent(sr, func() time.Time { return now })
+	flaky := &flakyForge{Forge: a.o.Forge, failAdd: 1}
+	a.o.Forge = flaky
+	c := Candidate{Issue: i, Mode: ModeReproduce}
+	res := a.Work(g.ctx(), c)
+	if res.Applied != nil || res.Err == nil || res.Attempts != 1 {
+		t.Fatalf("first run: applied %v err %v attempts %d: want a failed apply", res.Applied, res.Err, res.Attempts)
+	}
+	g.wantLabels(i.Number, forge.LabelBugReport)
+	now = now.Add(DefaultBackoff)
+	res = a.Work(g.ctx(), c)
+	if res.Err != nil || res.Applied == nil {
+		t.Fatalf("second run: %v", res.Err)
+	}
+	if len(sr.jobs) != 1 {
+		t.Errorf("%d sessions, want one: the answer is applied again, not asked again", len(sr.jobs))
+	}
+	g.wantLabels(i.Number, forge.LabelBugReport, forge.LabelReproduced, forge.LabelInProgress)
+	if fixes := g.fixesOf(i.Number); len(fixes) != 1 {
+		t.Errorf("%d fix issues, want one", len(fixes))
+	}
+	if cs := g.comments(i.Number); len(cs) != 1 || !strings.Contains(cs[0], "issue-step-1.png") {
+		t.Errorf("comments %q, want one with the screenshot", cs)
+	}
+	if atts, err := g.repo.ListIssueAttachments(g.ctx(), i.Number); err != nil || len(atts) != 1 {
+		t.Errorf("attachments %+v, %v: want one", atts, err)
+	}
+	if a.attempts.get(i.Number).Count != 0 {
+		t.Errorf("the attempts are not cleared after the run applied")
+	}
 }

@@ -76,31 +76,50 @@ func modeOf(i forge.Issue) (Mode, bool) {
 }
 
 // fixMarkerKind is the hidden marker in the body of every fix issue this
-// package files: parent=N links it to bug report N. Only issues authored
-// by the agent's own bot count, since anyone can write a marker.
+// package files: parent=N links it to bug report N, run and cause name
+// the session and the cause it was filed for, so that applying one
+// outcome again files nothing twice. Only issues authored by the agent's
+// own bot count, since anyone can write a marker.
 const fixMarkerKind = "bug-fix"
 
-// fixMarker is the marker line of a fix issue of bug report parent.
-func fixMarker(parent int64) string {
-	s, _ := forge.Marker{Kind: fixMarkerKind, Fields: map[string]string{"parent": strconv.FormatInt(parent, 10)}}.String()
-	return s // the kind and key are constants: String cannot fail
+// fixRef is what a fix issue's marker says.
+type fixRef struct {
+	Parent int64
+	Run    string
+	Cause  int
 }
 
-// fixParent is the bug report a fix issue was filed for, 0 when i is not
-// one of ours (no marker, or written by someone else).
-func fixParent(i forge.Issue, bot string) int64 {
+// fixMarker is the marker line of fix issue ref.
+func fixMarker(ref fixRef) string {
+	s, _ := forge.Marker{Kind: fixMarkerKind, Fields: map[string]string{
+		"parent": strconv.FormatInt(ref.Parent, 10), "run": ref.Run, "cause": strconv.Itoa(ref.Cause),
+	}}.String()
+	return s // the kind and keys are constants: String cannot fail
+}
+
+// fixOf is what fix issue i's marker says; ok is false when i is not one
+// of ours (no marker, or written by someone else).
+func fixOf(i forge.Issue, bot string) (fixRef, bool) {
 	if bot == "" || !strings.EqualFold(i.Author, bot) {
-		return 0
+		return fixRef{}, false
 	}
 	m, ok := forge.FindMarker(i.Body, fixMarkerKind)
 	if !ok {
-		return 0
+		return fixRef{}, false
 	}
 	n, err := strconv.ParseInt(m.Fields["parent"], 10, 64)
 	if err != nil || n <= 0 {
-		return 0
+		return fixRef{}, false
 	}
-	return n
+	k, _ := strconv.Atoi(m.Fields["cause"])
+	return fixRef{Parent: n, Run: m.Fields["run"], Cause: k}, true
+}
+
+// fixParent is the bug report a fix issue was filed for, 0 when i is not
+// one of ours.
+func fixParent(i forge.Issue, bot string) int64 {
+	ref, _ := fixOf(i, bot)
+	return ref.Parent
 }
 
 // fixesDone reports whether parent has fix issues and all are closed,

@@ -28,6 +28,8 @@ type Result struct {
 	// stopped; Attempts the failures counted so far.
 	Err      error
 	Attempts int
+	// Run names the session the outcome came from (its id).
+	Run string
 	// Session is the CLI's result event.
 	Session resultEvent
 }
@@ -74,9 +76,22 @@ func (r Result) record(c Candidate) ledger.Record {
 // comment saying why.
 func (a *Agent) Work(ctx context.Context, c Candidate) Result {
 	log := a.o.Log.With().Int64("issue", c.Issue.Number).Str("mode", string(c.Mode)).Logger()
-	res := a.session(ctx, c)
-	if res.Err != nil && res.Applied == nil {
-		n, err := a.attempts.fail(c.Issue.Number, a.o.Now(), res.Err)
+	var res Result
+	if p := a.attempts.get(c.Issue.Number).Pending; p != nil && p.Mode == c.Mode {
+		// The session answered last time; only applying it failed.
+		res = a.apply(ctx, c, p.Outcome, nil, p.Run, true)
+	} else {
+		res = a.session(ctx, c)
+	}
+	if res.Applied == nil {
+		if res.Err == nil {
+			res.Err = errors.New("nothing applied")
+		}
+		var p *pending
+		if res.Outcome.Outcome != "" {
+			p = &pending{Mode: c.Mode, Run: res.Run, Outcome: res.Outcome}
+		}
+		n, err := a.attempts.fail(c.Issue.Number, a.o.Now(), res.Err, p)
 		if err != nil {
 			log.Warn().Err(err).Msg("record reproduce attempt")
 		}
@@ -135,7 +150,11 @@ func (a *Agent) session(ctx context.Context, c Candidate) Result {
 	if artErr != nil && !errors.Is(artErr, errNoArtifacts) {
 		o.Findings += "\n\n(The screenshots could not be read: " + artErr.Error() + ")"
 	}
-	res := a.apply(ctx, c, o, shots)
+	run := ev.SessionID
+	if run == "" {
+		run = strconv.FormatInt(a.o.Now().UnixNano(), 36)
+	}
+	res := a.apply(ctx, c, o, shots, run, false)
 	res.Session = ev
 	return res
 }
