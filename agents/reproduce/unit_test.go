@@ -1,12 +1,19 @@
 package reproduce
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/runner"
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
+	"github.com/disinto/disinto/lib/text"
 )
 
 func fmtInt(n int64) string { return strconv.FormatInt(n, 10) }
@@ -93,5 +100,35 @@ func TestCLIArgs(t *testing.T) {
 	}
 	if strings.Contains(args, "--mcp-server") || strings.Contains(args, "dangerously") {
 		t.Errorf("args: %s", args)
+	}
+}
+
+// A huge report still makes a runnable sidecar: the prompt is bounded and
+// fenced as untrusted, and no text of it is shell syntax in the script.
+func TestJobBoundsTheReport(t *testing.T) {
+	dir := sandboxtest.Dir(t, "reproduce-job")
+	a, err := New(Options{Project: "p", Repo: "o/p", Bot: "bot", Forge: &flakyForge{},
+		Formulas: func(name string) (*formula.Formula, error) { return formula.Load(formulas.FS, name) },
+		StateDir: dir, LockDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "'; rm -rf / #\n" + strings.Repeat("x", 1<<20)
+	j, err := a.job(context.Background(), Candidate{Issue: forge.Issue{Number: 3, Title: "t", Body: body}, Mode: ModeReproduce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Script) > 256<<10 {
+		t.Errorf("script of %d bytes, over lib/runner's limit", len(j.Script))
+	}
+	if strings.Contains(j.Script, "rm -rf") {
+		t.Errorf("report text in the script as shell syntax")
+	}
+	prompt := decodedPrompt(t, j.Script)
+	if !strings.Contains(prompt, "untrusted input") || !strings.Contains(prompt, "rm -rf / #") || !strings.Contains(prompt, `mode "reproduce"`) {
+		t.Errorf("prompt lacks the fenced report or the mode:\n%s", text.Clip(prompt, 3000))
+	}
+	if j.Kind != runner.Mechanical || j.Timeout != 17*time.Minute || j.Limits != DefaultLimits {
+		t.Errorf("job %s %s %+v", j.Kind, j.Timeout, j.Limits)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/runner"
+	"github.com/disinto/disinto/lib/text"
 )
 
 // Result is how one run ended.
@@ -177,7 +178,7 @@ func (a *Agent) job(ctx context.Context, c Candidate) (runner.Job, error) {
 	}
 	red := a.o.Redactor.String
 	blocks := []formula.Block{{Title: fmt.Sprintf("The bug report #%d", c.Issue.Number),
-		Body: red("Title: " + c.Issue.Title + "\n\n" + c.Issue.Body), Untrusted: true}}
+		Body: red(text.Clip("Title: "+c.Issue.Title+"\n\n"+c.Issue.Body, maxReport)), Untrusted: true}}
 	if c.Mode != ModeReproduce {
 		earlier, err := a.earlierFindings(ctx, c.Issue.Number)
 		if err != nil {
@@ -231,14 +232,15 @@ func (a *Agent) earlierFindings(ctx context.Context, n int64) (string, error) {
 			b.WriteString("\n\n")
 		}
 	}
-	return tail(b.String(), 16<<10), nil
+	return text.ClipTail(strings.TrimSpace(b.String()), maxEarlier), nil
 }
 
-// tail is the last n bytes of s.
-func tail(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
-}
+// Bounds of the untrusted text in a prompt, which travels base64 in the
+// sidecar's script (lib/runner takes at most 256 KiB of it).
+const (
+	maxReport  = 32 << 10
+	maxEarlier = 16 << 10
+)
+
+// tail is the last n bytes of s, trimmed.
+func tail(s string, n int) string { return text.ClipTail(strings.TrimSpace(s), n) }
