@@ -26,6 +26,8 @@ type scriptedRunner struct {
 	shots  map[string][]byte
 	err    error
 	jobs   []runner.Job
+	// subtype is the result event's ("success" when empty).
+	subtype string
 }
 
 func (s *scriptedRunner) Run(_ context.Context, j runner.Job) (runner.Outcome, error) {
@@ -35,7 +37,11 @@ func (s *scriptedRunner) Run(_ context.Context, j runner.Job) (runner.Outcome, e
 	if s.err != nil {
 		return runner.Outcome{ExitCode: -1}, s.err
 	}
-	ev, _ := json.Marshal(map[string]any{"type": "result", "subtype": "success", "result": s.answer,
+	sub := s.subtype
+	if sub == "" {
+		sub = "success"
+	}
+	ev, _ := json.Marshal(map[string]any{"type": "result", "subtype": sub, "is_error": sub != "success", "result": s.answer,
 		"session_id": fmt.Sprintf("sess-%d", len(s.jobs)), "num_turns": 3})
 	var tb bytes.Buffer
 	tw := tar.NewWriter(&tb)
@@ -309,5 +315,31 @@ func TestFailedApplyIsRetriedWithoutDuplicates(t *testing.T) {
 	}
 	if a.attempts.get(i.Number).Count != 0 {
 		t.Errorf("the attempts are not cleared after the run applied")
+	}
+}
+
+// A session that ends on an error of its own (the turn limit, the API)
+// is a failed attempt, not the bug's verdict: no label moves; a stopping
+// daemon's run is not even counted.
+func TestSessionErrorIsAnAttempt(t *testing.T) {
+	g := newRig(t)
+	i := g.issue("Menu flickers", "Hover the menu.", forge.LabelBugReport)
+	sr := &scriptedRunner{answer: "", subtype: "error_max_turns"}
+	a := g.agent(sr, nil)
+	c := Candidate{Issue: i, Mode: ModeReproduce}
+	res := a.Work(g.ctx(), c)
+	if res.Applied != nil || res.Attempts != 1 || res.record(c).Code != codeRunFailed {
+		t.Fatalf("applied %v attempts %d code %s: want a counted failure", res.Applied, res.Attempts, res.record(c).Code)
+	}
+	g.wantLabels(i.Number, forge.LabelBugReport)
+	if cs := g.comments(i.Number); len(cs) != 0 {
+		t.Errorf("comments %q", cs)
+	}
+	ctx, cancel := context.WithCancel(g.ctx())
+	cancel()
+	sr.err = context.Canceled
+	res = a.Work(ctx, c)
+	if !res.Interrupted || res.record(c).Reason != "interrupted" || a.attempts.get(i.Number).Count != 1 {
+		t.Errorf("cancelled run: interrupted %v, %d attempts", res.Interrupted, a.attempts.get(i.Number).Count)
 	}
 }

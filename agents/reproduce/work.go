@@ -31,6 +31,8 @@ type Result struct {
 	Attempts int
 	// Run names the session the outcome came from (its id).
 	Run string
+	// Interrupted is set when the run stopped because ctx ended.
+	Interrupted bool
 	// Session is the CLI's result event.
 	Session resultEvent
 }
@@ -41,7 +43,7 @@ const (
 	codeRunFailed   ledger.Code = "reproduce.run_failed"
 	codeApply       ledger.Code = "reproduce.apply_failed"
 	codeExhausted   ledger.Code = "reproduce.exhausted"
-	codeNoOutcome   ledger.Code = "reproduce.no_outcome"
+	codeInterrupted ledger.Code = "reproduce.interrupted"
 	codeVerdictBase             = "reproduce."
 )
 
@@ -50,6 +52,8 @@ func (r Result) record(c Candidate) ledger.Record {
 	rec := ledger.Record{Issue: c.Issue.Number, SessionID: r.Session.SessionID, CostUSD: r.Session.CostUSD,
 		Turns: r.Session.NumTurns}
 	switch {
+	case r.Interrupted:
+		rec.Reason, rec.Code = ledger.ReasonInterrupted, codeInterrupted
 	case r.Applied == nil && r.Attempts >= MaxAttempts:
 		rec.Reason, rec.Code = ledger.ReasonBlocked, codeExhausted
 	case r.Applied == nil && errors.Is(r.Err, ErrLockHeld):
@@ -84,6 +88,11 @@ func (a *Agent) Work(ctx context.Context, c Candidate) Result {
 	} else {
 		res = a.session(ctx, c)
 	}
+	if res.Applied == nil && ctx.Err() != nil {
+		// The daemon is stopping: not the issue's failure, nothing counted.
+		res.Interrupted = true
+		return res
+	}
 	if res.Applied == nil {
 		if res.Err == nil {
 			res.Err = errors.New("nothing applied")
@@ -97,7 +106,7 @@ func (a *Agent) Work(ctx context.Context, c Candidate) Result {
 			log.Warn().Err(err).Msg("record reproduce attempt")
 		}
 		res.Attempts = n
-		log.Warn().Str("error", a.o.Redactor.Error(res.Err)).Int("attempt", n).Msg("bug-report run failed before an answer")
+		log.Warn().Str("error", a.o.Redactor.Error(res.Err)).Int("attempt", n).Msg("bug-report run failed")
 		if n >= MaxAttempts {
 			if err := a.block(ctx, c, res.Err, n); err != nil {
 				log.Warn().Err(err).Msg("label exhausted bug report blocked")
@@ -141,6 +150,12 @@ func (a *Agent) session(ctx context.Context, c Candidate) Result {
 			why = "timed out"
 		}
 		return Result{Err: fmt.Errorf("sidecar of #%d: %s without a session result: %s", c.Issue.Number, why, tail(log, 400))}
+	}
+	if ev.IsError || ev.Subtype != "success" {
+		// The session ended without an answer of its own (an API error,
+		// the turn limit): counted and retried like a crash.
+		return Result{Session: ev, Err: fmt.Errorf("sidecar of #%d: the session ended with %s: %s",
+			c.Issue.Number, ev.Subtype, tail(ev.Result, 400))}
 	}
 	o, perr := parseOutcome(c.Mode, ev.Result)
 	if perr != nil {
