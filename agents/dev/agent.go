@@ -150,8 +150,12 @@ type Options struct {
 	// CISystem is config.CINone, CIStatuses or CIWoodpecker; with none a
 	// pushed head goes straight to review.
 	CISystem string
-	// Mirrors maps mirror names to git URLs pushed after each merge.
+	// Mirrors maps mirror names to git URLs pushed after each merge,
+	// through MirrorVault (mirror.go); the agent never pushes them.
 	Mirrors map[string]string
+	// MirrorVault files the mirror pushes; nil: none is pushed (said in
+	// the log at each merge).
+	MirrorVault MirrorVault
 	// Forge acts as the dev bot on the project repository.
 	Forge forgeAPI
 	// CILogs finds the log of a failed CI job for the session that fixes
@@ -226,8 +230,10 @@ type Agent struct {
 	mu   sync.Mutex
 	self forge.Self
 
-	// mirrorMu serialises the mirror queue (mirror.go).
+	// mirrorMu guards unfiled, the mirror pushes the vault has not taken
+	// yet, by mirror (mirror.go).
 	mirrorMu sync.Mutex
+	unfiled  map[string]MirrorPush
 
 	// chores counts refused merges of chore pull requests (chores.go).
 	chores choreAttempts

@@ -129,14 +129,11 @@ func (w *world) callsSince(before map[string]int) (map[string]int, int) {
 // fakeGit simulates the clone and worktrees; pushes move branches of the
 // fake forge to the exact commit.
 type fakeGit struct {
-	mu      sync.Mutex
-	repo    *forgefake.Repo
-	seq     int
-	head    map[string]string // worktree dir → HEAD
-	ahead   map[string]int
-	mirrors []string
-	// mirrorErr fails every mirror push while set.
-	mirrorErr error
+	mu    sync.Mutex
+	repo  *forgefake.Repo
+	seq   int
+	head  map[string]string // worktree dir → HEAD
+	ahead map[string]int
 	// behind is what Behind reports for every branch.
 	behind bool
 	// worktreeErr is what Worktree fails with, when set.
@@ -291,13 +288,3 @@ func (g *fakeGit) EmptyCommit(_ context.Context, branch, _ string) (string, erro
 }
 
 func (g *fakeGit) PrimaryFS(context.Context) (fs.FS, error) { return fstest.MapFS{}, nil }
-
-func (g *fakeGit) PushMirror(_ context.Context, name, _, sha string) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.mirrorErr != nil {
-		return g.mirrorErr
-	}
-	g.mirrors = append(g.mirrors, name+"="+sha)
-	return nil
-}

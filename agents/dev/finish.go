@@ -146,7 +146,7 @@ func (a *Agent) mentions() string {
 }
 
 // merged finishes a merged run: issue closed and clean, worktree gone,
-// mirror pushes queued (and tried at once).
+// mirror pushes requested from the vault.
 func (a *Agent) merged(ctx context.Context, st *State, sha string) error {
 	cctx, cancel := detached(ctx)
 	defer cancel()

@@ -66,8 +66,8 @@ func TestHappyPath(t *testing.T) {
 	if _, ok := h.state(n); ok {
 		t.Fatal("state kept after merge")
 	}
-	if _, err := os.Stat(st.Worktree); !errors.Is(err, fs.ErrNotExist) || len(h.g.mirrors) != 1 {
-		t.Fatalf("workspace %s after merge: %v; mirrors %v", st.Worktree, err, h.g.mirrors)
+	if _, err := os.Stat(st.Worktree); !errors.Is(err, fs.ErrNotExist) || len(h.v.filed()) != 1 {
+		t.Fatalf("workspace %s after merge: %v; mirror requests %v", st.Worktree, err, h.v.filed())
 	}
 	rec := h.wantLedger(ledger.ReasonMerged, "")
 	if rec.CostUSD != 0.25 || rec.SessionID != "sess-1" || rec.PR != st.PR || rec.InputTokens != 100 {

@@ -55,8 +55,6 @@ type gitOps interface {
 	// PrimaryFS returns the files of the primary branch as the forge has
 	// them: project conventions a session cannot have changed.
 	PrimaryFS(ctx context.Context) (fs.FS, error)
-	// PushMirror pushes sha as the primary branch to the mirror url.
-	PushMirror(ctx context.Context, name, url, sha string) error
 }
 
 // GitOptions configures the agent's git backend.
@@ -149,21 +147,6 @@ func (x *Git) Behind(ctx context.Context, branch string) (bool, error) {
 		return false, fmt.Errorf("behind %s: %w", x.o.Primary, err)
 	}
 	return strings.TrimSpace(d) != "", nil
-}
-
-// PushMirror implements gitOps.
-func (x *Git) PushMirror(ctx context.Context, name, url, sha string) error {
-	r, err := x.repo(ctx)
-	if err != nil {
-		return err
-	}
-	if err := r.Fetch(ctx); err != nil {
-		return err
-	}
-	if err := r.PushMirror(ctx, url, sha+":refs/heads/"+x.o.Primary); err != nil {
-		return fmt.Errorf("mirror %s: %w", name, err)
-	}
-	return nil
 }
 
 // sessionRef is where the commits of a session's branch are read back to.

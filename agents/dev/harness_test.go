@@ -33,6 +33,7 @@ type harness struct {
 	t    *testing.T
 	f    *world
 	g    *fakeGit
+	v    *fakeVault
 	r    *claudetest.Runner
 	led  *ledgertest.Memory
 	rt   *agent.Runtime
@@ -48,6 +49,7 @@ func newHarness(t *testing.T, m model, opts ...func(*Options)) *harness {
 	h := &harness{t: t, led: &ledgertest.Memory{}, data: t.TempDir(), now: time.Unix(1_700_000_000, 0)}
 	h.f = newWorld(t, h.clock)
 	h.g = newFakeGit(h.f.bot)
+	h.v = &fakeVault{}
 	h.r = &claudetest.Runner{Script: func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error) {
 		if m == nil {
 			return okResult(), nil
@@ -73,7 +75,7 @@ func (h *harness) newAgent() *Agent {
 	}
 	o := Options{Project: "proj", Repo: "owner/proj", PrimaryBranch: "main", CISystem: config.CIStatuses,
 		Forge: h.f.bot, Claude: h.r, Git: h.g, Formula: f, DataDir: h.data, Now: h.clock,
-		Mirrors: map[string]string{"github": "/srv/mirror.git"}, Secrets: []string{"s3cr3t-value"},
+		Mirrors: map[string]string{"github": "https://github.com/owner/proj.git"}, MirrorVault: h.v, Secrets: []string{"s3cr3t-value"},
 		Maintainers: []string{"alice"}, ReviewBot: "review-bot", Log: zerolog.New(moveWatch{h.t, machine()})}
 	h.opts(&o)
 	a, err := New(o)

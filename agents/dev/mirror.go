@@ -2,205 +2,160 @@ package dev
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/text"
+	"github.com/disinto/disinto/lib/vault"
 )
 
-// Mirror pushes go through a durable queue: a merge enqueues the merged
-// commit for every mirror, and each tick pushes what is due. A push that
-// fails is retried with backoff (mirrorRetryMin doubling to
-// mirrorRetryMax) and stays listed in status until it succeeds; a newer
-// merge replaces an older commit still queued for the same mirror, since
-// pushing the newer one carries the older one too.
+// Mirror pushes go through the vault: the agent never holds a mirror's
+// credential. After a merge it requests one low-tier mirror-push action
+// per configured mirror (vault.MirrorAction: the mirror's name and the
+// merged commit, idempotent by id), and the dispatcher pushes with the
+// mirror's secret, recording the outcome exactly once in the ops
+// repository, where status shows the pushes still pending. What stays
+// here is only a request the vault did not take (the ops repository
+// unreachable right after the merge): it is asked again on the next ticks
+// with backoff (mirrorRetryMin doubling to mirrorRetryMax), in memory, and
+// a newer merge replaces it, since pushing the newer commit carries the
+// older one too.
 const (
 	mirrorRetryMin = time.Minute
 	mirrorRetryMax = time.Hour
 )
 
-// MirrorPush is one queued push of the primary branch to a mirror.
+// MirrorVault files the vault actions of mirror pushes (vault.Requester,
+// acting as the vault identity).
+type MirrorVault interface {
+	RequestAction(ctx context.Context, a vault.Action) (vault.Receipt, error)
+}
+
+var _ MirrorVault = (*vault.Requester)(nil)
+
+// MirrorPush is one mirror push the vault has not taken yet.
 type MirrorPush struct {
 	// Mirror is the mirror's name in the project file.
-	Mirror string `json:"mirror"`
-	// SHA is the merged commit pushed as the primary branch.
-	SHA string `json:"sha"`
-	// Queued is when the push was first queued; Attempts how often it
-	// failed; Next when it is tried again; Error the last failure.
-	Queued   time.Time `json:"queued"`
-	Attempts int       `json:"attempts,omitempty"`
-	Next     time.Time `json:"next,omitzero"`
-	Error    string    `json:"error,omitempty"`
+	Mirror string
+	// SHA is the merged commit to push as the primary branch.
+	SHA string
+	// Queued is when the push was first asked for; Attempts how often
+	// the request failed; Next when it is asked again; Error the last
+	// failure.
+	Queued   time.Time
+	Attempts int
+	Next     time.Time
+	Error    string
 }
 
-// mirrorFile holds the queue, next to the issues' states.
-func (a *Agent) mirrorFile() string { return filepath.Join(a.st.root, "mirrors.json") }
+// mirrorWork names the runtime's tracked work of the mirror requests.
+const mirrorWork = "mirrors"
 
-// loadMirrors reads the queue; a missing file is an empty queue.
-func (a *Agent) loadMirrors() ([]MirrorPush, error) {
-	data, err := os.ReadFile(a.mirrorFile())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read mirror queue: %w", err)
-	}
-	var q []MirrorPush
-	if err := json.Unmarshal(data, &q); err != nil {
-		return nil, fmt.Errorf("parse mirror queue %s: %w", a.mirrorFile(), err)
-	}
-	return q, nil
-}
-
-func (a *Agent) saveMirrors(q []MirrorPush) error {
-	if len(q) == 0 {
-		if err := os.Remove(a.mirrorFile()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("clear mirror queue: %w", err)
-		}
-		return nil
-	}
-	if err := os.MkdirAll(a.st.root, 0o750); err != nil {
-		return fmt.Errorf("state dir: %w", err)
-	}
-	data, err := json.MarshalIndent(q, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode mirror queue: %w", err)
-	}
-	return writeAtomic(a.mirrorFile(), data)
-}
-
-// queueMirrors queues sha for every configured mirror, replacing an
-// older commit queued for the same one, and starts pushing on h.
+// queueMirrors asks the vault to push sha to every configured mirror,
+// in the background of h.
 func (a *Agent) queueMirrors(ctx context.Context, h runHandle, sha string) {
 	if sha == "" || len(a.o.Mirrors) == 0 {
 		return
 	}
 	log := a.runLog(h)
-	a.mirrorMu.Lock()
-	defer a.mirrorMu.Unlock()
-	q, err := a.loadMirrors()
-	if err != nil {
-		log.Error().Str("error", a.red.Error(err)).Msg("mirror queue unreadable; starting it over")
-		q = nil
-	}
-	byName := map[string]int{}
-	for i, p := range q {
-		byName[p.Mirror] = i
+	if a.o.MirrorVault == nil {
+		log.Warn().Str("sha", text.ShortSHA(sha)).Msg("mirrors not pushed: mirror pushes go through the vault, and no vault identity is configured (FORGE_VAULT_TOKEN, FORGE_VAULT_PASS)")
+		return
 	}
 	now := a.o.Now()
+	a.mirrorMu.Lock()
+	if a.unfiled == nil {
+		a.unfiled = map[string]MirrorPush{}
+	}
 	for name := range a.o.Mirrors {
-		push := MirrorPush{Mirror: name, SHA: sha, Queued: now}
-		if i, ok := byName[name]; ok {
-			q[i] = push
-		} else {
-			q = append(q, push)
-		}
+		a.unfiled[name] = MirrorPush{Mirror: name, SHA: sha, Queued: now}
 	}
-	sort.Slice(q, func(i, j int) bool { return q[i].Mirror < q[j].Mirror })
-	if err := a.saveMirrors(q); err != nil {
-		log.Error().Str("error", a.red.Error(err)).Msg("save mirror queue")
-		return
-	}
-	a.mirrorsDue(ctx, h, q)
-}
-
-// drainMirrors starts pushing the queued commits that are due, as
-// tracked background work of h, so that a slow mirror never holds a tick
-// up. With nothing due it costs a file read.
-func (a *Agent) drainMirrors(ctx context.Context, h runHandle) {
-	a.mirrorMu.Lock()
-	q, err := a.loadMirrors()
 	a.mirrorMu.Unlock()
-	if err != nil {
-		log := a.runLog(h)
-		log.Error().Str("error", a.red.Error(err)).Msg("mirror queue unreadable")
-		return
-	}
-	a.mirrorsDue(ctx, h, q)
+	a.mirrorsDue(ctx, h)
 }
 
-// mirrorsDue starts the pushes when any of q is due.
-func (a *Agent) mirrorsDue(ctx context.Context, h runHandle, q []MirrorPush) {
+// drainMirrors asks again for the requests that are due; with none it
+// costs a lock.
+func (a *Agent) drainMirrors(ctx context.Context, h runHandle) { a.mirrorsDue(ctx, h) }
+
+// mirrorsDue starts the requests when any is due, as tracked background
+// work of h, so that a slow ops repository never holds a tick up.
+func (a *Agent) mirrorsDue(ctx context.Context, h runHandle) {
 	now := a.o.Now()
-	for _, p := range q {
-		if !p.Next.After(now) {
-			if h != nil {
-				log := h.Logger()
-				h.Go(ctx, mirrorWork, func(ctx context.Context) { a.pushMirrors(ctx, log) })
-			}
-			return
-		}
+	a.mirrorMu.Lock()
+	due := false
+	for _, p := range a.unfiled {
+		due = due || !p.Next.After(now)
+	}
+	a.mirrorMu.Unlock()
+	if due && h != nil {
+		log := h.Logger()
+		h.Go(ctx, mirrorWork, func(ctx context.Context) { a.requestMirrors(ctx, log) })
 	}
 }
 
-// mirrorWork names the runtime's tracked work of the mirror pushes.
-const mirrorWork = "mirrors"
-
-// pushMirrors pushes what is due in the queue. The pushes run without
-// the queue's lock, so that a merge queueing a newer commit meanwhile
-// never waits for a slow mirror; the outcomes are applied to the queue as
-// it is then, and a push whose commit was replaced meanwhile changes
-// nothing.
-func (a *Agent) pushMirrors(ctx context.Context, l zerolog.Logger) {
+// requestMirrors files the due requests. The requests run without the
+// lock; their outcomes apply to the list as it is then, and one whose
+// commit was replaced meanwhile changes nothing.
+func (a *Agent) requestMirrors(ctx context.Context, l zerolog.Logger) {
 	log := &l
-	a.mirrorMu.Lock()
-	q, err := a.loadMirrors()
-	a.mirrorMu.Unlock()
-	if err != nil {
-		log.Error().Str("error", a.red.Error(err)).Msg("mirror queue unreadable")
-		return
-	}
 	now := a.o.Now()
-	done := map[MirrorPush]error{}
-	for _, p := range q {
-		url, ok := a.o.Mirrors[p.Mirror]
-		if !ok || p.Next.After(now) {
-			continue
-		}
-		err := a.o.Git.PushMirror(ctx, p.Mirror, url, p.SHA)
-		if ctx.Err() != nil {
-			break // shutdown: tried again after the restart
-		}
-		done[MirrorPush{Mirror: p.Mirror, SHA: p.SHA}] = err
-	}
+	var todo []MirrorPush
 	a.mirrorMu.Lock()
-	defer a.mirrorMu.Unlock()
-	if q, err = a.loadMirrors(); err != nil {
-		log.Error().Str("error", a.red.Error(err)).Msg("mirror queue unreadable")
-		return
+	for _, p := range a.unfiled {
+		if !p.Next.After(now) {
+			todo = append(todo, p)
+		}
 	}
-	left := q[:0]
-	for _, p := range q {
-		if _, ok := a.o.Mirrors[p.Mirror]; !ok {
-			log.Warn().Str("mirror", p.Mirror).Msg("mirror no longer configured; its queued push is dropped")
+	a.mirrorMu.Unlock()
+	sort.Slice(todo, func(i, j int) bool { return todo[i].Mirror < todo[j].Mirror })
+	for _, p := range todo {
+		url, ok := a.o.Mirrors[p.Mirror]
+		if !ok {
 			continue
 		}
-		err, tried := done[MirrorPush{Mirror: p.Mirror, SHA: p.SHA}]
+		act := MirrorAction(a.o.Repo, p.Mirror, url, p.SHA)
+		rc, err := a.o.MirrorVault.RequestAction(ctx, act)
+		if ctx.Err() != nil {
+			return // shutdown: the next merge asks again
+		}
+		if errors.Is(err, vault.ErrDuplicateID) {
+			// Filed by an earlier attempt whose answer was lost, or run.
+			err = nil
+		}
+		a.mirrorMu.Lock()
+		cur, still := a.unfiled[p.Mirror]
 		switch {
-		case !tried:
+		case !still || cur.SHA != p.SHA:
 		case err == nil:
-			log.Info().Str("mirror", p.Mirror).Str("sha", text.ShortSHA(p.SHA)).Int("attempts", p.Attempts+1).Msg("mirror pushed")
-			continue
+			delete(a.unfiled, p.Mirror)
+			log.Info().Str("mirror", p.Mirror).Str("sha", text.ShortSHA(p.SHA)).Str("action", act.ID).
+				Str("tier", rc.Tier.String()).Int64("pr", rc.PR).Msg("mirror push requested from the vault")
 		default:
-			p.Attempts++
-			wait := min(mirrorRetryMin<<min(p.Attempts-1, 6), mirrorRetryMax)
-			p.Next, p.Error = now.Add(wait), a.red.Error(err)
-			log.Warn().Str("mirror", p.Mirror).Str("sha", text.ShortSHA(p.SHA)).Int("attempts", p.Attempts).
-				Time("next", p.Next).Str("error", p.Error).Msg("mirror push failed; retried later")
+			cur.Attempts++
+			wait := min(mirrorRetryMin<<min(cur.Attempts-1, 6), mirrorRetryMax)
+			cur.Next, cur.Error = now.Add(wait), a.red.Error(err)
+			a.unfiled[p.Mirror] = cur
+			log.Warn().Str("mirror", p.Mirror).Str("sha", text.ShortSHA(p.SHA)).Int("attempts", cur.Attempts).
+				Time("next", cur.Next).Str("error", cur.Error).Msg("mirror push request failed; asked again later")
 		}
-		left = append(left, p)
+		a.mirrorMu.Unlock()
 	}
-	if err := a.saveMirrors(left); err != nil {
-		log.Error().Str("error", a.red.Error(err)).Msg("save mirror queue")
+}
+
+// MirrorAction is the vault action the dev agent requests to push sha of
+// repo to the mirror name at url: its credential, MIRROR_<NAME>_TOKEN,
+// named for an http(s) URL, never held.
+func MirrorAction(repo, name, url, sha string) vault.Action {
+	secret := ""
+	if config.MirrorNeedsSecret(url) {
+		secret = config.MirrorSecretName(name)
 	}
+	return vault.MirrorAction(repo, name, sha, secret)
 }
 
 // runLog is the logger of h, the agent's without a run.
@@ -211,10 +166,15 @@ func (a *Agent) runLog(h runHandle) zerolog.Logger {
 	return h.Logger()
 }
 
-// PendingMirrors lists the mirror pushes not done yet, for status.
+// PendingMirrors lists the mirror pushes the vault has not taken yet,
+// for status; those it took are the vault's pending actions.
 func (a *Agent) PendingMirrors() []MirrorPush {
 	a.mirrorMu.Lock()
 	defer a.mirrorMu.Unlock()
-	q, _ := a.loadMirrors()
-	return q
+	out := make([]MirrorPush, 0, len(a.unfiled))
+	for _, p := range a.unfiled {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Mirror < out[j].Mirror })
+	return out
 }

@@ -1,10 +1,8 @@
 package dev
 
 import (
-	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
@@ -78,51 +76,6 @@ func TestFixTurnWithoutCommitThenCommit(t *testing.T) {
 	}
 	if cur.NoProgress != 0 || cur.CIFixes != 1 {
 		t.Fatalf("no-progress %d, CI fixes %d; want 0 and 1", cur.NoProgress, cur.CIFixes)
-	}
-}
-
-// A failed mirror push is queued durably, shown until it succeeds, and
-// retried with backoff on later ticks; it never fails the merge.
-func TestMirrorPushRetried(t *testing.T) {
-	h := newHarness(t, pushing)
-	h.g.mirrorErr = errors.New("mirror unreachable")
-	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
-	st := driveToPR(t, h, n)
-	h.f.setStatus(h.f.pull(st.PR).HeadSHA, forge.CISuccess, "ok")
-	h.tick()
-	h.f.review(st.PR, "review-bot", forge.ReviewApprove, "ok")
-	h.tick()
-	h.wantLedger(ledger.ReasonMerged, "")
-	merged := h.f.pull(st.PR).MergedSHA
-
-	q := h.a.PendingMirrors()
-	if len(q) != 1 || q[0].Mirror != "github" || q[0].SHA != merged || q[0].Attempts != 1 || !strings.Contains(q[0].Error, "unreachable") {
-		t.Fatalf("queue after a failed push: %+v", q)
-	}
-	// Not due yet: nothing is tried.
-	h.tick()
-	if q := h.a.PendingMirrors(); len(q) != 1 || q[0].Attempts != 1 {
-		t.Fatalf("queue before the retry is due: %+v", q)
-	}
-	// Still failing when due: the wait doubles.
-	h.advanceClock(mirrorRetryMin)
-	h.tick()
-	q = h.a.PendingMirrors()
-	if len(q) != 1 || q[0].Attempts != 2 || q[0].Next.Sub(h.clock()) != 2*time.Minute {
-		t.Fatalf("queue after a second failure: %+v", q)
-	}
-	// A restarted daemon keeps the queue; the mirror recovers.
-	h.a = h.newAgent()
-	h.g.mu.Lock()
-	h.g.mirrorErr = nil
-	h.g.mu.Unlock()
-	h.advanceClock(2 * time.Minute)
-	h.tick()
-	if q := h.a.PendingMirrors(); len(q) != 0 {
-		t.Fatalf("queue after the mirror recovered: %+v", q)
-	}
-	if len(h.g.mirrors) != 1 || h.g.mirrors[0] != "github="+merged {
-		t.Fatalf("mirror pushes %v", h.g.mirrors)
 	}
 }
 

@@ -27,12 +27,12 @@ type applyFixture struct {
 }
 
 func (r *rig) applyFixture(k int) applyFixture {
-	r.t.Helper()
+	r.T.Helper()
 	f := applyFixture{merge: fmt.Sprintf("%040x", k+1)}
-	f.a = r.issue(fmt.Sprintf("tech debt %d", k), "Clean up lib/env.sh", forge.LabelTechDebt)
-	f.b = r.issue(fmt.Sprintf("dust %d", k), "typo")
-	f.c = r.issue(fmt.Sprintf("other %d", k), "something")
-	f.report = r.issue(fmt.Sprintf("stands in for the pull request %d", k), "")
+	f.a = r.Issue(fmt.Sprintf("tech debt %d", k), "Clean up lib/env.sh", forge.LabelTechDebt)
+	f.b = r.Issue(fmt.Sprintf("dust %d", k), "typo")
+	f.c = r.Issue(fmt.Sprintf("other %d", k), "something")
+	f.report = r.Issue(fmt.Sprintf("stands in for the pull request %d", k), "")
 	f.newBody = "Clean up lib/env.sh\n\n## Acceptance criteria\n\n- [ ] done\n\n## Affected files\n\n- `lib/env.sh`\n"
 	f.m = Manifest{
 		{Action: EditBody, Issue: f.a.Number, Body: f.newBody, BaseSHA256: BodyHash(f.a.Body)},
@@ -45,7 +45,7 @@ func (r *rig) applyFixture(k int) applyFixture {
 		{Action: AddLabel, Issue: f.c.Number, Label: "no-such-label"},
 	}
 	if err := f.m.Validate(); err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return f
 }
@@ -53,8 +53,8 @@ func (r *rig) applyFixture(k int) applyFixture {
 // markerCount counts the bot's comments on n carrying marker.
 func (r *rig) markerCount(n int64, marker string) int {
 	c := 0
-	for _, cm := range r.comments(n) {
-		if strings.EqualFold(cm.Author, r.bot.Login) && strings.Contains(cm.Body, marker) {
+	for _, cm := range r.Comments(n) {
+		if strings.EqualFold(cm.Author, r.Bot.Login) && strings.Contains(cm.Body, marker) {
 			c++
 		}
 	}
@@ -63,16 +63,16 @@ func (r *rig) markerCount(n int64, marker string) int {
 
 // check asserts every action of f took effect exactly once.
 func (r *rig) checkApplied(f applyFixture) {
-	t := r.t
+	t := r.T
 	t.Helper()
-	a := r.get(f.a.Number)
+	a := r.Get(f.a.Number)
 	if strings.Count(a.Body, "## Acceptance criteria") != 1 || !strings.HasPrefix(a.Body, f.newBody) {
 		t.Errorf("#%d body:\n%s", a.Number, a.Body)
 	}
 	if !hasLabel(a, "backlog") || hasLabel(a, "tech-debt") {
 		t.Errorf("#%d labels %v: want backlog without tech-debt", a.Number, a.Labels)
 	}
-	all, err := r.repo.ListIssues(ctxOf(t), forge.IssueQuery{State: forge.StateAll})
+	all, err := r.Repo.ListIssues(ctxOf(t), forge.IssueQuery{State: forge.StateAll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +88,12 @@ func (r *rig) checkApplied(f applyFixture) {
 	if n := r.markerCount(f.b.Number, actionMarker(Key(f.merge, 4))); n != 1 {
 		t.Errorf("#%d has %d bundle comments, want 1", f.b.Number, n)
 	}
-	for _, cm := range r.comments(f.b.Number) {
+	for _, cm := range r.Comments(f.b.Number) {
 		if strings.Contains(cm.Body, "Bundled into") && !strings.Contains(cm.Body, fmt.Sprintf("#%d.", bundles[0].Number)) {
 			t.Errorf("the bundle comment does not name #%d: %q", bundles[0].Number, cm.Body)
 		}
 	}
-	if r.get(f.b.Number).State != forge.StateClosed {
+	if r.Get(f.b.Number).State != forge.StateClosed {
 		t.Errorf("#%d is not closed", f.b.Number)
 	}
 	if n := r.markerCount(f.c.Number, actionMarker(Key(f.merge, 6))); n != 1 {
@@ -111,7 +111,7 @@ func (r *rig) checkApplied(f applyFixture) {
 // of the same merge changes nothing (spec 30 §14.14–16).
 func TestApplyConvergesAfterEveryCut(t *testing.T) {
 	r := newRig(t, nil)
-	me := r.bot.Login
+	me := r.Bot.Login
 	// Count the cut points of one application.
 	points := 0
 	probe := r.applyFixture(1000)
@@ -132,7 +132,7 @@ func TestApplyConvergesAfterEveryCut(t *testing.T) {
 			name := fmt.Sprintf("cut-%d-lose-%v", k, lose)
 			t.Run(name, func(t *testing.T) {
 				rr := *r
-				rr.t = t
+				rr.T = t
 				f := rr.applyFixture(k*2 + map[bool]int{false: 0, true: 1}[lose])
 				seen := 0
 				ap := rr.a.applier(me)
@@ -148,7 +148,7 @@ func TestApplyConvergesAfterEveryCut(t *testing.T) {
 					t.Fatalf("the cut at %d did not stop the application: %v", k, err)
 				}
 				if lose {
-					if err := os.RemoveAll(filepath.Join(rr.data, "state", "applied")); err != nil {
+					if err := os.RemoveAll(filepath.Join(rr.Data, "state", "applied")); err != nil {
 						t.Fatal(err)
 					}
 				}

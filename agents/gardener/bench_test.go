@@ -11,24 +11,24 @@ import (
 // cost at most four forge requests (reported per run).
 func BenchmarkUnchangedRun(b *testing.B) {
 	r := newRig(b, map[string]string{"docs/notes.md": "hello\n"})
-	r.issue("well formed", "Fix it.\n\n## Acceptance criteria\n\n- [ ] it works\n\n## Affected files\n\n- `docs/notes.md`\n", forge.LabelBacklog)
+	r.Issue("well formed", "Fix it.\n\n## Acceptance criteria\n\n- [ ] it works\n\n## Affected files\n\n- `docs/notes.md`\n", forge.LabelBacklog)
 	r.mustTick()
 	if r.pullCount() != 0 {
 		b.Fatal("the project is not clean")
 	}
-	models := r.sessions()
-	r.proxy.Reset()
+	models := r.Sessions()
+	r.Proxy.Reset()
 	runs := 0
 	for b.Loop() {
 		r.mustTick()
 		runs++
 	}
-	b.ReportMetric(float64(r.proxy.Total())/float64(runs), "forge-requests/run")
-	b.ReportMetric(float64(r.sessions()-models)/float64(runs), "model-requests/run")
-	if got := float64(r.proxy.Total()) / float64(runs); got > 4 {
-		b.Errorf("%.1f forge requests per unchanged run (%v)", got, r.proxy.Counts())
+	b.ReportMetric(float64(r.Proxy.Total())/float64(runs), "forge-requests/run")
+	b.ReportMetric(float64(r.Sessions()-models)/float64(runs), "model-requests/run")
+	if got := float64(r.Proxy.Total()) / float64(runs); got > 4 {
+		b.Errorf("%.1f forge requests per unchanged run (%v)", got, r.Proxy.Counts())
 	}
-	if r.sessions() != models {
-		b.Errorf("%d model requests on unchanged runs", r.sessions()-models)
+	if r.Sessions() != models {
+		b.Errorf("%d model requests on unchanged runs", r.Sessions()-models)
 	}
 }

@@ -60,25 +60,25 @@ func TestEarlyExitAndNoChange(t *testing.T) {
 	if n := r.pullCount(); n != 0 {
 		t.Fatalf("%d pull requests on a project with nothing to groom", n)
 	}
-	if n := r.sessions(); n != 0 {
+	if n := r.Sessions(); n != 0 {
 		t.Fatalf("%d model requests with nothing to judge", n)
 	}
-	r.proxy.Reset()
+	r.Proxy.Reset()
 	r.mustTick()
-	if got := r.proxy.Total(); got > 4 {
-		t.Errorf("an unchanged run made %d forge requests (%v), want at most 4", got, r.proxy.Counts())
+	if got := r.Proxy.Total(); got > 4 {
+		t.Errorf("an unchanged run made %d forge requests (%v), want at most 4", got, r.Proxy.Counts())
 	}
-	if n := r.sessions(); n != 0 {
+	if n := r.Sessions(); n != 0 {
 		t.Errorf("an unchanged run made %d model requests", n)
 	}
-	before := len(r.led.Records())
-	i := r.issue("do the thing", "do the thing", forge.LabelBacklog)
+	before := len(r.Ledger.Records())
+	i := r.Issue("do the thing", "do the thing", forge.LabelBacklog)
 	r.mustTick()
 	p := r.openPull()
 	if got := kinds(r.manifestOf(p)); indexOf(got, fmt.Sprintf("remove_label %d backlog", i.Number)) < 0 {
 		t.Errorf("after an issue changed, the manifest is %v", got)
 	}
-	if len(r.led.Records()) <= before {
+	if len(r.Ledger.Records()) <= before {
 		t.Error("the run left no ledger record")
 	}
 }
@@ -93,7 +93,7 @@ func TestQualityGateDeferredAndIdentity(t *testing.T) {
 	r := newRig(t, nil)
 	var mu sync.Mutex
 	pushers := map[string]bool{}
-	r.gitProxy.Observe(func(_ int, req *http.Request) {
+	r.GitProxy.Observe(func(_ int, req *http.Request) {
 		if strings.Contains(req.URL.Path, "git-receive-pack") || req.URL.Query().Get("service") == "git-receive-pack" {
 			user, _, ok := req.BasicAuth()
 			if !ok {
@@ -104,26 +104,26 @@ func TestQualityGateDeferredAndIdentity(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	bad := r.issue("do the thing", "do the thing", forge.LabelBacklog)
-	good := r.issue("well formed", "Fix it.\n\n## Acceptance criteria\n\n- [ ] it works\n\n## Affected files\n\n- `lib/env.sh`\n", forge.LabelBacklog)
+	bad := r.Issue("do the thing", "do the thing", forge.LabelBacklog)
+	good := r.Issue("well formed", "Fix it.\n\n## Acceptance criteria\n\n- [ ] it works\n\n## Affected files\n\n- `lib/env.sh`\n", forge.LabelBacklog)
 	r.mustTick()
 	p := r.openPull()
 	if p.Head != "chore/gardener-20260415-0807" || p.Title != "chore: gardener housekeeping" || p.Base != "main" {
 		t.Errorf("pull request %q from %q to %q", p.Title, p.Head, p.Base)
 	}
-	if !strings.EqualFold(p.Author, r.bot.Login) {
-		t.Errorf("pull request by %s, want %s", p.Author, r.bot.Login)
+	if !strings.EqualFold(p.Author, r.Bot.Login) {
+		t.Errorf("pull request by %s, want %s", p.Author, r.Bot.Login)
 	}
 	if rep := r.a.Report(); len(rep.Items) != 1 || rep.Items[0].PR != p.Number {
 		t.Errorf("status report %+v, want pull request #%d waiting", rep, p.Number)
 	}
-	msg, err := exec.Command("git", "-C", filepath.Join(r.data, "clone"), "log", "-1", "--format=%s", p.HeadSHA).Output()
+	msg, err := exec.Command("git", "-C", filepath.Join(r.Data, "clone"), "log", "-1", "--format=%s", p.HeadSHA).Output()
 	if err != nil || strings.TrimSpace(string(msg)) != "chore: gardener housekeeping 2026-04-15" {
 		t.Errorf("commit message %q (%v)", msg, err)
 	}
 	mu.Lock()
-	if len(pushers) != 1 || !pushers[r.bot.Login] {
-		t.Errorf("pushes authenticated as %v, want only %s", pushers, r.bot.Login)
+	if len(pushers) != 1 || !pushers[r.Bot.Login] {
+		t.Errorf("pushes authenticated as %v, want only %s", pushers, r.Bot.Login)
 	}
 	mu.Unlock()
 	got := kinds(r.manifestOf(p))
@@ -132,21 +132,21 @@ func TestQualityGateDeferredAndIdentity(t *testing.T) {
 		t.Fatalf("manifest %v, want %v", got, want)
 	}
 	// Deferred: nothing changed before the merge.
-	if i := r.get(bad.Number); !hasLabel(i, forge.LabelBacklog) || len(r.comments(bad.Number)) != 0 {
+	if i := r.Get(bad.Number); !hasLabel(i, forge.LabelBacklog) || len(r.Comments(bad.Number)) != 0 {
 		t.Fatalf("#%d changed before the merge", bad.Number)
 	}
 	merge := r.merge(p)
-	r.now = r.now.Add(6 * time.Hour)
+	r.Now = r.Now.Add(6 * time.Hour)
 	r.mustTick()
-	i := r.get(bad.Number)
+	i := r.Get(bad.Number)
 	if hasLabel(i, forge.LabelBacklog) {
 		t.Error("the gate did not remove backlog")
 	}
-	cs := r.comments(bad.Number)
-	if len(cs) != 1 || !strings.Contains(cs[0].Body, "acceptance criteria, affected files") || !strings.EqualFold(cs[0].Author, r.bot.Login) {
+	cs := r.Comments(bad.Number)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, "acceptance criteria, affected files") || !strings.EqualFold(cs[0].Author, r.Bot.Login) {
 		t.Errorf("gate comments: %+v", cs)
 	}
-	if g := r.get(good.Number); !hasLabel(g, forge.LabelBacklog) || len(r.comments(good.Number)) != 0 {
+	if g := r.Get(good.Number); !hasLabel(g, forge.LabelBacklog) || len(r.Comments(good.Number)) != 0 {
 		t.Error("the well-formed issue was touched")
 	}
 	if n := r.markerCount(p.Number, forge.RefMarker(forge.RefGardenerManifest, merge)); n != 1 {
@@ -165,10 +165,10 @@ func TestQualityGateDeferredAndIdentity(t *testing.T) {
 // is its issue promoted.
 func TestPromotionStarvingBlockerAndLostUpdate(t *testing.T) {
 	r := newRig(t, map[string]string{"lib/env.sh": "#!/bin/sh\n"})
-	blocker := r.issue("set up the env", "We need the env first.", forge.LabelBlocked)
-	dependant := r.issue("use the env", fmt.Sprintf("Use it.\n\n## Acceptance criteria\n\n- [ ] used\n\n## Affected files\n\n- `lib/env.sh`\n\n## Dependencies\n\n- #%d\n", blocker.Number), forge.LabelBacklog)
-	debt := r.issue("env.sh is a mess", "The loader in lib/env.sh re-reads the file on every call.", forge.LabelTechDebt)
-	edited := r.issue("another mess", "lib/env.sh exports too much.", forge.LabelTechDebt)
+	blocker := r.Issue("set up the env", "We need the env first.", forge.LabelBlocked)
+	dependant := r.Issue("use the env", fmt.Sprintf("Use it.\n\n## Acceptance criteria\n\n- [ ] used\n\n## Affected files\n\n- `lib/env.sh`\n\n## Dependencies\n\n- #%d\n", blocker.Number), forge.LabelBacklog)
+	debt := r.Issue("env.sh is a mess", "The loader in lib/env.sh re-reads the file on every call.", forge.LabelTechDebt)
+	edited := r.Issue("another mess", "lib/env.sh exports too much.", forge.LabelTechDebt)
 	ore := func(n int64) Proposal {
 		return Proposal{Issue: n, Kind: Ore, Reason: "behaviour", Criteria: []string{"the file is read once"}, Files: []string{"lib/env.sh"}}
 	}
@@ -176,7 +176,7 @@ func TestPromotionStarvingBlockerAndLostUpdate(t *testing.T) {
 	r.probe = []string{"env; cat .git/config; git config --list --show-origin; ls -la ~ /tmp 2>&1 | head -50"}
 	r.script(proposals(ore(blocker.Number), ore(debt.Number), ore(edited.Number)), nil)
 	r.mustTick()
-	reqs := r.model.MessageRequests("")
+	reqs := r.Model.MessageRequests("")
 	if len(reqs) == 0 {
 		t.Fatal("no session")
 	}
@@ -187,7 +187,7 @@ func TestPromotionStarvingBlockerAndLostUpdate(t *testing.T) {
 	if results := strings.Join(reqs[len(reqs)-1].ToolResults, ""); !strings.Contains(results, "DISINTO_GARDENER_PROPOSALS") {
 		t.Errorf("the probe did not run: %s", results)
 	}
-	for _, secret := range []string{r.bot.Token, r.bot.Password} {
+	for _, secret := range []string{r.Bot.Token, r.Bot.Password} {
 		for _, q := range reqs {
 			if strings.Contains(strings.Join(q.Texts, "")+strings.Join(q.ToolResults, ""), secret) {
 				t.Fatal("a credential reached the model")
@@ -219,24 +219,24 @@ func TestPromotionStarvingBlockerAndLostUpdate(t *testing.T) {
 	if indexOf(got, fmt.Sprintf("comment %d", dependant.Number)) >= 0 {
 		t.Errorf("the well-formed dependant was gated: %v", got)
 	}
-	if i := r.get(d); hasLabel(i, forge.LabelBacklog) || i.Body != debt.Body {
+	if i := r.Get(d); hasLabel(i, forge.LabelBacklog) || i.Body != debt.Body {
 		t.Fatal("the promotion did not wait for the merge")
 	}
 	// A human edits one issue before the merge.
 	human := "lib/env.sh exports too much. (Edited: only the loader matters.)"
-	if _, err := r.repo.EditIssue(ctxOf(t), edited.Number, forge.IssueEdit{Body: &human}); err != nil {
+	if _, err := r.Repo.EditIssue(ctxOf(t), edited.Number, forge.IssueEdit{Body: &human}); err != nil {
 		t.Fatal(err)
 	}
 	r.merge(p)
-	r.now = r.now.Add(6 * time.Hour)
+	r.Now = r.Now.Add(6 * time.Hour)
 	r.mustTick()
-	if i := r.get(d); !hasLabel(i, forge.LabelBacklog) || hasLabel(i, forge.LabelTechDebt) || !strings.Contains(i.Body, "## Affected files") {
+	if i := r.Get(d); !hasLabel(i, forge.LabelBacklog) || hasLabel(i, forge.LabelTechDebt) || !strings.Contains(i.Body, "## Affected files") {
 		t.Errorf("#%d after the merge: labels %v body:\n%s", d, i.Labels, i.Body)
 	}
-	if i := r.get(b); !hasLabel(i, forge.LabelBacklog) || hasLabel(i, forge.LabelBlocked) {
+	if i := r.Get(b); !hasLabel(i, forge.LabelBacklog) || hasLabel(i, forge.LabelBlocked) {
 		t.Errorf("the blocker after the merge: %v", i.Labels)
 	}
-	if i := r.get(edited.Number); i.Body != human || hasLabel(i, forge.LabelBacklog) || !hasLabel(i, forge.LabelTechDebt) {
+	if i := r.Get(edited.Number); i.Body != human || hasLabel(i, forge.LabelBacklog) || !hasLabel(i, forge.LabelTechDebt) {
 		t.Errorf("the edited issue was overwritten or promoted: labels %v body %q", i.Labels, i.Body)
 	}
 }
@@ -248,18 +248,18 @@ func TestPromotionStarvingBlockerAndLostUpdate(t *testing.T) {
 // verification stays open.
 func TestBugReportAndParentClosure(t *testing.T) {
 	r := newRig(t, nil)
-	bug := r.issue("crash on start", "Error: the daemon panics.\n\nSteps to reproduce:\n1. start it\n2. watch it crash\n")
-	feat := r.issue("add dark mode", "It would be nice.\n\n1. open settings\n2. pick dark\n")
-	parent := r.issue("multi-cause bug", "Parent.")
-	s1 := r.issue(`cause "one"`, fmt.Sprintf("Decomposed from #%d (cause 1 of 2)", parent.Number))
-	s2 := r.issue("cause two", fmt.Sprintf("Decomposed from #%d (cause 2 of 2)", parent.Number))
-	r.closeIssue(s1.Number)
-	r.closeIssue(s2.Number)
-	other := r.issue("not a parent", "Untouched.")
-	r.issue("sub of another", fmt.Sprintf("Decomposed from #%d0", other.Number))
-	verifying := r.issue("awaiting verification", "Parent in triage.", forge.LabelBugReport, forge.LabelInProgress)
-	v1 := r.issue("its cause", fmt.Sprintf("Decomposed from #%d", verifying.Number))
-	r.closeIssue(v1.Number)
+	bug := r.Issue("crash on start", "Error: the daemon panics.\n\nSteps to reproduce:\n1. start it\n2. watch it crash\n")
+	feat := r.Issue("add dark mode", "It would be nice.\n\n1. open settings\n2. pick dark\n")
+	parent := r.Issue("multi-cause bug", "Parent.")
+	s1 := r.Issue(`cause "one"`, fmt.Sprintf("Decomposed from #%d (cause 1 of 2)", parent.Number))
+	s2 := r.Issue("cause two", fmt.Sprintf("Decomposed from #%d (cause 2 of 2)", parent.Number))
+	r.CloseIssue(s1.Number)
+	r.CloseIssue(s2.Number)
+	other := r.Issue("not a parent", "Untouched.")
+	r.Issue("sub of another", fmt.Sprintf("Decomposed from #%d0", other.Number))
+	verifying := r.Issue("awaiting verification", "Parent in triage.", forge.LabelBugReport, forge.LabelInProgress)
+	v1 := r.Issue("its cause", fmt.Sprintf("Decomposed from #%d", verifying.Number))
+	r.CloseIssue(v1.Number)
 	r.script(proposals(
 		Proposal{Issue: bug.Number, Kind: Bug, Reported: "Expected it to start; it panics.", Context: "cmd/disinto",
 			Plan: "Start the daemon and read its log.", Verification: []string{"does it reproduce", "is the config read", "is the panic in start-up"}},
@@ -308,13 +308,13 @@ func TestBugReportAndParentClosure(t *testing.T) {
 	// again, but does not ask again about the feature request, unchanged
 	// since the model judged it.
 	first := r.openPull()
-	if err := r.repo.ClosePull(ctxOf(t), first.Number); err != nil {
+	if err := r.Repo.ClosePull(ctxOf(t), first.Number); err != nil {
 		t.Fatal(err)
 	}
-	before := len(r.model.MessageRequests(""))
-	r.now = r.now.Add(time.Hour)
+	before := len(r.Model.MessageRequests(""))
+	r.Now = r.Now.Add(time.Hour)
 	r.mustTick()
-	reqs := r.model.MessageRequests("")
+	reqs := r.Model.MessageRequests("")
 	if len(reqs) <= before {
 		t.Fatal("no session for the undecided bug report")
 	}
@@ -334,9 +334,9 @@ func TestDustTTLAndBundling(t *testing.T) {
 	r := newRig(t, nil)
 	var is []forge.Issue
 	for k := 0; k < 4; k++ {
-		is = append(is, r.issue(fmt.Sprintf("typo %d in env.sh", k), "a typo", forge.LabelTechDebt))
+		is = append(is, r.Issue(fmt.Sprintf("typo %d in env.sh", k), "a typo", forge.LabelTechDebt))
 	}
-	ts := func(d time.Duration) string { return r.now.Add(-d).UTC().Format(tsLayout) }
+	ts := func(d time.Duration) string { return r.Now.Add(-d).UTC().Format(tsLayout) }
 	day := 24 * time.Hour
 	seed := []DustEntry{{Issue: is[0].Number, Group: "lib/env.sh", Title: is[0].Title, TS: ts(10 * day)},
 		{Issue: is[1].Number, Group: "lib/env.sh", Title: is[1].Title, TS: ts(10 * day)},
@@ -378,23 +378,23 @@ func TestAgentsMarkdown(t *testing.T) {
 	r := newRig(t, map[string]string{"lib/old.sh": "old() { :; }\n", "dev/run.sh": "run() { :; }\n", "docs/a.md": "a\n",
 		"AGENTS.md": root})
 	ctx := ctxOf(t)
-	w, err := r.repo.GetBranch(ctx, "main")
+	w, err := r.Repo.GetBranch(ctx, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mark := "<!-- last-reviewed: " + w.SHA + " -->\n"
-	if err := r.repo.CreateFiles(ctx, "main", "docs", []forge.NewFile{
+	if err := r.Repo.CreateFiles(ctx, "main", "docs", []forge.NewFile{
 		{Path: "lib/AGENTS.md", Content: []byte(mark + "# lib\n\n- `lib/old.sh`: `old()`\n")},
 		{Path: "dev/AGENTS.md", Content: []byte(mark + "# dev\n\n- `dev/run.sh`: `run()`\n")},
 		{Path: "docs/AGENTS.md", Content: []byte(mark + "# docs\n\n- `docs/gone.md` explains it\n")},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.repo.CreateFiles(ctx, "main", "add new.sh and b.md", []forge.NewFile{
+	if err := r.Repo.CreateFiles(ctx, "main", "add new.sh and b.md", []forge.NewFile{
 		{Path: "lib/new.sh", Content: []byte("fresh() { :; }\n")}, {Path: "docs/b.md", Content: []byte("b\n")}}); err != nil {
 		t.Fatal(err)
 	}
-	head, err := r.repo.GetBranch(ctx, "main")
+	head, err := r.Repo.GetBranch(ctx, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestAgentsMarkdown(t *testing.T) {
 	r.mustTick()
 	p := r.openPull()
 	read := func(path string) string {
-		f, err := r.repo.GetFile(ctx, path, p.HeadSHA)
+		f, err := r.Repo.GetFile(ctx, path, p.HeadSHA)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -430,7 +430,7 @@ func TestAgentsMarkdown(t *testing.T) {
 		t.Errorf("filler/AGENTS.md watermark %q", watermark(f))
 	}
 	var summary string
-	for _, c := range r.comments(p.Number) {
+	for _, c := range r.Comments(p.Number) {
 		summary += c.Body
 	}
 	if !strings.Contains(summary, "docs/AGENTS.md keeps its watermark: `docs/gone.md` does not exist") {
@@ -444,28 +444,28 @@ func TestAgentsMarkdown(t *testing.T) {
 // change request does not.
 func TestReviewRejectionWithdraws(t *testing.T) {
 	r := newRig(t, nil)
-	r.issue("do the thing", "do the thing", forge.LabelBacklog)
+	r.Issue("do the thing", "do the thing", forge.LabelBacklog)
 	r.mustTick()
 	first := r.openPull()
-	stranger := r.srv.NewUser(t, "stranger")
-	sc := stranger.Client.Repo(r.repo.Owner(), r.repo.Name())
+	stranger := r.Srv.NewUser(t, "stranger")
+	sc := stranger.Client.Repo(r.Repo.Owner(), r.Repo.Name())
 	if _, err := sc.CreateReview(ctxOf(t), first.Number, forge.NewReview{Event: forge.ReviewComment, Body: "nope", CommitID: first.HeadSHA}); err != nil {
 		t.Fatal(err)
 	}
-	r.now = r.now.Add(time.Minute)
+	r.Now = r.Now.Add(time.Minute)
 	r.mustTick()
 	if p := r.openPull(); p.Number != first.Number {
 		t.Fatalf("a stranger's review replaced the pull request")
 	}
-	rc := r.reviewer.Client.Repo(r.repo.Owner(), r.repo.Name())
+	rc := r.reviewer.Client.Repo(r.Repo.Owner(), r.Repo.Name())
 	if _, err := rc.CreateReview(ctxOf(t), first.Number, forge.NewReview{Event: forge.ReviewRequestChanges, Body: "wrong", CommitID: first.HeadSHA}); err != nil {
 		t.Fatal(err)
 	}
 	// The review changes no issue and moves no branch: the waiting pull
 	// request alone makes the next run look.
-	r.now = r.now.Add(time.Minute)
+	r.Now = r.Now.Add(time.Minute)
 	r.mustTick()
-	got, err := r.repo.GetPull(ctxOf(t), first.Number)
+	got, err := r.Repo.GetPull(ctxOf(t), first.Number)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,16 +483,16 @@ func TestReviewRejectionWithdraws(t *testing.T) {
 // one entry for it, with its first time.
 func TestDustDedup(t *testing.T) {
 	r := newRig(t, nil)
-	staged := r.issue("typo in env.sh", "a typo", forge.LabelTechDebt)
-	other := r.issue("rename a variable in env.sh", "a rename", forge.LabelTechDebt)
-	first := r.now.Add(-5 * 24 * time.Hour).UTC().Format(tsLayout)
+	staged := r.Issue("typo in env.sh", "a typo", forge.LabelTechDebt)
+	other := r.Issue("rename a variable in env.sh", "a rename", forge.LabelTechDebt)
+	first := r.Now.Add(-5 * 24 * time.Hour).UTC().Format(tsLayout)
 	if err := r.a.dust.save([]DustEntry{{Issue: staged.Number, Group: "lib/env.sh", Title: staged.Title, TS: first}}); err != nil {
 		t.Fatal(err)
 	}
 	r.script(proposals(Proposal{Issue: staged.Number, Kind: Dust, Group: "lib/env.sh"},
 		Proposal{Issue: other.Number, Kind: Dust, Group: "lib/env.sh"}), nil)
 	r.mustTick()
-	prompt := strings.Join(r.model.MessageRequests("")[0].Texts, "\n")
+	prompt := strings.Join(r.Model.MessageRequests("")[0].Texts, "\n")
 	if strings.Contains(prompt, staged.Title) || !strings.Contains(prompt, other.Title) {
 		t.Errorf("the session was asked about the staged issue:\n%s", prompt)
 	}
@@ -520,9 +520,9 @@ func TestDustDedup(t *testing.T) {
 // why the judgement is missing.
 func TestSessionWithoutAnswerKeepsTheChecks(t *testing.T) {
 	r := newRig(t, nil)
-	bad := r.issue("do the thing", "do the thing", forge.LabelBacklog)
-	debt := r.issue("env.sh is a mess", "lib/env.sh", forge.LabelTechDebt)
-	if err := r.model.SetScenarios(claudetest.Scenario{Name: "gardener", Default: true,
+	bad := r.Issue("do the thing", "do the thing", forge.LabelBacklog)
+	debt := r.Issue("env.sh is a mess", "lib/env.sh", forge.LabelTechDebt)
+	if err := r.Model.SetScenarios(claudetest.Scenario{Name: "gardener", Default: true,
 		Turns: []claudetest.Turn{{Status: http.StatusBadRequest}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +538,7 @@ func TestSessionWithoutAnswerKeepsTheChecks(t *testing.T) {
 		}
 	}
 	var summary string
-	for _, c := range r.comments(p.Number) {
+	for _, c := range r.Comments(p.Number) {
 		summary += c.Body
 	}
 	if !strings.Contains(summary, "the session failed") && !strings.Contains(summary, "the session wrote no proposals") {

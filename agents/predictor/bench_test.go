@@ -9,22 +9,22 @@ func BenchmarkUnchangedRun(b *testing.B) {
 	r := newRig(b, nil)
 	r.scriptRaw(`{"proposals": [], "skipped": "nothing weak enough"}`)
 	r.mustTick()
-	if len(r.byBot()) != 0 {
+	if len(r.ByBot()) != 0 {
 		b.Fatal("the first run filed")
 	}
-	models := r.sessions()
-	r.proxy.Reset()
+	models := r.Sessions()
+	r.Proxy.Reset()
 	runs := 0
 	for b.Loop() {
 		r.mustTick()
 		runs++
 	}
-	b.ReportMetric(float64(r.proxy.Total())/float64(runs), "forge-requests/run")
-	b.ReportMetric(float64(r.sessions()-models)/float64(runs), "model-requests/run")
-	if got := float64(r.proxy.Total()) / float64(runs); got > 5 {
-		b.Errorf("%.1f forge requests per unchanged run (%v)", got, r.proxy.Counts())
+	b.ReportMetric(float64(r.Proxy.Total())/float64(runs), "forge-requests/run")
+	b.ReportMetric(float64(r.Sessions()-models)/float64(runs), "model-requests/run")
+	if got := float64(r.Proxy.Total()) / float64(runs); got > 5 {
+		b.Errorf("%.1f forge requests per unchanged run (%v)", got, r.Proxy.Counts())
 	}
-	if r.sessions() != models {
-		b.Errorf("%d model requests on unchanged runs", r.sessions()-models)
+	if r.Sessions() != models {
+		b.Errorf("%d model requests on unchanged runs", r.Sessions()-models)
 	}
 }

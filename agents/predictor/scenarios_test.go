@@ -18,7 +18,7 @@ import (
 // a prediction and carries no work label.
 func noWorkItems(t *testing.T, r *rig) {
 	t.Helper()
-	for _, i := range r.byBot() {
+	for _, i := range r.ByBot() {
 		for _, l := range []forge.LabelName{forge.LabelBacklog, forge.LabelVision, forge.LabelAction} {
 			if i.HasLabel(l) {
 				t.Errorf("#%d by the predictor carries %s", i.Number, l)
@@ -44,7 +44,7 @@ func TestExplore(t *testing.T) {
 	launchTree(r)
 	r.script(explore("Launch is marked DONE without evidence", "The launch objective is done on paper only"))
 	r.mustTick()
-	mine := r.byBot()
+	mine := r.ByBot()
 	if len(mine) != 1 {
 		t.Fatalf("%d issues by the predictor, want 1", len(mine))
 	}
@@ -57,13 +57,13 @@ func TestExplore(t *testing.T) {
 			t.Errorf("body lacks %q:\n%s", want, i.Body)
 		}
 	}
-	p := r.prompt()
+	p := r.Prompt()
 	for _, want := range []string{"## Objective: Launch", "evidence/red-team: 0 files", "Launch.", "5 points", "run-gardener"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("prompt lacks %q", want)
 		}
 	}
-	if rec := r.lastRecord(); !strings.Contains(rec, fmt.Sprintf("filed #%d (explore)", i.Number)) {
+	if rec := r.LastRecord(); !strings.Contains(rec, fmt.Sprintf("filed #%d (explore)", i.Number)) {
 		t.Errorf("record %q", rec)
 	}
 	noWorkItems(t, r)
@@ -82,7 +82,7 @@ func TestExploitAndBudget(t *testing.T) {
 		explore("Gamma weakness", "gamma backups were never restored once"),
 		explore("Delta weakness", "delta credentials rotate manually yearly"))
 	r.mustTick()
-	mine := r.byBot()
+	mine := r.ByBot()
 	var titles []string
 	for _, i := range mine {
 		titles = append(titles, i.Title)
@@ -102,7 +102,7 @@ func TestExploitAndBudget(t *testing.T) {
 	if !strings.Contains(p.Body, "**Confidence:** high") || !strings.Contains(p.Body, "`run-red-team`") {
 		t.Errorf("exploit body:\n%s", p.Body)
 	}
-	rec := r.lastRecord()
+	rec := r.LastRecord()
 	if !strings.Contains(rec, "predict.over_budget") || !strings.Contains(rec, "Delta weakness") ||
 		!strings.Contains(rec, fmt.Sprintf("filed #%d (exploit), vault pull request #101", p.Number)) {
 		t.Errorf("record %q", rec)
@@ -120,7 +120,7 @@ func TestBudgetTwoExploits(t *testing.T) {
 		explore("Fourth explore", "fourth theory about certificate expiry"))
 	r.mustTick()
 	var titles []string
-	for _, i := range r.byBot() {
+	for _, i := range r.ByBot() {
 		titles = append(titles, i.Title)
 	}
 	if got := strings.Join(titles, "|"); got != "First exploit|Second exploit|Third explore" {
@@ -129,7 +129,7 @@ func TestBudgetTwoExploits(t *testing.T) {
 	if len(r.vault.reqs) != 2 {
 		t.Errorf("%d vault requests", len(r.vault.reqs))
 	}
-	if rec := r.lastRecord(); !strings.HasPrefix(rec, "predict.over_budget") || !strings.Contains(rec, "Fourth explore") {
+	if rec := r.LastRecord(); !strings.HasPrefix(rec, "predict.over_budget") || !strings.Contains(rec, "Fourth explore") {
 		t.Errorf("record %q", rec)
 	}
 }
@@ -141,13 +141,13 @@ func TestUnknownFormula(t *testing.T) {
 	r := newRig(t, nil)
 	r.script(exploit("Exploit of nothing", "a theory needing a missing formula", "run-nonexistent"))
 	r.mustTick()
-	if n := len(r.byBot()); n != 0 {
+	if n := len(r.ByBot()); n != 0 {
 		t.Errorf("%d issues filed", n)
 	}
 	if len(r.vault.reqs) != 0 {
 		t.Errorf("vault requests %+v", r.vault.reqs)
 	}
-	if rec := r.lastRecord(); !strings.HasPrefix(rec, "vault.invalid_formula |") || !strings.Contains(rec, "run-nonexistent") {
+	if rec := r.LastRecord(); !strings.HasPrefix(rec, "vault.invalid_formula |") || !strings.Contains(rec, "run-nonexistent") {
 		t.Errorf("record %q", rec)
 	}
 }
@@ -157,16 +157,16 @@ func TestUnknownFormula(t *testing.T) {
 // theory under another title are both dropped.
 func TestDedup(t *testing.T) {
 	r := newRig(t, nil)
-	open := r.issue("Evidence for launch objective is thin",
+	open := r.Issue("Evidence for launch objective is thin",
 		"Seen.\n\n---\n**Theory:** The launch objective rests on no evidence files at all\n**Confidence:** low\n",
 		forge.LabelPredictionUnreviewed)
 	r.script(explore("evidence for Launch objective is thin!", "something else entirely about disks"),
 		explore("Launch has nothing behind it", "The launch objective rests on no evidence files at all"))
 	r.mustTick()
-	if n := len(r.byBot()); n != 0 {
+	if n := len(r.ByBot()); n != 0 {
 		t.Errorf("%d duplicates filed", n)
 	}
-	if rec := r.lastRecord(); !strings.HasPrefix(rec, "predict.duplicate") || strings.Count(rec, fmt.Sprintf("#%d holds", open.Number)) != 2 {
+	if rec := r.LastRecord(); !strings.HasPrefix(rec, "predict.duplicate") || strings.Count(rec, fmt.Sprintf("#%d holds", open.Number)) != 2 {
 		t.Errorf("record %q", rec)
 	}
 }
@@ -176,34 +176,34 @@ func TestDedup(t *testing.T) {
 // evidence files it, with the reference and a **New evidence:** line.
 func TestDismissedNeedsNewEvidence(t *testing.T) {
 	r := newRig(t, nil)
-	d := r.issue("Backups are never restored", "Seen.\n\n---\n**Theory:** nobody ever restored a backup of the database\n",
+	d := r.Issue("Backups are never restored", "Seen.\n\n---\n**Theory:** nobody ever restored a backup of the database\n",
 		forge.LabelPredictionDismissed)
-	if err := r.repo.CloseIssue(ctxOf(t), d.Number); err != nil {
+	if err := r.Repo.CloseIssue(ctxOf(t), d.Number); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.repo.CreateComment(ctxOf(t), d.Number, "Dismissed: restores are tested monthly."); err != nil {
+	if _, err := r.Repo.CreateComment(ctxOf(t), d.Number, "Dismissed: restores are tested monthly."); err != nil {
 		t.Fatal(err)
 	}
 	r.script(explore("Restores untested", "nobody ever restored a backup of the database"))
 	r.mustTick()
-	if n := len(r.byBot()); n != 0 {
+	if n := len(r.ByBot()); n != 0 {
 		t.Fatalf("a dismissed theory without new evidence was filed")
 	}
-	if rec := r.lastRecord(); !strings.HasPrefix(rec, "predict.no_new_evidence") {
+	if rec := r.LastRecord(); !strings.HasPrefix(rec, "predict.no_new_evidence") {
 		t.Errorf("record %q", rec)
 	}
-	if p := r.prompt(); !strings.Contains(p, "restores are tested monthly") {
+	if p := r.Prompt(); !strings.Contains(p, "restores are tested monthly") {
 		t.Error("the planner's reasoning did not reach the session")
 	}
 	again := explore("Restores untested", "nobody ever restored a backup of the database")
 	again.Dismissed, again.NewEvidence = d.Number, "the restore job has failed since March"
 	r.script(again)
-	r.now = r.now.Add(24 * 3600e9)
-	if _, err := r.repo.CreateComment(ctxOf(t), d.Number, "poke"); err != nil { // an issue update: the run does not skip
+	r.Now = r.Now.Add(24 * 3600e9)
+	if _, err := r.Repo.CreateComment(ctxOf(t), d.Number, "poke"); err != nil { // an issue update: the run does not skip
 		t.Fatal(err)
 	}
 	r.mustTick()
-	mine := r.byBot()
+	mine := r.ByBot()
 	if len(mine) != 1 {
 		t.Fatalf("%d filed", len(mine))
 	}
@@ -218,7 +218,7 @@ func TestDismissedNeedsNewEvidence(t *testing.T) {
 // other label stays.
 func TestSupersede(t *testing.T) {
 	r := newRig(t, nil)
-	old, err := r.botRepo.CreateIssue(ctxOf(t), forge.NewIssue{Title: "Old theory", Body: "Seen.\n\n---\n**Theory:** the old theory of queue loss\n",
+	old, err := r.BotRepo.CreateIssue(ctxOf(t), forge.NewIssue{Title: "Old theory", Body: "Seen.\n\n---\n**Theory:** the old theory of queue loss\n",
 		Labels: []forge.LabelName{forge.LabelPredictionUnreviewed, forge.LabelInProgress}})
 	if err != nil {
 		t.Fatal(err)
@@ -227,17 +227,17 @@ func TestSupersede(t *testing.T) {
 	p.Supersedes = old.Number
 	r.script(p)
 	r.mustTick()
-	mine := r.byBot()
+	mine := r.ByBot()
 	if len(mine) != 2 {
 		t.Fatalf("%d issues by the predictor", len(mine))
 	}
 	q := mine[1]
-	got := r.get(old.Number)
+	got := r.Get(old.Number)
 	if got.State != forge.StateClosed || got.HasLabel(forge.LabelPredictionUnreviewed) ||
 		!got.HasLabel(forge.LabelPredictionDismissed) || !got.HasLabel(forge.LabelInProgress) {
 		t.Errorf("superseded #%d: %s %v", old.Number, got.State, got.Labels)
 	}
-	cs, err := r.repo.ListComments(ctxOf(t), old.Number)
+	cs, err := r.Repo.ListComments(ctxOf(t), old.Number)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,15 +254,15 @@ func TestSupersede(t *testing.T) {
 // the new one and closes nothing.
 func TestSupersedeNotOwn(t *testing.T) {
 	r := newRig(t, nil)
-	theirs := r.issue("A human's theory", "Seen.\n\n---\n**Theory:** humans theorise too\n", forge.LabelPredictionUnreviewed)
+	theirs := r.Issue("A human's theory", "Seen.\n\n---\n**Theory:** humans theorise too\n", forge.LabelPredictionUnreviewed)
 	p := explore("Mine", "my own unrelated theory about disk quotas")
 	p.Supersedes = theirs.Number
 	r.script(p)
 	r.mustTick()
-	if got := r.get(theirs.Number); got.State != forge.StateOpen || !got.HasLabel(forge.LabelPredictionUnreviewed) {
+	if got := r.Get(theirs.Number); got.State != forge.StateOpen || !got.HasLabel(forge.LabelPredictionUnreviewed) {
 		t.Errorf("someone else's prediction was touched: %s %v", got.State, got.Labels)
 	}
-	if n := len(r.byBot()); n != 1 {
+	if n := len(r.ByBot()); n != 1 {
 		t.Errorf("%d filed", n)
 	}
 }
@@ -271,8 +271,8 @@ func TestSupersedeNotOwn(t *testing.T) {
 // skip is logged.
 func TestGate(t *testing.T) {
 	r := newRig(t, nil)
-	r.enable = agent.NewEnablement(filepath.Join(r.data, "enable.json"), nil)
-	if err := r.enable.Pause(config.RolePredictor, r.proj.Name); err != nil {
+	r.enable = agent.NewEnablement(filepath.Join(r.Data, "enable.json"), nil)
+	if err := r.enable.Pause(config.RolePredictor, r.Project.Name); err != nil {
 		t.Fatal(err)
 	}
 	r.build()
@@ -280,11 +280,11 @@ func TestGate(t *testing.T) {
 	if err := r.tick(); !errors.Is(err, agent.ErrPaused) {
 		t.Fatalf("tick: %v", err)
 	}
-	if r.sessions() != 0 || len(r.byBot()) != 0 {
+	if r.Sessions() != 0 || len(r.ByBot()) != 0 {
 		t.Error("a paused predictor ran")
 	}
-	if !strings.Contains(r.logs(), "paused") {
-		t.Errorf("the skip is not logged: %s", r.logs())
+	if !strings.Contains(r.Logs.String(), "paused") {
+		t.Errorf("the skip is not logged: %s", r.Logs.String())
 	}
 }
 
@@ -297,29 +297,29 @@ func TestSkipWhenUnchanged(t *testing.T) {
 	r := newRig(t, nil)
 	r.script(explore("Something", "something about the scheduler starving"))
 	r.mustTick()
-	if n := len(r.byBot()); n != 1 {
+	if n := len(r.ByBot()); n != 1 {
 		t.Fatalf("%d filed", n)
 	}
-	models := r.sessions()
+	models := r.Sessions()
 	r.mustTick() // the last run filed: look again
-	if r.sessions() == models {
+	if r.Sessions() == models {
 		t.Fatal("the run after a filing run did not look again")
 	}
-	if n := len(r.byBot()); n != 1 {
+	if n := len(r.ByBot()); n != 1 {
 		t.Fatalf("the second run filed a duplicate: %d", n)
 	}
-	models = r.sessions()
-	r.proxy.Reset()
+	models = r.Sessions()
+	r.Proxy.Reset()
 	r.mustTick()
-	if got := r.proxy.Total(); got > 5 {
-		t.Errorf("an unchanged run made %d forge requests (%v)", got, r.proxy.Counts())
+	if got := r.Proxy.Total(); got > 5 {
+		t.Errorf("an unchanged run made %d forge requests (%v)", got, r.Proxy.Counts())
 	}
-	if r.sessions() != models {
+	if r.Sessions() != models {
 		t.Errorf("an unchanged run asked the model")
 	}
 	r.opsHead = "ops2"
 	r.mustTick()
-	if r.sessions() == models {
+	if r.Sessions() == models {
 		t.Error("a moved ops repository did not count as a change")
 	}
 }
@@ -330,10 +330,10 @@ func TestRefusedOutbox(t *testing.T) {
 	r := newRig(t, nil)
 	r.scriptRaw(`{"proposals": [{"kind": "explore", "title": "x", "labels": ["backlog"]}]}`)
 	r.mustTick()
-	if n := len(r.byBot()); n != 0 {
+	if n := len(r.ByBot()); n != 0 {
 		t.Errorf("%d filed", n)
 	}
-	if rec := r.lastRecord(); !strings.Contains(rec, "proposals refused") {
+	if rec := r.LastRecord(); !strings.Contains(rec, "proposals refused") {
 		t.Errorf("record %q", rec)
 	}
 }
@@ -343,19 +343,19 @@ func TestRefusedOutbox(t *testing.T) {
 // on the forge, judges again and files.
 func TestFailedSessionRetries(t *testing.T) {
 	r := newRig(t, nil)
-	if err := r.model.SetScenarios(claudetest.Scenario{Name: "predictor", Default: true,
+	if err := r.Model.SetScenarios(claudetest.Scenario{Name: "predictor", Default: true,
 		Turns: []claudetest.Turn{{Status: 400}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.tick(); err == nil {
 		t.Fatal("a refused session did not fail the run")
 	}
-	if n := len(r.byBot()); n != 0 {
+	if n := len(r.ByBot()); n != 0 {
 		t.Fatalf("%d filed after a failed session", n)
 	}
 	r.script(explore("After the failure", "a theory about the backend refusing keys"))
 	r.mustTick()
-	if n := len(r.byBot()); n != 1 {
+	if n := len(r.ByBot()); n != 1 {
 		t.Fatalf("the run after a failed session filed %d", n)
 	}
 }
@@ -369,10 +369,10 @@ func TestVaultRefused(t *testing.T) {
 	r.script(exploit("Refused exploit", "a theory the vault will not test", "run-red-team"),
 		explore("Next one", "an unrelated theory about timeouts"))
 	r.mustTick()
-	if n := len(r.byBot()); n != 2 {
+	if n := len(r.ByBot()); n != 2 {
 		t.Fatalf("%d filed", n)
 	}
-	if rec := r.lastRecord(); !strings.HasPrefix(rec, "vault.refused |") || !strings.Contains(rec, "not found") {
+	if rec := r.LastRecord(); !strings.HasPrefix(rec, "vault.refused |") || !strings.Contains(rec, "not found") {
 		t.Errorf("record %q", rec)
 	}
 }

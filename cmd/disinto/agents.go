@@ -49,6 +49,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RoleReview:     newReviewAgent,
 		config.RoleGardener:   newGardenerAgent,
 		config.RolePredictor:  newPredictorAgent,
+		config.RolePlanner:    newPlannerAgent,
 		config.RoleSupervisor: newSupervisorAgent,
 		config.RoleVault:      newVaultAgent,
 		config.RoleReproduce:  newReproduceAgent,
@@ -110,7 +111,8 @@ func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) 
 		return nil, err
 	}
 	return dev.New(dev.Options{
-		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System, Mirrors: p.Mirrors,
+		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System,
+		Mirrors: mirrorNames(p), MirrorVault: devMirrorVault(d, devOpsDir(stateDir)),
 		Forge: rp.forge, CILogs: logs, Claude: s.claude,
 		Git: dev.NewGit(dev.GitOptions{
 			Clone:     s.projectDir("clones", p, b.User),

@@ -37,7 +37,7 @@ func (a *app) configCmd() *cobra.Command {
 // loadConfig loads and validates the configuration. Problems are printed
 // one per line to stderr and reported as errSilent (exit 1).
 func (a *app) loadConfig() (*config.Config, error) {
-	cfg, err := config.Load(a.projectsDir, a.envFile, a.env)
+	cfg, err := config.LoadWith(a.projectsDir, a.envFile, a.env, a.envDecrypter())
 	var ps config.Problems
 	if errors.As(err, &ps) {
 		for _, p := range ps {

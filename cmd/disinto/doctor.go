@@ -51,7 +51,7 @@ func (a *app) runDoctor(cmd *cobra.Command, f doctorFlags) error {
 	}
 	// No finding quotes a secret; the redactor makes sure of it.
 	red := redact.New()
-	if env, err := config.LoadEnv(a.envFile, a.env); err == nil {
+	if env, err := config.LoadEnvWith(a.envFile, a.envDecrypter(), a.env); err == nil {
 		red.Add(env.Secrets()...)
 	}
 	out := red.Writer(a.stdout)

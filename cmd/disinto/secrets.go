@@ -22,7 +22,11 @@ const maxSecretBytes = 1 << 20
 func (a *app) secretStore() *secrets.Store { return secrets.Open(a.dataDir) }
 
 // encEnvFile is the encrypted env file next to the env file.
-func (a *app) encEnvFile() string { return a.envFile + ".enc" }
+func (a *app) encEnvFile() string { return config.EncryptedEnvFile(a.envFile) }
+
+// envDecrypter decrypts the encrypted env file with the data dir's age
+// identity, for config loading.
+func (a *app) envDecrypter() config.Decrypter { return a.secretStore().DecryptFile }
 
 func (a *app) secretsCmd() *cobra.Command {
 	cmd := &cobra.Command{

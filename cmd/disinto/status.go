@@ -73,7 +73,7 @@ func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 	if err != nil {
 		return statusReport{}, false
 	}
-	if env, err := config.LoadEnv(a.envFile, a.env); err == nil && env.Get(envStatusToken) != "" {
+	if env, err := config.LoadEnvWith(a.envFile, a.envDecrypter(), a.env); err == nil && env.Get(envStatusToken) != "" {
 		req.Header.Set("Authorization", "Bearer "+env.Get(envStatusToken))
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -128,7 +128,7 @@ func (a *app) offlineStatus() statusReport {
 }
 
 func (a *app) loadConfigQuiet() (*config.Config, error) {
-	return config.Load(a.projectsDir, a.envFile, a.env)
+	return config.LoadWith(a.projectsDir, a.envFile, a.env, a.envDecrypter())
 }
 
 func printStatus(w io.Writer, rep statusReport, live bool) {

@@ -44,10 +44,11 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	run, err := newVaultRunner(d)
+	container, err := newVaultRunner(d)
 	if err != nil {
 		return nil, err
 	}
+	run := vaultRunners(v, container, s.dataDir, d.Log)
 	disp, err := v.dispatcher(run, s.instance, d.Log, secretSource{secrets.Open(s.dataDir)})
 	if err != nil {
 		return nil, err
@@ -123,7 +124,7 @@ func (va *vaultAgents) status() []vaultStatus {
 		v.mu.Lock()
 		for _, e := range v.last {
 			out = append(out, vaultStatus{Project: v.project, ID: e.ID, Tier: e.Tier.String(), State: entryState(e),
-				Detail: firstLine(entryDetail(e)), Checked: v.at})
+				Detail: mirrorLabel(e) + firstLine(entryDetail(e)), Checked: v.at})
 		}
 		v.mu.Unlock()
 	}

@@ -11,11 +11,16 @@ import (
 	"strings"
 )
 
-// Env is the merged environment: the .env file, overlaid by the process
-// environment (the process wins, so compose and the shell can override the
-// file). It is an immutable value.
+// Env is the merged environment: the .env file, overlaid by the encrypted
+// env file, overlaid by the process environment (the process wins, so
+// compose and the shell can override the files; see LoadEnvWith). It is an
+// immutable value.
 type Env struct {
 	vals map[string]string
+	// sealed marks the keys whose value came from the encrypted env file;
+	// shadowed lists the plain file's keys it overrode with another value.
+	sealed   map[string]bool
+	shadowed []string
 }
 
 // NewEnv builds an Env from explicit values (tests, callers that already
@@ -53,11 +58,11 @@ var secretKey = regexp.MustCompile(`(TOKEN|PASS|PASSWORD|SECRET|API_KEY|PRIVATE_
 func IsSecretName(name string) bool { return secretKey.MatchString(name) }
 
 // Secrets returns every non-empty value whose variable name marks it as a
-// secret, for the redactor.
+// secret, and every value of the encrypted env file, for the redactor.
 func (e Env) Secrets() []string {
 	var out []string
 	for k, v := range e.vals {
-		if v != "" && IsSecretName(k) {
+		if v != "" && (IsSecretName(k) || e.sealed[k]) {
 			out = append(out, v)
 		}
 	}
@@ -119,16 +124,9 @@ func ParseEnv(name string, r io.Reader) (map[string]string, error) {
 }
 
 // LoadEnv merges the env file at path with the process environment given
-// as KEY=VALUE pairs (os.Environ()); the process environment wins.
+// as KEY=VALUE pairs (os.Environ()); the process environment wins. It
+// cannot decrypt: an encrypted env file next to path is a Problem
+// wrapping ErrNoDecrypter (use LoadEnvWith).
 func LoadEnv(path string, environ []string) (Env, error) {
-	vals, err := ReadEnvFile(path)
-	if err != nil {
-		return Env{}, err
-	}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vals[k] = v
-		}
-	}
-	return Env{vals: vals}, nil
+	return LoadEnvWith(path, nil, environ)
 }

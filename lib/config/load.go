@@ -133,8 +133,14 @@ func (c *Config) Secrets() []string {
 // every problem of the env file and of every project file, found in one
 // pass.
 func Load(projectsDir, envFile string, environ []string) (*Config, error) {
+	return LoadWith(projectsDir, envFile, environ, nil)
+}
+
+// LoadWith is Load that also reads the encrypted env file next to envFile,
+// decrypting it with dec (see LoadEnvWith for the precedence).
+func LoadWith(projectsDir, envFile string, environ []string, dec Decrypter) (*Config, error) {
 	var envProblems Problems
-	env, err := LoadEnv(envFile, environ)
+	env, err := LoadEnvWith(envFile, dec, environ)
 	if err != nil {
 		var p *Problem
 		if !errors.As(err, &p) {

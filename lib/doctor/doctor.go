@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/secrets"
 )
 
 // Status is how a finding weighs.
@@ -181,6 +182,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	env := mergedEnv(fileEnv, o.Environ)
 	if cfg != nil {
 		env = cfg.Env
+		checkSealedEnv(r, o, cfg)
 	}
 	checkPlaceholders(r, env)
 	checkStatusListener(r, env)
@@ -219,7 +221,7 @@ func mergedEnv(file map[string]string, environ []string) config.Env {
 // checkConfig loads the configuration; each problem is one blocking
 // finding.
 func checkConfig(r *Report, o Options) *config.Config {
-	cfg, err := config.Load(o.ProjectsDir, o.EnvFile, o.Environ)
+	cfg, err := config.LoadWith(o.ProjectsDir, o.EnvFile, o.Environ, secrets.Open(o.DataDir).DecryptFile)
 	if err == nil {
 		names := make([]string, len(cfg.Projects))
 		for i, p := range cfg.Projects {

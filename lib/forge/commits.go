@@ -78,3 +78,13 @@ func (r *RepoClient) PullCommits(ctx context.Context, n int64) ([]Commit, error)
 		return out, resp, nil
 	})
 }
+
+// GetCommit returns commit sha (its parents included); ErrNotFound when
+// the repository has no such commit.
+func (r *RepoClient) GetCommit(ctx context.Context, sha string) (Commit, error) {
+	c, resp, err := r.c.api(ctx).GetSingleCommit(r.owner, r.name, sha)
+	if err := r.c.check(fmt.Sprintf("commit %s in %s", sha, r.slug), resp, err); err != nil {
+		return Commit{}, err
+	}
+	return toCommit(c), nil
+}

@@ -113,14 +113,19 @@ func (p *run) projectProtection() forge.Protection {
 // the vault bot, which commits low-tier actions and the dispatcher's
 // result records (the dispatcher runs a pushed action only if its own
 // classification is low; every other tier needs the approved pull
-// request).
+// request), and the planner bot, which commits its own files (the
+// prerequisite tree and its memory) directly, each commit naming its run,
+// so the tree never waits on a pull request nothing reviews. A direct
+// commit by any identity but the vault bot never makes an action run: the
+// dispatcher binds every action to the vault bot's commit or to an
+// approved, merged pull request.
 func (p *run) opsProtection(branch string) forge.Protection {
 	return forge.Protection{
 		Branch:             branch,
 		RequiredApprovals:  1,
 		ApprovalsWhitelist: []string{p.login},
 		MergeWhitelist:     []string{p.login},
-		PushWhitelist:      []string{p.login, config.DefaultBotUser(config.RoleVault)},
+		PushWhitelist:      []string{p.login, config.DefaultBotUser(config.RoleVault), config.DefaultBotUser(config.RolePlanner)},
 		BlockOnRejected:    true,
 		DismissStale:       true,
 	}

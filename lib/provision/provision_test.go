@@ -152,7 +152,8 @@ func verify(t *testing.T, srv *forgetest.Server, opts provision.Options) *config
 		t.Errorf("ops webhooks %+v %v", hooks, err)
 	}
 	if pr, err := admin.Repo(owner, name+"-ops").GetBranchProtection(ctx, p.PrimaryBranch); err != nil ||
-		!slices.Contains(pr.PushWhitelist, "vault-bot") || slices.Contains(pr.PushWhitelist, "dev-bot") {
+		!slices.Contains(pr.PushWhitelist, "vault-bot") || !slices.Contains(pr.PushWhitelist, "planner-bot") ||
+		slices.Contains(pr.PushWhitelist, "dev-bot") {
 		t.Errorf("ops protection %+v %v", pr, err)
 	}
 	pr, err := admin.Repo(owner, name).GetBranchProtection(ctx, p.PrimaryBranch)

@@ -160,6 +160,8 @@ func (v Validator) Parse(file string, data []byte) (Action, error) {
 			switch {
 			case !secretPattern.MatchString(s):
 				c.add("secrets", ErrBadValue, "%q is not a secret name", s)
+			case a.Formula == MirrorFormula && mirrorSecretPattern.MatchString(s):
+				// A mirror's credential (MIRROR_<NAME>_TOKEN), for its push only.
 			case !slices.Contains(pol.Secrets, s):
 				c.add("secrets", ErrNotAllowed, "%q not in allowlist (%s)", s, strings.Join(pol.Secrets, " "))
 			}

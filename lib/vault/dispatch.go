@@ -280,6 +280,9 @@ func (d *Dispatcher) Cycle(ctx context.Context) ([]Entry, error) {
 	for i := range entries {
 		e := &entries[i]
 		log := d.o.Log.With().Str("action", e.ID).Logger()
+		if fr, ok := d.o.Runner.(formulaRunner); ok && e.State == StateReady && !fr.Runs(e.action.Formula) {
+			e.State, e.Reason = StatePending, "approved; no runner for formula "+e.action.Formula+" here (the runner container needs a Docker engine, DOCKER_HOST)"
+		}
 		if e.State != StateReady {
 			if e.State != StateRan {
 				log.Debug().Str("state", string(e.State)).Str("reason", e.Reason).Msg("vault action not run")

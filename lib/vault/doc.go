@@ -18,6 +18,15 @@
 //     request, whose final head is the commit an administrator approved,
 //     and whose head carries the file as it is now; or, for the low tier
 //     only, every such commit is the vault identity's;
+//   - merged by rebase or squash, the pull request's commits on the
+//     primary branch are new ones. They count as the pull request's when
+//     they lie in the window the forge's merge record names (the
+//     pull request merged, the first-parent line of as many commits as
+//     it has, ending at its merge_commit_sha — Gitea and Forgejo alike),
+//     the action before that window is as it was where the branch
+//     started, and the action at merge_commit_sha is the approved head's.
+//     A commit pushed after the approval, to the branch or to the primary
+//     branch, never passes;
 //   - no result is recorded for it in the ops repository.
 //
 // Exactly once: before running, the dispatcher commits a "started" record
@@ -27,4 +36,9 @@
 // repository, so losing a dispatcher's data dir never runs an action
 // again, and a dispatcher that dies mid-run leaves "started" for a human
 // to judge, never a second run.
+//
+// Most formulas run in the runner container. A mirror push (formula
+// mirror-push, MirrorAction) is mechanical and runs in the daemon itself
+// (MirrorPusher, routed by Runners): git, the project's objects and the
+// mirror's secret in git's credential helper for the one push.
 package vault

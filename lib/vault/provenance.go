@@ -15,6 +15,7 @@ type provenanceForge interface {
 	GetFile(ctx context.Context, path, ref string) (forge.File, error)
 	PathCommits(ctx context.Context, ref, path string) ([]forge.Commit, error)
 	PullCommits(ctx context.Context, n int64) ([]forge.Commit, error)
+	GetCommit(ctx context.Context, sha string) (forge.Commit, error)
 	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
 	CollaboratorPermission(ctx context.Context, login string) (forge.Permission, error)
@@ -123,9 +124,10 @@ func (p *prover) pull(ctx context.Context, pr forge.PullRequest, commits []forge
 	for _, c := range prCommits {
 		in[c.SHA] = true
 	}
+	var outside []forge.Commit
 	for _, c := range commits {
 		if !in[c.SHA] {
-			return pending("commit %s touched the action outside pull request #%d", text.ShortSHA(c.SHA), pr.Number), nil
+			outside = append(outside, c)
 		}
 	}
 	atHead, err := p.f.GetFile(ctx, now.Path, pr.HeadSHA)
@@ -134,6 +136,14 @@ func (p *prover) pull(ctx context.Context, pr forge.PullRequest, commits []forge
 	}
 	if err != nil {
 		return approval{}, err
+	}
+	merged := "merged"
+	if len(outside) > 0 {
+		ap, err := p.rebased(ctx, pr, prCommits, outside, atHead)
+		if err != nil || !ap.ok {
+			return ap, err
+		}
+		merged = "rebase-merged"
 	}
 	reviews, err := p.f.ListReviews(ctx, pr.Number)
 	if err != nil {
@@ -154,7 +164,7 @@ func (p *prover) pull(ctx context.Context, pr forge.PullRequest, commits []forge
 			return approval{}, err
 		}
 		if ok {
-			return approval{ok: true, how: fmt.Sprintf("pull request #%d approved by %s at %s", pr.Number, r.Author, text.ShortSHA(r.CommitID))}, nil
+			return approval{ok: true, how: fmt.Sprintf("pull request #%d approved by %s at %s, %s", pr.Number, r.Author, text.ShortSHA(r.CommitID), merged)}, nil
 		}
 		why = pending("awaiting admin approval: the approval of #%d by %s does not count: %s", pr.Number, r.Author, reason)
 	}
@@ -188,4 +198,125 @@ func (p *prover) isAdmin(ctx context.Context, login, author string) (bool, strin
 		return false, fmt.Sprintf("%s permission on the ops repository, not admin", perm), nil
 	}
 	return true, "", nil
+}
+
+// rebased decides whether the commits of the primary branch that touched
+// the action outside pull request pr's own commits are pr's commits
+// rebased (or squashed) onto the branch by the forge's merge. Gitea and
+// Forgejo record such a merge as the pull request merged, with
+// merge_commit_sha the last commit the merge wrote, and the commits
+// themselves are new: nothing ties them to the approved ones but the
+// record. So the window the merge can have written is taken from the
+// record, never from commit messages: the len(prCommits) commits down the
+// first-parent line from merge_commit_sha (one squash commit lies within
+// them too), or, when merge_commit_sha is a merge commit over the rebased
+// commits (the rebase-merge style), it and as many commits down its
+// second parent's line. It is accepted when
+//   - every outside commit lies in that window;
+//   - the action before the window is as it was where the pull request's
+//     branch started, so the window's change to it is the change the
+//     approver saw (a file pushed to the branch earlier and then only
+//     carried along is refused);
+//   - the action at merge_commit_sha is the approved head's (atHead).
+//
+// A commit pushed after the approval is refused elsewhere: the approval
+// is not at the final head, or the commit lies outside the window.
+func (p *prover) rebased(ctx context.Context, pr forge.PullRequest, prCommits, outside []forge.Commit, atHead forge.File) (approval, error) {
+	outsideWhy := func(c forge.Commit) approval {
+		return pending("commit %s touched the action outside pull request #%d", text.ShortSHA(c.SHA), pr.Number)
+	}
+	if pr.MergedSHA == "" || len(prCommits) == 0 {
+		return outsideWhy(outside[0]), nil
+	}
+	window := map[string]bool{}
+	c, err := p.f.GetCommit(ctx, pr.MergedSHA)
+	if err != nil {
+		return approval{}, err
+	}
+	window[c.SHA] = true
+	before, next, left := firstParent(c), firstParent(c), len(prCommits)-1
+	if len(c.Parents) == 2 {
+		// Rebased, then merged by a merge commit (the rebase-merge
+		// style): the rebased commits are its second parent's line.
+		next, left = c.Parents[1], len(prCommits)
+	}
+	for ; left > 0 && next != ""; left-- {
+		if c, err = p.f.GetCommit(ctx, next); err != nil {
+			return approval{}, err
+		}
+		window[c.SHA] = true
+		before, next = firstParent(c), firstParent(c)
+	}
+	for _, c := range outside {
+		if !window[c.SHA] {
+			return outsideWhy(c), nil
+		}
+	}
+	fork, ok := forkPoint(prCommits)
+	if !ok {
+		return pending("pull request #%d's commits do not start from one commit, so its rebase cannot be checked", pr.Number), nil
+	}
+	was, err := p.blobAt(ctx, atHead.Path, fork)
+	if err != nil {
+		return approval{}, err
+	}
+	then, err := p.blobAt(ctx, atHead.Path, before)
+	if err != nil {
+		return approval{}, err
+	}
+	if before == "" || was != then {
+		return pending("the action was on the primary branch before pull request #%d's rebased commits, otherwise than where its branch started", pr.Number), nil
+	}
+	tip, err := p.blobAt(ctx, atHead.Path, pr.MergedSHA)
+	if err != nil {
+		return approval{}, err
+	}
+	if tip != atHead.SHA {
+		return pending("the action at #%d's merge commit %s differs from its approved head %s", pr.Number, text.ShortSHA(pr.MergedSHA), text.ShortSHA(pr.HeadSHA)), nil
+	}
+	return approval{ok: true}, nil
+}
+
+// firstParent returns c's first parent, "" for a root commit.
+func firstParent(c forge.Commit) string {
+	if len(c.Parents) == 0 {
+		return ""
+	}
+	return c.Parents[0]
+}
+
+// forkPoint returns the one commit outside cs that cs's commits grow
+// from: where the pull request's branch started. ok is false when there
+// is not exactly one (a branch that merged other history in).
+func forkPoint(cs []forge.Commit) (string, bool) {
+	in := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		in[c.SHA] = true
+	}
+	fork := ""
+	for _, c := range cs {
+		for _, par := range c.Parents {
+			if in[par] {
+				continue
+			}
+			if fork != "" && fork != par {
+				return "", false
+			}
+			fork = par
+		}
+	}
+	return fork, fork != ""
+}
+
+// blobAt returns the blob id of path at ref, "" when the file is not
+// there.
+func (p *prover) blobAt(ctx context.Context, path, ref string) (string, error) {
+	if ref == "" {
+		return "", nil
+	}
+	f, err := p.f.GetFile(ctx, path, ref)
+	if errors.Is(err, forge.ErrNotFound) {
+		return "", nil
+	}
+	return f.SHA, err
 }

@@ -59,10 +59,6 @@ func (c *countingGit) PrimaryFS(ctx context.Context) (fs.FS, error) {
 	c.n.Add(1)
 	return c.Git.PrimaryFS(ctx)
 }
-func (c *countingGit) PushMirror(ctx context.Context, name, url, sha string) error {
-	c.n.Add(1)
-	return c.Git.PushMirror(ctx, name, url, sha)
-}
 
 // seedIdleIssues opens 60 issues: 45 not in the backlog and 15 backlog
 // issues, each blocked by an open dependency or held by another bot.

@@ -9,6 +9,7 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/vault"
 )
 
 func TestDevHappyPath(t *testing.T) {
@@ -18,6 +19,8 @@ func TestDevHappyPath(t *testing.T) {
 		claudetest.Text("Added widget.txt."),
 	}})
 	b := e.newBot("dev-bot")
+	mv := e.newMirrorVault()
+	b.rebuild(func(o *dev.Options) { o.MirrorVault = mv.requester() })
 	n := e.issue("Add a widget", "scenario: dev-happy\n\nAdd widget.txt.", forge.LabelBacklog)
 
 	b.tick()
@@ -41,7 +44,17 @@ func TestDevHappyPath(t *testing.T) {
 	if _, err := os.Stat(b.data + "/worktrees/proj/issue-1"); !os.IsNotExist(err) {
 		t.Fatalf("worktree still there: %v", err)
 	}
+	// The merge asked the vault for the mirror push, which its
+	// dispatcher runs.
 	merged := e.pull(pr.Number).MergedSHA
+	id := vault.MirrorActionID("backup", merged)
+	pushed := false
+	for _, en := range mv.dispatch(b.opts.Mirrors) {
+		pushed = pushed || en.ID == id && en.Result != nil && en.Result.Status == vault.StatusSucceeded
+	}
+	if !pushed {
+		t.Fatalf("no succeeded vault action %s", id)
+	}
 	if got := runGit(t, e.mirror, "rev-parse", "refs/heads/main"); got != merged {
 		t.Fatalf("mirror main %s, merged %s", got, merged)
 	}

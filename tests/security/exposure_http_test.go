@@ -17,8 +17,10 @@ const hookSecret = "hook-secret-0123456789"
 // runs it: a client that holds a connection open by trickling a webhook
 // body, and a host on the network reading /status and /metrics.
 func TestExposureHTTP(t *testing.T) {
-	// No implemented role is scheduled: the daemon only serves.
-	r := newRig(t, "http://127.0.0.1:1", "DISINTO_WEBHOOK_SECRET="+hookSecret, "AGENT_ROLES=planner")
+	// The only role is the planner, whose first run is its 12 h interval
+	// away: the daemon only serves.
+	r := newRig(t, "http://127.0.0.1:1", "DISINTO_WEBHOOK_SECRET="+hookSecret, "AGENT_ROLES=planner",
+		"FORGE_TOKEN=dev-token-0123456789", "FORGE_USER=dev-bot", "FORGE_PASS=dev-pass-0123456789")
 
 	t.Run("webhook body trickled at 1 byte/s is cut off", func(t *testing.T) {
 		p := r.start(t, []string{"DISINTO_HTTP_READ_TIMEOUT=2s", "DISINTO_STATUS_LISTEN=127.0.0.1:0"}, "--listen", "127.0.0.1:0")
