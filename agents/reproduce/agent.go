@@ -14,7 +14,8 @@
 // transition and, after a successful verification, the close.
 //
 // It is a scheduled role of its own (config.RoleReproduce, every 60 s,
-// like the reference's dispatcher cycle), acting as reproduce-bot. Runs of
+// like the reference's dispatcher cycle), opt-in per project, acting as
+// reproduce-bot. Runs of
 // one project happen one at a time (the runtime's work key and a stack
 // lock file under the data dir, for one-shot runs beside the daemon);
 // a run that fails before the session answers is retried with backoff

@@ -253,7 +253,7 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 	for _, tc := range []struct{ roles, want string }{
 		{"dev", "example/dev"},
 		{"review dev", "example/dev,example/review"},
-		{"", "example/architect,example/dev,example/gardener,example/planner,example/predictor,example/reproduce,example/review,example/supervisor"},
+		{"", "example/architect,example/dev,example/gardener,example/planner,example/predictor,example/review,example/supervisor"},
 	} {
 		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: []string{"AGENT_ROLES=" + tc.roles},
 			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}

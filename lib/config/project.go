@@ -364,13 +364,14 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 		}
 	}
 	for _, role := range ScheduledRoles {
-		s := RoleSettings{Enabled: true, Interval: DefaultIntervals[role], Backend: DefaultBackend}
+		on := !role.OptIn()
+		s := RoleSettings{Enabled: on, Interval: DefaultIntervals[role], Backend: DefaultBackend}
 		if d, ok := envIntervals[role]; ok {
 			s.Interval = d
 		}
 		if rr, ok := r.Roles[string(role)]; ok {
 			key := "roles." + string(role)
-			s.Enabled = boolOr(rr.Enabled, true)
+			s.Enabled = boolOr(rr.Enabled, on)
 			if rr.Interval != 0 {
 				s.Interval = rr.Interval.D()
 			}

@@ -43,6 +43,11 @@ func (r Role) Validate() error {
 	return fmt.Errorf("unknown role %q (known: %s)", string(r), joinRoles(AllRoles))
 }
 
+// OptIn reports whether r runs only for projects that enable it
+// (`[roles.<role>] enabled = true`): the bug-report sidecars need the
+// Docker engine and an image of their own.
+func (r Role) OptIn() bool { return r == RoleReproduce }
+
 // Scheduled reports whether the daemon runs r on an interval.
 func (r Role) Scheduled() bool {
 	for _, k := range ScheduledRoles {
