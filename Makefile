@@ -34,6 +34,7 @@ setup:
 	tests/setup/claude.sh
 	tests/setup/chromium.sh
 	tests/setup/docker.sh
+	tests/setup/reproduce.sh
 
 lint: fmt-check vet staticcheck formula-lint cross
 

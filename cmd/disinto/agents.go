@@ -53,6 +53,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RoleSupervisor: newSupervisorAgent,
 		config.RoleVault:      newVaultAgent,
 		config.RoleFiler:      newFilerAgent,
+		config.RoleReproduce:  newReproduceAgent,
 	}
 }
 

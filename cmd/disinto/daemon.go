@@ -32,6 +32,7 @@ var roleStagger = map[config.Role]time.Duration{
 	config.RoleArchitect:  60 * time.Second,
 	config.RolePlanner:    90 * time.Second,
 	config.RolePredictor:  120 * time.Second,
+	config.RoleReproduce:  20 * time.Second,
 }
 
 // projectSpread is the window over which projects' slots are spread.

@@ -28,6 +28,9 @@ var DefaultIntervals = map[Role]time.Duration{
 	RolePlanner:    12 * time.Hour,
 	RolePredictor:  24 * time.Hour,
 	RoleSupervisor: 20 * time.Minute,
+	// The reference dispatcher's cycle: a bug report waits at most a
+	// minute for its sidecar.
+	RoleReproduce: 60 * time.Second,
 }
 
 // IntervalEnv names the environment variable (seconds) that overrides the
@@ -40,6 +43,7 @@ var IntervalEnv = map[Role]string{
 	RolePlanner:    "PLANNER_INTERVAL",
 	RolePredictor:  "PREDICTOR_INTERVAL",
 	RoleSupervisor: "SUPERVISOR_INTERVAL",
+	RoleReproduce:  "REPRODUCE_INTERVAL",
 }
 
 // CI systems a project can declare.
@@ -360,13 +364,14 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 		}
 	}
 	for _, role := range ScheduledRoles {
-		s := RoleSettings{Enabled: true, Interval: DefaultIntervals[role], Backend: DefaultBackend}
+		on := !role.OptIn()
+		s := RoleSettings{Enabled: on, Interval: DefaultIntervals[role], Backend: DefaultBackend}
 		if d, ok := envIntervals[role]; ok {
 			s.Interval = d
 		}
 		if rr, ok := r.Roles[string(role)]; ok {
 			key := "roles." + string(role)
-			s.Enabled = boolOr(rr.Enabled, true)
+			s.Enabled = boolOr(rr.Enabled, on)
 			if rr.Interval != 0 {
 				s.Interval = rr.Interval.D()
 			}

@@ -21,11 +21,14 @@ const (
 	RoleSupervisor Role = "supervisor"
 	RoleVault      Role = "vault"
 	RoleFiler      Role = "filer"
+	// RoleReproduce reproduces, triages and verifies bug reports in a
+	// browser sidecar (agents/reproduce).
+	RoleReproduce Role = "reproduce"
 )
 
 // ScheduledRoles are the roles the daemon runs on an interval, in the order
 // the reference starts them (review first, dev after it).
-var ScheduledRoles = []Role{RoleReview, RoleDev, RoleGardener, RoleArchitect, RolePlanner, RolePredictor, RoleSupervisor}
+var ScheduledRoles = []Role{RoleReview, RoleDev, RoleGardener, RoleArchitect, RolePlanner, RolePredictor, RoleSupervisor, RoleReproduce}
 
 // AllRoles is every role that has a forge identity.
 var AllRoles = append(append([]Role{}, ScheduledRoles...), RoleVault, RoleFiler)
@@ -39,6 +42,11 @@ func (r Role) Validate() error {
 	}
 	return fmt.Errorf("unknown role %q (known: %s)", string(r), joinRoles(AllRoles))
 }
+
+// OptIn reports whether r runs only for projects that enable it
+// (`[roles.<role>] enabled = true`): the bug-report sidecars need the
+// Docker engine and an image of their own.
+func (r Role) OptIn() bool { return r == RoleReproduce }
 
 // Scheduled reports whether the daemon runs r on an interval.
 func (r Role) Scheduled() bool {

@@ -62,6 +62,8 @@ var access = map[config.Role]struct {
 	config.RoleSupervisor: {forge.PermRead, forge.PermRead, readerScopes},
 	config.RoleVault:      {forge.PermWrite, forge.PermWrite, writerScopes},
 	config.RoleFiler:      {forge.PermWrite, forge.PermRead, readerScopes},
+	// reproduce-bot labels, comments on and files issues of the project.
+	config.RoleReproduce: {forge.PermWrite, "", readerScopes},
 }
 
 // coreBots returns the identities of every role, with the variable names

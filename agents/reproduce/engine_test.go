@@ -1,0 +1,231 @@
+package reproduce
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/build"
+	"github.com/moby/moby/client"
+)
+
+// The sidecar tests run on the real Docker engine (Debian's docker.io),
+// with the runner and reproduce images built from docker/ through the
+// API from the local mmdebstrap base (tests/setup/docker.sh).
+const (
+	setupHint = "run tests/setup/docker.sh as root (starts Debian's Docker engine, builds the local debian:bookworm-slim from mmdebstrap)"
+	// The images these tests build.
+	testRunnerImage    = "repro-test/runner:test"
+	testReproduceImage = "repro-test/reproduce:test"
+	// testLabel marks one test's containers.
+	testLabel = "org.disinto.test.reproduce"
+)
+
+// engine returns a client of the local engine, failing with the setup
+// instruction when none answers; skipped only under -short.
+func engine(t *testing.T) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("sidecar engine test: skipped under -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Fatalf("the sidecar tests need root (the Docker engine's socket): %s", setupHint)
+	}
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		t.Fatalf("no Docker engine answers at %s: %s\n%v", cli.DaemonHost(), setupHint, err)
+	}
+	return cli
+}
+
+var (
+	buildOnce sync.Once
+	buildErr  error
+)
+
+// dockerfilesLabel holds the hash of the two Dockerfiles an image was
+// built from (tests/setup/reproduce.sh sets it the same way).
+const dockerfilesLabel = "org.disinto.test.dockerfiles"
+
+// reproduceImage returns the reproduce image, built from docker/runner
+// and docker/reproduce on it once per test binary unless the engine holds
+// one of the same Dockerfiles already (tests/setup/reproduce.sh).
+func reproduceImage(t *testing.T, cli *client.Client) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		defer cancel()
+		root := filepath.Join("..", "..", "docker")
+		hash, err := dockerfilesHash(filepath.Join(root, "runner", "Dockerfile"), filepath.Join(root, "reproduce", "Dockerfile"))
+		if err != nil {
+			buildErr = err
+			return
+		}
+		if img, err := cli.ImageInspect(ctx, testReproduceImage); err == nil && img.Config != nil && img.Config.Labels[dockerfilesLabel] == hash {
+			return
+		}
+		labels := map[string]string{"org.disinto.test-standin": "true", dockerfilesLabel: hash}
+		if buildErr = buildImage(ctx, cli, filepath.Join(root, "runner"), testRunnerImage, nil, labels); buildErr != nil {
+			return
+		}
+		runnerImage := testRunnerImage
+		buildErr = buildImage(ctx, cli, filepath.Join(root, "reproduce"), testReproduceImage,
+			map[string]*string{"RUNNER_IMAGE": &runnerImage}, labels)
+	})
+	if buildErr != nil {
+		t.Fatalf("build %s: %v (%s)", testReproduceImage, buildErr, setupHint)
+	}
+	return testReproduceImage
+}
+
+// buildImage builds the Dockerfile in dir as tag with the classic builder
+// (no registry is reachable: base images must be local).
+func buildImage(ctx context.Context, cli *client.Client, dir, tag string, args map[string]*string, labels map[string]string) error {
+	buildCtx, err := tarDir(dir)
+	if err != nil {
+		return err
+	}
+	res, err := cli.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{
+		Tags: []string{tag}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
+		Version: build.BuilderV1, BuildArgs: args, Labels: labels,
+	})
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	dec := json.NewDecoder(res.Body)
+	var tailLog []string
+	for {
+		var msg struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if msg.Stream != "" {
+			tailLog = append(tailLog, msg.Stream)
+			if len(tailLog) > 20 {
+				tailLog = tailLog[1:]
+			}
+		}
+		if msg.Error != "" {
+			return errors.New(msg.Error + "\n" + strings.Join(tailLog, ""))
+		}
+	}
+}
+
+// dockerfilesHash is the hex sha256 of the files, one after the other.
+func dockerfilesHash(files ...string) (string, error) {
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// tarDir is the tar archive of the regular files under dir.
+func tarDir(dir string) (io.Reader, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &buf, tw.Close()
+}
+
+// bridgeListener listens on the engine's default bridge gateway, where
+// containers on the bridge reach the host.
+func bridgeListener(t *testing.T, cli *client.Client) net.Listener {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bridge, err := cli.NetworkInspect(ctx, "bridge", client.NetworkInspectOptions{})
+	if err != nil {
+		t.Fatalf("inspect the bridge network: %v", err)
+	}
+	var gateway string
+	for _, c := range bridge.Network.IPAM.Config {
+		if c.Gateway.Is4() {
+			gateway = c.Gateway.String()
+		}
+	}
+	if gateway == "" {
+		t.Fatalf("the bridge network has no IPv4 gateway: %+v", bridge.Network.IPAM)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(gateway, "0"))
+	if err != nil {
+		t.Fatalf("listen on the bridge gateway: %v", err)
+	}
+	return ln
+}
+
+// serve serves h on ln until the test ends and returns its base URL.
+func serve(t *testing.T, ln net.Listener, h http.Handler) string {
+	t.Helper()
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// listContainers lists the containers carrying the test label value run.
+func listContainers(t *testing.T, cli *client.Client, run string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: client.Filters{}.Add("label", testLabel+"="+run)})
+	if err != nil {
+		t.Fatalf("list containers: %v", err)
+	}
+	var ids []string
+	for _, c := range list.Items {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
