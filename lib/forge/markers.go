@@ -217,3 +217,58 @@ func FindRefMarkers(body string, kind RefKind) []string {
 	}
 	return out
 }
+
+// Sprint protocol strings (spec 50 §5, §6). The architect writes the filer
+// block into a sprint file; the filer reads it and marks what it filed.
+const (
+	// FilerBegin opens the sub-issue block of a sprint file.
+	FilerBegin = "<!-- filer:begin -->"
+	// FilerEnd closes the sub-issue block of a sprint file.
+	FilerEnd = "<!-- filer:end -->"
+	// VisionCompletedHeading starts the filer's comment on a vision issue
+	// whose sub-issues are all closed.
+	VisionCompletedHeading = "## Vision Issue Completed"
+)
+
+// MarkerSprintFiled is the kind of the marker in the filer's comment on a
+// merged sprint PR, recording which issues it filed for which sprint so
+// that humans and the architect can see the mapping:
+// <!-- disinto:sprint-filed sprint=<slug> issues=12,13 -->.
+const MarkerSprintFiled = "sprint-filed"
+
+// MarkerVisionComplete is the kind of the marker in the filer's completion
+// comment on a vision issue, so that the comment is posted once:
+// <!-- disinto:vision-complete vision=<n> -->.
+const MarkerVisionComplete = "vision-complete"
+
+// DecomposedFrom identifies one sub-issue of a sprint: the vision issue the
+// sprint decomposes, the sprint's slug and the sub-issue's id in its block.
+type DecomposedFrom struct {
+	Vision int64
+	Sprint string
+	ID     string
+}
+
+// decomposedFromRe matches the filer's marker strictly, so that vision #1
+// never collects the sub-issues of #12 (W-FI-5).
+var decomposedFromRe = regexp.MustCompile(`<!-- decomposed-from: #([1-9][0-9]{0,17}), sprint: ([a-z0-9-]+), id: ([a-z0-9-]+) -->`)
+
+// String renders the marker the filer appends to a sub-issue's body:
+// <!-- decomposed-from: #<vision>, sprint: <slug>, id: <id> -->.
+func (d DecomposedFrom) String() string {
+	return RefMarker(RefDecomposedFrom, fmt.Sprintf("#%d, sprint: %s, id: %s", d.Vision, d.Sprint, d.ID))
+}
+
+// FindDecomposedFrom returns every well-formed decomposed-from marker in
+// body, in order. Like every marker it proves nothing about its author.
+func FindDecomposedFrom(body string) []DecomposedFrom {
+	var out []DecomposedFrom
+	for _, m := range decomposedFromRe.FindAllStringSubmatch(body, -1) {
+		var n int64
+		if _, err := fmt.Sscan(m[1], &n); err != nil || n <= 0 {
+			continue
+		}
+		out = append(out, DecomposedFrom{Vision: n, Sprint: m[2], ID: m[3]})
+	}
+	return out
+}
