@@ -222,7 +222,10 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	if err != nil {
 		return err
 	}
-	fp := fingerprint(ourSprints(open, me))
+	fp, err := a.fingerprint(ctx, ourSprints(open, me))
+	if err != nil {
+		return err
+	}
 	if obs.Why == "" && fp == rec.Fingerprint {
 		log.Debug().Msg("nothing changed since the last architect run")
 		return nil
@@ -281,7 +284,7 @@ func (p *pass) all(ctx context.Context) error {
 func (p *pass) sprint(ctx context.Context, s sprintPR) error {
 	pr := p.rec.PRs[s.Number]
 	if pr == nil {
-		pr = &prRecord{Vision: s.Vision, Branch: s.Head, Opened: p.a.o.Now()}
+		pr = &prRecord{Vision: s.Vision, Branch: s.Branch, Opened: p.a.o.Now()}
 		p.rec.PRs[s.Number] = pr
 	}
 	if s.State != forge.StateOpen {
@@ -312,13 +315,22 @@ func (p *pass) sprint(ctx context.Context, s sprintPR) error {
 }
 
 // fingerprint sums what an unchanged run compares of the open sprint
-// pull requests: number, head, update time and body.
-func fingerprint(open []sprintPR) string {
+// pull requests: number, head, update time, body and reviews. A comment
+// moves the update time; a formal review does not, so each open sprint
+// costs one request for its reviews.
+func (a *Agent) fingerprint(ctx context.Context, open []sprintPR) (string, error) {
 	h := sha256.New()
 	for _, s := range open {
 		fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x01", s.Number, s.HeadSHA, s.Updated.UTC().Format(time.RFC3339Nano), s.Body)
+		rs, err := a.o.Ops.ListReviews(ctx, s.Number)
+		if err != nil {
+			return "", fmt.Errorf("architect: reviews of sprint #%d: %w", s.Number, err)
+		}
+		for _, r := range rs {
+			fmt.Fprintf(h, "%d\x00%s\x00%v\x02", r.ID, r.State, r.Dismissed)
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil)[:12])
+	return hex.EncodeToString(h.Sum(nil)[:12]), nil
 }
 
 // Report implements agent.Reporter: every open sprint pull request and

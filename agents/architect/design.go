@@ -33,7 +33,7 @@ func (p *pass) design(ctx context.Context, v *view) error {
 		mode = ModeQuestions
 	}
 	path := sprint.Path(v.pr.Slug)
-	file, err := p.a.o.Ops.GetFile(ctx, path, v.pr.Head)
+	file, err := p.a.o.Ops.GetFile(ctx, path, v.pr.Branch)
 	if err != nil {
 		return fmt.Errorf("sprint #%d: %s: %w", v.pr.Number, path, err)
 	}
@@ -52,13 +52,13 @@ func (p *pass) design(ctx context.Context, v *view) error {
 		{Title: fmt.Sprintf("Sprint pull request #%d: the current %s", v.pr.Number, path), Body: red.String(string(file.Content)), Untrusted: true},
 		{Title: "The discussion so far (humans' comments and yours, oldest first)", Body: red.String(thread(v)), Untrusted: true},
 	}
-	if mode == ModeAnswers {
-		blocks = append(blocks, formula.Block{Title: "New answers since your last comment", Body: red.String(commentsText(answers)), Untrusted: true})
+	if len(answers) > 0 {
+		blocks = append(blocks, formula.Block{Title: "The humans' new comments since your last one", Body: red.String(commentsText(answers)), Untrusted: true})
 	}
 	followUp := func(env map[string]string) string {
-		return followUpPrompt(mode, v.pr.Number, path, file.Content, answers, env)
+		return red.String(followUpPrompt(mode, v.pr.Number, path, file.Content, answers, env))
 	}
-	out, err := p.session(ctx, sessionIn{branch: v.pr.Head, mode: mode, vision: vision, pr: v.pr.Number, blocks: blocks, followUp: followUp})
+	out, err := p.session(ctx, sessionIn{branch: v.pr.Branch, mode: mode, vision: vision, pr: v.pr.Number, blocks: blocks, followUp: followUp})
 	if err != nil {
 		return err
 	}
@@ -121,12 +121,12 @@ func (p *pass) revise(ctx context.Context, v *view, path string, cur forge.File,
 		return fmt.Errorf("%w: %s names vision #%d, not #%d", errInvalid, path, spec.Vision, v.pr.Vision)
 	}
 	if !bytes.Equal(bytes.TrimRight(data, "\n"), bytes.TrimRight(cur.Content, "\n")) {
-		if _, err := p.a.o.Ops.PutFile(ctx, forge.FileChange{Path: path, Content: data, SHA: cur.SHA, Branch: v.pr.Head,
+		if _, err := p.a.o.Ops.PutFile(ctx, forge.FileChange{Path: path, Content: data, SHA: cur.SHA, Branch: v.pr.Branch,
 			Message: "sprint: revise " + v.pr.Slug + ".md"}); err != nil {
 			return fmt.Errorf("sprint #%d: commit %s: %w", v.pr.Number, path, err)
 		}
 	}
-	body := mirror(data, v.pr.Vision, v.pr.Slug)
+	body := mirror(data, v.pr.sprintID)
 	if body != v.pr.Body {
 		if _, err := p.a.o.Ops.EditIssue(ctx, v.pr.Number, forge.IssueEdit{Body: &body}); err != nil {
 			return fmt.Errorf("sprint #%d: mirror the body: %w", v.pr.Number, err)
@@ -196,7 +196,9 @@ func followUpPrompt(mode Mode, pr int64, path string, cur []byte, answers []forg
 		b.WriteString("A human accepted your pitch. Ask the design questions it leaves open, as the formula's step \"questions\" says.\n\n")
 	} else {
 		b.WriteString("Humans answered on the sprint pull request. Follow up or finalise, as the formula's step \"answers\" says.\n\n")
-		b.WriteString("New answers:\n\n" + formula.Untrusted(commentsText(answers)) + "\n\n")
+	}
+	if len(answers) > 0 {
+		b.WriteString("The humans' new comments:\n\n" + formula.Untrusted(commentsText(answers)) + "\n\n")
 	}
 	fmt.Fprintf(&b, "The current %s:\n\n%s\n\n", path, formula.Untrusted(string(cur)))
 	fmt.Fprintf(&b, "Write the complete sprint document to %s ($%s) and the reply to %s ($%s): %s\n",
@@ -210,7 +212,7 @@ const ReplySchema = `{"comments": ["Q1: ...", "Q2: ..."], "ready": false}`
 // check keeps the merge check of an open sprint pull request: the head's
 // sprint file parses, and the body mirrors it.
 func (p *pass) check(ctx context.Context, v *view) error {
-	b, err := p.a.o.Ops.GetBranch(ctx, v.pr.Head)
+	b, err := p.a.o.Ops.GetBranch(ctx, v.pr.Branch)
 	if err != nil {
 		return fmt.Errorf("sprint #%d: head: %w", v.pr.Number, err)
 	}
@@ -225,7 +227,7 @@ func (p *pass) check(ctx context.Context, v *view) error {
 	default:
 		if _, perr := sprint.Parse(path, f.Content); perr != nil {
 			st.State, st.Description = forge.CIFailure, text.Clip(perr.Error(), 200)
-		} else if mirror(f.Content, v.pr.Vision, v.pr.Slug) != v.pr.Body {
+		} else if mirror(f.Content, v.pr.sprintID) != v.pr.Body {
 			st.State, st.Description = forge.CIFailure, "the body differs from "+path+", which is authoritative"
 		}
 	}

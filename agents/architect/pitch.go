@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,11 +94,8 @@ func (p *pass) due(t time.Time) {
 	}
 }
 
-// decomposedRe reads the vision number of the filer's sub-issue marker
-// strictly (W-AR-8, W-FI-5).
-var decomposedRe = regexp.MustCompile(`^#([1-9][0-9]*), sprint: [a-z0-9-]+, id: [a-z0-9-]+$`)
-
-// decomposed returns the visions with open sub-issues filed by the filer.
+// decomposed returns the visions with open sub-issues filed by the
+// filer, read from its marker with the exact vision number (W-AR-8).
 func (p *pass) decomposed(ctx context.Context) (map[int64]bool, error) {
 	is, err := p.a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateOpen})
 	if err != nil {
@@ -107,12 +103,9 @@ func (p *pass) decomposed(ctx context.Context) (map[int64]bool, error) {
 	}
 	out := map[int64]bool{}
 	for _, i := range is {
-		for _, v := range forge.FindRefMarkers(i.Body, forge.RefDecomposedFrom) {
-			if m := decomposedRe.FindStringSubmatch(v); m != nil {
-				n, _ := strconv.ParseInt(m[1], 10, 64)
-				if n != i.Number {
-					out[n] = true
-				}
+		for _, d := range forge.FindDecomposedFrom(i.Body) {
+			if d.Vision != i.Number {
+				out[d.Vision] = true
 			}
 		}
 	}
@@ -168,7 +161,7 @@ func (p *pass) underspecified(ctx context.Context, v forge.Issue) error {
 // footer.
 func (p *pass) pitch(ctx context.Context, v forge.Issue, comments []forge.Comment) error {
 	o := p.a.o
-	branch := freeBranch(v.Number, p.pulls)
+	branch := freeBranch(v.Number, p.pulls, p.me)
 	red := o.Redactor
 	blocks := []formula.Block{
 		{Title: fmt.Sprintf("Vision issue #%d: %s", v.Number, v.Title), Body: red.String(v.Body), Untrusted: true},
@@ -204,7 +197,7 @@ func (p *pass) pitch(ctx context.Context, v forge.Issue, comments []forge.Commen
 		return fail(fmt.Sprintf("%s names vision #%d, not #%d", path, spec.Vision, v.Number))
 	}
 	pr, err := o.Proposer.Propose(ctx, o.Ops, ops.Proposal{Branch: branch, Title: titlePrefix + oneLine(v.Title),
-		Body: mirror(out.sprint, v.Number, slug), Message: "sprint: add " + slug + ".md",
+		Body: mirror(out.sprint, sprintID{Vision: v.Number, Slug: slug, Branch: branch}), Message: "sprint: add " + slug + ".md",
 		Changes: []git.FileChange{{Path: path, Content: out.sprint}}})
 	if err != nil {
 		return fmt.Errorf("vision #%d: open the sprint pull request: %w", v.Number, err)

@@ -49,7 +49,7 @@ func TestFirstPitch(t *testing.T) {
 	if !strings.HasPrefix(string(f.Content), "# Sprint: Add billing\n") || !strings.Contains(string(f.Content), "<!-- filer:begin -->") {
 		t.Errorf("sprint file:\n%s", f.Content)
 	}
-	if pr.Body != mirror(f.Content, v.Number, "add-billing") {
+	if pr.Body != mirror(f.Content, sprintID{v.Number, "add-billing", pr.Head}) {
 		t.Errorf("body does not mirror the file:\n%s", pr.Body)
 	}
 	cs := r.opsComments(pr.Number)

@@ -22,11 +22,21 @@ const (
 
 var branchRe = regexp.MustCompile(`^architect/sprint-vision-([1-9][0-9]*)(?:-([2-9]|[1-9][0-9]+))?$`)
 
+// sprintID is what the sprint marker of a pull request's body says: the
+// vision, the slug of the sprint file and the sprint's branch. The branch
+// is kept here because the forge reports the head of a pull request whose
+// branch was deleted as refs/pull/<n>/head, and that of a closed one as
+// the name again once a new branch of that name exists.
+type sprintID struct {
+	Vision int64
+	Slug   string
+	Branch string
+}
+
 // sprintPR is one of the architect's sprint pull requests.
 type sprintPR struct {
 	forge.PullRequest
-	Vision int64
-	Slug   string
+	sprintID
 }
 
 // ourSprints keeps the pull requests that are the architect's sprints:
@@ -46,10 +56,10 @@ func ourSprints(pulls []forge.PullRequest, me string) []sprintPR {
 			continue
 		}
 		n, err := strconv.ParseInt(m.Fields["vision"], 10, 64)
-		if err != nil || n <= 0 || m.Fields["slug"] == "" {
+		if err != nil || n <= 0 || m.Fields["slug"] == "" || !branchRe.MatchString(m.Fields["branch"]) {
 			continue
 		}
-		out = append(out, sprintPR{PullRequest: p, Vision: n, Slug: m.Fields["slug"]})
+		out = append(out, sprintPR{PullRequest: p, sprintID: sprintID{Vision: n, Slug: m.Fields["slug"], Branch: m.Fields["branch"]}})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
 	return out
@@ -65,14 +75,19 @@ func branchFor(n int64, attempt int) string {
 }
 
 // freeBranch is the first sprint branch of vision n that no pull request
-// of the ops repository (any state, anyone's) has used as its head: a
-// closed sprint's leftover name never blocks a new pitch (W-AR-5).
-func freeBranch(n int64, pulls []forge.PullRequest) string {
+// of the ops repository (any state, anyone's) has used as its head, nor
+// any sprint of the architect's as its branch: a closed sprint's leftover
+// name never blocks a new pitch (W-AR-5), and every sprint has a branch,
+// a workspace and a conversation of its own.
+func freeBranch(n int64, pulls []forge.PullRequest, me string) string {
 	used := map[string]bool{}
 	for _, p := range pulls {
 		if branchRe.MatchString(p.Head) {
 			used[p.Head] = true
 		}
+	}
+	for _, s := range ourSprints(pulls, me) {
+		used[s.Branch] = true
 	}
 	for attempt := 1; ; attempt++ {
 		if b := branchFor(n, attempt); !used[b] {
@@ -82,15 +97,14 @@ func freeBranch(n int64, pulls []forge.PullRequest) string {
 }
 
 // sprintMarker is the hidden marker of a sprint pull request's body.
-func sprintMarker(vision int64, slug string) string {
-	s, _ := forge.Marker{Kind: forge.MarkerSprint, Fields: map[string]string{"vision": strconv.FormatInt(vision, 10), "slug": slug}}.String()
-	return s
+func sprintMarker(id sprintID) string {
+	return marker(forge.MarkerSprint, map[string]string{"vision": strconv.FormatInt(id.Vision, 10), "slug": id.Slug, "branch": id.Branch})
 }
 
 // mirror is the pull request body that mirrors a sprint file: the file,
 // then the marker.
-func mirror(text []byte, vision int64, slug string) string {
-	return strings.TrimRight(string(text), "\n") + "\n\n" + sprintMarker(vision, slug)
+func mirror(text []byte, id sprintID) string {
+	return strings.TrimRight(string(text), "\n") + "\n\n" + sprintMarker(id)
 }
 
 // bodyHash sums a vision issue's body, to tell whether it changed since a

@@ -148,23 +148,35 @@ func (p *pass) cleanup(ctx context.Context, s sprintPR, pr *prRecord) error {
 	if pr.Cleaned {
 		return nil
 	}
-	if !s.Merged {
-		if err := p.a.o.Ops.DeleteBranch(ctx, s.Head); err != nil {
-			return fmt.Errorf("sprint #%d: delete branch %s: %w", s.Number, s.Head, err)
+	if !s.Merged && !p.openOn(s.Branch, s.Number) {
+		if err := p.a.o.Ops.DeleteBranch(ctx, s.Branch); err != nil {
+			return fmt.Errorf("sprint #%d: delete branch %s: %w", s.Number, s.Branch, err)
 		}
 	}
 	if p.a.o.Sandbox != nil {
-		if err := p.a.o.Sandbox.Remove(workspaceKey(p.a.o.Project, s.Head)); err != nil {
+		if err := p.a.o.Sandbox.Remove(workspaceKey(p.a.o.Project, s.Branch)); err != nil {
 			return err
 		}
 	}
 	if p.a.o.Sessions != nil {
-		if err := p.a.o.Sessions.Delete(sessionKey(p.a.o.Project, s.Head)); err != nil {
+		if err := p.a.o.Sessions.Delete(sessionKey(p.a.o.Project, s.Branch)); err != nil {
 			return err
 		}
 	}
 	pr.Cleaned = true
 	return nil
+}
+
+// openOn reports whether an open pull request of the ops repository
+// other than except has branch as its head (a closed sprint's branch is
+// never deleted under one).
+func (p *pass) openOn(branch string, except int64) bool {
+	for _, pr := range p.pulls {
+		if pr.Number != except && pr.State == forge.StateOpen && pr.Head == branch {
+			return true
+		}
+	}
+	return false
 }
 
 // issue reads a project issue.
