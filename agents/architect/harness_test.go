@@ -40,7 +40,7 @@ type rig struct {
 	t        testing.TB
 	human    forgetest.User
 	bot      forgetest.User
-	other    forgetest.User // another bot of the factory
+	other    forgetest.User    // another bot of the factory
 	repo     *forge.RepoClient // project, as the human
 	opsRepo  *forge.RepoClient // ops, as the human
 	botOps   *forge.RepoClient // ops, as the architect, through proxy
@@ -248,7 +248,9 @@ func (r *rig) say(u forgetest.User, pr int64, body string) forge.Comment {
 func (r *rig) sessions() int { return len(r.model.MessageRequests("")) }
 
 // requests returns the model's message requests answered by scenario.
-func (r *rig) requests(scenario string) []claudetest.Request { return r.model.MessageRequests(scenario) }
+func (r *rig) requests(scenario string) []claudetest.Request {
+	return r.model.MessageRequests(scenario)
+}
 
 // sprintDoc is a valid sprint document for vision n titled title.
 func sprintDoc(n int64, title, extra string) string {

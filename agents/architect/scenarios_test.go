@@ -63,7 +63,7 @@ func TestFirstPitch(t *testing.T) {
 	if len(got.Labels) != 1 || len(r.comments(v.Number)) != 0 {
 		t.Errorf("vision issue labels %v, %d comments", got.Labels, len(r.comments(v.Number)))
 	}
-	if p := strings.Join(r.requests("pitch-"+itoa(v.Number))[0].Texts, "\n"); !strings.Contains(p, "Customers pay monthly.") ||
+	if p := strings.Join(r.requests("pitch-" + itoa(v.Number))[0].Texts, "\n"); !strings.Contains(p, "Customers pay monthly.") ||
 		!strings.Contains(p, "Sell the product.") || !strings.Contains(p, "cmd/app/main.go") {
 		t.Errorf("pitch prompt lacks the vision, VISION.md or the file list")
 	}

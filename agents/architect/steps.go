@@ -40,10 +40,17 @@ func ackMarker(d Decision) string {
 	return marker(forge.MarkerSprintDecision, map[string]string{"id": d.ID, "verdict": string(d.Verdict)})
 }
 
-// accept acknowledges an acceptance; a second one is recorded as acted
-// on, and acknowledged too, so a lost record does not bring it back.
+// accept acknowledges an acceptance. A later one, on a sprint already
+// accepted, changes nothing and is only recorded as acted on (after a
+// lost record it is recorded again, silently).
 func (p *pass) accept(ctx context.Context, v *view) error {
 	d := *v.pending
+	for id, verdict := range v.acted() {
+		if verdict == Accept && id != d.ID {
+			v.rec.Decisions = append(v.rec.Decisions, d.ID)
+			return nil
+		}
+	}
 	body := fmt.Sprintf("Accepted by @%s. The design questions follow.\n\n%s", d.Author, ackMarker(d))
 	c, err := p.a.o.Ops.CreateComment(ctx, v.pr.Number, body)
 	if err != nil {
