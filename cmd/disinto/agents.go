@@ -50,6 +50,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RoleGardener:   newGardenerAgent,
 		config.RolePredictor:  newPredictorAgent,
 		config.RoleSupervisor: newSupervisorAgent,
+		config.RoleArchitect:  newArchitectAgent,
 		config.RoleVault:      newVaultAgent,
 	}
 }
