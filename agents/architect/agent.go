@@ -342,16 +342,33 @@ func (a *Agent) Report() agent.Report {
 }
 
 func (a *Agent) setReport(rec *record) {
+	items := reportItems(a.o.Project, rec)
+	a.mu.Lock()
+	a.report = items
+	a.mu.Unlock()
+}
+
+// LastReport is the report of the architect of project whose state
+// directory is stateDir, read from its record, for a status taken while
+// no daemon runs; empty when there is none.
+func LastReport(stateDir, project string) agent.Report {
+	rec, err := storeFile{path: filepath.Join(stateDir, "sprints.json")}.load()
+	if err != nil {
+		return agent.Report{}
+	}
+	return agent.Report{Items: reportItems(project, rec)}
+}
+
+// reportItems are the open sprints of rec with their stages.
+func reportItems(project string, rec *record) []agent.Item {
 	var items []agent.Item
 	for n, pr := range rec.PRs {
 		if pr.Stage == StageClosed || pr.Stage == StageMerged || pr.Stage == "" {
 			continue
 		}
-		items = append(items, agent.Item{Project: a.o.Project, Role: role, Issue: pr.Vision, PR: n,
+		items = append(items, agent.Item{Project: project, Role: role, Issue: pr.Vision, PR: n,
 			Stage: "sprint " + string(pr.Stage), Started: pr.Opened})
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].PR < items[j].PR })
-	a.mu.Lock()
-	a.report = items
-	a.mu.Unlock()
+	return items
 }

@@ -1,6 +1,8 @@
 package architect
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,7 +76,10 @@ func TestFirstPitch(t *testing.T) {
 	if r.sessions() != models || r.writes() != 0 {
 		t.Errorf("unchanged runs: %d model requests, writes %v", r.sessions()-models, r.proxy.Counts())
 	}
-	if it := r.a.Report().Items; len(it) != 1 || it[0].PR != pr.Number || it[0].Stage != "sprint "+string(StageAwaitingDecision) {
+	if it := r.a.Report().Items; len(it) != 1 || it[0].PR != pr.Number || it[0].Issue != v.Number || it[0].Stage != "sprint "+string(StageAwaitingDecision) {
 		t.Errorf("report %+v", it)
+	}
+	if off := LastReport(filepath.Join(r.data, "state", "proj", "architect"), "proj"); fmt.Sprint(off) != fmt.Sprint(r.a.Report()) {
+		t.Errorf("offline report %+v, live %+v", off, r.a.Report())
 	}
 }

@@ -69,7 +69,9 @@ func TestClassify(t *testing.T) {
 			t.Fatalf("stage %q, want %q", got, want)
 		}
 	}
-	bot := func(id int64, body string) forge.Comment { return forge.Comment{ID: id, Author: "architect-bot", Body: body} }
+	bot := func(id int64, body string) forge.Comment {
+		return forge.Comment{ID: id, Author: "architect-bot", Body: body}
+	}
 	human := func(id int64, body string) forge.Comment { return forge.Comment{ID: id, Author: "alice", Body: body} }
 	step(StagePitched)
 	step(StageAwaitingDecision, bot(1, Footer))

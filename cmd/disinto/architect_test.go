@@ -53,3 +53,25 @@ func TestArchitectScheduled(t *testing.T) {
 		t.Fatalf("with the dev bot's token only: %v", err)
 	}
 }
+
+// TestArchitectOfflineStatus: with no daemon running, status lists each
+// open sprint of the architect's record with its stage.
+func TestArchitectOfflineStatus(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "projects", "alpha.toml"), "name = \"alpha\"\nrepo = \"acme/alpha\"\n")
+	data := t.TempDir()
+	writeFile(t, filepath.Join(data, "state", "alpha", "architect", "sprints.json"),
+		`{"prs": {"12": {"vision": 5, "branch": "architect/sprint-vision-5", "stage": "awaiting decision"},
+		          "9": {"vision": 4, "branch": "architect/sprint-vision-4", "stage": "merged"}}}`)
+	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, projectsDir: filepath.Join(dir, "projects"),
+		envFile: filepath.Join(dir, "none"), dataDir: data}
+	rep := a.offlineStatus()
+	if len(rep.InFlight) != 1 || rep.InFlight[0].PR != 12 || rep.InFlight[0].Issue != 5 || rep.InFlight[0].Stage != "sprint awaiting decision" {
+		t.Fatalf("in flight %+v", rep.InFlight)
+	}
+	var out bytes.Buffer
+	printHoldings(&out, rep, time.Now())
+	if !strings.Contains(out.String(), "architect") || !strings.Contains(out.String(), "#12") {
+		t.Errorf("status:\n%s", out.String())
+	}
+}
