@@ -214,15 +214,11 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	if err != nil {
 		return err
 	}
-	open, err := a.o.Ops.ListPulls(ctx, forge.StateOpen)
-	if err != nil {
-		return fmt.Errorf("architect: list open ops pull requests: %w", err)
-	}
 	rec, err := a.store.load()
 	if err != nil {
 		return err
 	}
-	fp, err := a.fingerprint(ctx, ourSprints(open, me))
+	fp, err := a.fingerprint(ctx, me)
 	if err != nil {
 		return err
 	}
@@ -248,7 +244,17 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		// No watermark: the next run looks at everything again.
 		return runErr
 	}
-	rec.Fingerprint = fp
+	// A run that changed its sprints (or saw a human change them while
+	// it ran) leaves no fingerprint: the next run looks again, and only
+	// a run that finds everything as it left it makes the next one cheap.
+	end, err := a.fingerprint(ctx, me)
+	if err != nil {
+		return err
+	}
+	rec.Fingerprint = ""
+	if end == fp {
+		rec.Fingerprint = fp
+	}
 	if err := a.store.save(rec); err != nil {
 		return err
 	}
@@ -315,19 +321,31 @@ func (p *pass) sprint(ctx context.Context, s sprintPR) error {
 }
 
 // fingerprint sums what an unchanged run compares of the open sprint
-// pull requests: number, head, update time, body and reviews. A comment
-// moves the update time; a formal review does not, so each open sprint
-// costs one request for its reviews.
-func (a *Agent) fingerprint(ctx context.Context, open []sprintPR) (string, error) {
+// pull requests: number, head and body, and the ids and update times of
+// their comments and reviews (a pull request's own update time has a
+// resolution of a second and does not move on a review). It costs one
+// request, and two per open sprint.
+func (a *Agent) fingerprint(ctx context.Context, me string) (string, error) {
+	open, err := a.o.Ops.ListPulls(ctx, forge.StateOpen)
+	if err != nil {
+		return "", fmt.Errorf("architect: list open ops pull requests: %w", err)
+	}
 	h := sha256.New()
-	for _, s := range open {
-		fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x01", s.Number, s.HeadSHA, s.Updated.UTC().Format(time.RFC3339Nano), s.Body)
+	for _, s := range ourSprints(open, me) {
+		fmt.Fprintf(h, "%d\x00%s\x00%s\x01", s.Number, s.HeadSHA, s.Body)
+		cs, err := a.o.Ops.ListComments(ctx, s.Number)
+		if err != nil {
+			return "", fmt.Errorf("architect: comments of sprint #%d: %w", s.Number, err)
+		}
+		for _, c := range cs {
+			fmt.Fprintf(h, "%d\x00%s\x00%d\x02", c.ID, c.Updated.UTC().Format(time.RFC3339Nano), len(c.Body))
+		}
 		rs, err := a.o.Ops.ListReviews(ctx, s.Number)
 		if err != nil {
 			return "", fmt.Errorf("architect: reviews of sprint #%d: %w", s.Number, err)
 		}
 		for _, r := range rs {
-			fmt.Fprintf(h, "%d\x00%s\x00%v\x02", r.ID, r.State, r.Dismissed)
+			fmt.Fprintf(h, "%d\x00%s\x00%v\x03", r.ID, r.State, r.Dismissed)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12]), nil

@@ -419,3 +419,26 @@ func (r *rig) issue(n int64) forge.Issue {
 	}
 	return i
 }
+
+// TestClosedWithoutDecision: a sprint a human closes without a decision
+// counts as rejected: the vision is noted and not pitched again until its
+// body changes.
+func TestClosedWithoutDecision(t *testing.T) {
+	r := newRig(t)
+	vs, prs := r.pitched("Add billing")
+	if err := r.opsRepo.ClosePull(ctxOf(t), prs[0].Number); err != nil {
+		t.Fatal(err)
+	}
+	models := r.sessions()
+	r.mustTick()
+	r.mustTick()
+	if r.sessions() != models || len(r.pulls()) != 1 {
+		t.Fatalf("%d model requests, %d pull requests", r.sessions()-models, len(r.pulls()))
+	}
+	if n := r.comments(vs[0].Number); len(n) != 1 || !strings.Contains(n[0].Body, "closed without a decision") {
+		t.Fatalf("vision comments %+v", n)
+	}
+	if _, err := r.opsRepo.GetBranch(ctxOf(t), prs[0].Head); err == nil {
+		t.Errorf("branch %s survives", prs[0].Head)
+	}
+}

@@ -82,7 +82,7 @@ func (p *pass) reject(ctx context.Context, v *view) error {
 			v.rec.Decisions = append(v.rec.Decisions, d.ID)
 		}
 	}
-	if err := p.noteRejection(ctx, v, d); err != nil {
+	if err := p.noteRejection(ctx, v.pr, fmt.Sprintf("was rejected by @%s: %s", d.Author, quoteReason(d.Reason))); err != nil {
 		return err
 	}
 	if err := p.a.o.Ops.ClosePull(ctx, n); err != nil {
@@ -110,14 +110,15 @@ func (v *view) acked(id string) bool {
 	return false
 }
 
-// noteRejection records the rejection on the vision issue, once.
-func (p *pass) noteRejection(ctx context.Context, v *view, d Decision) error {
-	vision := v.pr.Vision
+// noteRejection records on the vision issue, once, that its sprint s
+// ended unmerged (what says how), with the hash of the vision's body.
+func (p *pass) noteRejection(ctx context.Context, s sprintPR, what string) error {
+	vision := s.Vision
 	cs, err := p.a.o.Forge.ListComments(ctx, vision)
 	if err != nil {
 		return fmt.Errorf("vision #%d: %w", vision, err)
 	}
-	pr := strconv.FormatInt(v.pr.Number, 10)
+	pr := strconv.FormatInt(s.Number, 10)
 	for _, c := range cs {
 		if m, ok := forge.FindMarker(c.Body, forge.MarkerSprintRejected); ok && strings.EqualFold(c.Author, p.me) && m.Fields["pr"] == pr {
 			return nil
@@ -127,9 +128,9 @@ func (p *pass) noteRejection(ctx context.Context, v *view, d Decision) error {
 	if err != nil {
 		return err
 	}
-	body := fmt.Sprintf("The sprint for this vision (ops pull request #%d) was rejected by @%s: %s\n\n"+
+	body := fmt.Sprintf("The sprint for this vision (ops pull request #%d) %s\n\n"+
 		"It is not pitched again until this issue's body changes, or until this comment is deleted.\n\n%s",
-		v.pr.Number, d.Author, quoteReason(d.Reason), marker(forge.MarkerSprintRejected, map[string]string{"pr": pr, "hash": bodyHash(issue.Body)}))
+		s.Number, what, marker(forge.MarkerSprintRejected, map[string]string{"pr": pr, "hash": bodyHash(issue.Body)}))
 	if _, err := p.a.o.Forge.CreateComment(ctx, vision, body); err != nil {
 		return fmt.Errorf("vision #%d: note the rejection: %w", vision, err)
 	}
@@ -154,6 +155,13 @@ func quoteReason(reason string) string {
 func (p *pass) cleanup(ctx context.Context, s sprintPR, pr *prRecord) error {
 	if pr.Cleaned {
 		return nil
+	}
+	if !s.Merged && !p.otherSprint(s) {
+		// Closed by a human without a decision: a rejection too, or the
+		// next run would pitch the vision again at once.
+		if err := p.noteRejection(ctx, s, "was closed without a decision."); err != nil {
+			return err
+		}
 	}
 	if !s.Merged && !p.openOn(s.Branch, s.Number) {
 		if err := p.a.o.Ops.DeleteBranch(ctx, s.Branch); err != nil {
@@ -180,6 +188,17 @@ func (p *pass) cleanup(ctx context.Context, s sprintPR, pr *prRecord) error {
 func (p *pass) openOn(branch string, except int64) bool {
 	for _, pr := range p.pulls {
 		if pr.Number != except && pr.State == forge.StateOpen && pr.Head == branch {
+			return true
+		}
+	}
+	return false
+}
+
+// otherSprint reports whether another sprint of s's vision is open or
+// merged (s was then a duplicate, not a rejection).
+func (p *pass) otherSprint(s sprintPR) bool {
+	for _, o := range ourSprints(p.pulls, p.me) {
+		if o.Number != s.Number && o.Vision == s.Vision && (o.State == forge.StateOpen || o.Merged) {
 			return true
 		}
 	}
