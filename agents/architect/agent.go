@@ -49,6 +49,11 @@ const role = "architect"
 // DefaultMaxOpen bounds the open sprint pull requests (spec 50 §3.9).
 const DefaultMaxOpen = 3
 
+// fullRunEvery bounds the time between two complete runs: what the cheap
+// check cannot see (a human deleting the architect's rejection note on a
+// vision issue moves nothing the forge reports) is seen within it.
+const fullRunEvery = 24 * time.Hour
+
 // ProjectForge is what the architect reads of the project repository and
 // writes there (comments and labels on vision issues), as its bot, which
 // is read-only on the code.
@@ -258,6 +263,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	if err := a.store.save(rec); err != nil {
 		return err
 	}
+	p.due(a.o.Now().Add(fullRunEvery))
 	return a.watch.Save(obs, p.timer)
 }
 

@@ -422,7 +422,7 @@ func (r *rig) issue(n int64) forge.Issue {
 
 // TestClosedWithoutDecision: a sprint a human closes without a decision
 // counts as rejected: the vision is noted and not pitched again until its
-// body changes.
+// body changes, or until a human deletes the note.
 func TestClosedWithoutDecision(t *testing.T) {
 	r := newRig(t)
 	vs, prs := r.pitched("Add billing")
@@ -440,5 +440,16 @@ func TestClosedWithoutDecision(t *testing.T) {
 	}
 	if _, err := r.opsRepo.GetBranch(ctxOf(t), prs[0].Head); err == nil {
 		t.Errorf("branch %s survives", prs[0].Head)
+	}
+	// A human clears the marker: the vision is pitched again, at the
+	// latest by the daily complete run (a deleted comment moves nothing
+	// the cheap check sees).
+	if err := r.repo.DeleteComment(ctxOf(t), r.comments(vs[0].Number)[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	r.now = r.now.Add(fullRunEvery)
+	r.mustTick()
+	if again := r.mustSprint(vs[0].Number); again.State != forge.StateOpen || again.Head != branchFor(vs[0].Number, 2) {
+		t.Fatalf("re-pitch after the marker was cleared: %+v", again)
 	}
 }
