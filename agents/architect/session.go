@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"strconv"
 	"strings"
-	"testing/fstest"
+	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/claude"
@@ -235,7 +236,23 @@ func (f forgeFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fstest.MapFS{name: {Data: data}}.Open(name)
+	return &memFile{Reader: bytes.NewReader(data), name: path.Base(name), size: int64(len(data))}, nil
 }
+
+// memFile is a file read whole from the forge.
+type memFile struct {
+	*bytes.Reader
+	name string
+	size int64
+}
+
+func (m *memFile) Stat() (fs.FileInfo, error) { return m, nil }
+func (m *memFile) Close() error               { return nil }
+func (m *memFile) Name() string               { return m.name }
+func (m *memFile) Size() int64                { return m.size }
+func (m *memFile) Mode() fs.FileMode          { return 0o444 }
+func (m *memFile) ModTime() time.Time         { return time.Time{} }
+func (m *memFile) IsDir() bool                { return false }
+func (m *memFile) Sys() any                   { return nil }
 
 var _ fs.ReadFileFS = forgeFS{}

@@ -1,6 +1,10 @@
 package architect
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"testing"
 	"time"
 
@@ -117,5 +121,33 @@ func TestParseReply(t *testing.T) {
 		if _, err := ParseReply([]byte(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestForgeFS: files come from the forge at the ref, a missing one is
+// fs.ErrNotExist, and fs.ReadFile and Open agree.
+func TestForgeFS(t *testing.T) {
+	get := func(_ context.Context, path, ref string) (forge.File, error) {
+		if path == "VISION.md" && ref == "main" {
+			return forge.File{Path: path, Content: []byte("# Vision\n")}, nil
+		}
+		return forge.File{}, fmt.Errorf("get %s: %w", path, forge.ErrNotFound)
+	}
+	fsys := forgeFS{ctx: context.Background(), get: get, ref: "main"}
+	if data, err := fs.ReadFile(fsys, "VISION.md"); err != nil || string(data) != "# Vision\n" {
+		t.Fatalf("%q %v", data, err)
+	}
+	f, err := fsys.Open("VISION.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != 9 || st.Name() != "VISION.md" || st.IsDir() {
+		t.Errorf("stat %v %v", st, err)
+	}
+	if _, err := fs.ReadFile(fsys, "AGENTS.md"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := fsys.Open("../x"); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("invalid path: %v", err)
 	}
 }
