@@ -52,6 +52,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RoleSupervisor: newSupervisorAgent,
 		config.RoleArchitect:  newArchitectAgent,
 		config.RoleVault:      newVaultAgent,
+		config.RoleFiler:      newFilerAgent,
 	}
 }
 

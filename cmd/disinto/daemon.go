@@ -291,6 +291,9 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 	if err := a.addVaultJobs(d, registry); err != nil {
 		return err
 	}
+	if err := a.addFilerJobs(d, registry); err != nil {
+		return err
+	}
 	for _, role := range config.ScheduledRoles {
 		if missing[role] {
 			d.unimplemented = append(d.unimplemented, string(role))

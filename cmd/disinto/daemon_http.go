@@ -105,7 +105,7 @@ func (d *daemon) hookMux() http.Handler {
 	}
 	h, err := webhook.New(webhook.Options{
 		Secret: []byte(d.cfg.WebhookSecret), Projects: repos,
-		Trigger: vaultTrigger{sched: d.sched, next: laneTrigger{sched: d.sched, localDev: d.localDev}},
+		Trigger: filerTrigger{sched: d.sched, next: vaultTrigger{sched: d.sched, next: laneTrigger{sched: d.sched, localDev: d.localDev}}},
 		Log:     d.logs.For("webhook"), Observe: d.metrics.ObserveWebhook,
 	})
 	if err != nil {

@@ -221,6 +221,9 @@ func FindRefMarkers(body string, kind RefKind) []string {
 // Sprint protocol strings (spec 50 §5, §6). The architect writes the filer
 // block into a sprint file; the filer reads it and marks what it filed.
 const (
+	// SprintTitlePrefix starts the title of every sprint pull request on
+	// the ops repository: "architect: <vision title>".
+	SprintTitlePrefix = "architect:"
 	// FilerBegin opens the sub-issue block of a sprint file.
 	FilerBegin = "<!-- filer:begin -->"
 	// FilerEnd closes the sub-issue block of a sprint file.
@@ -233,8 +236,13 @@ const (
 // MarkerSprintFiled is the kind of the marker in the filer's comment on a
 // merged sprint PR, recording which issues it filed for which sprint so
 // that humans and the architect can see the mapping:
-// <!-- disinto:sprint-filed sprint=<slug> issues=12,13 -->.
+// <!-- disinto:sprint-filed pr=<n> sprints=<slug>,… issues=12,13 -->.
 const MarkerSprintFiled = "sprint-filed"
+
+// MarkerSprintRefused is the kind of the marker in the filer's comment on
+// a merged sprint PR whose sprint files it will not file, said once:
+// <!-- disinto:sprint-refused pr=<n> -->.
+const MarkerSprintRefused = "sprint-refused"
 
 // MarkerVisionComplete is the kind of the marker in the filer's completion
 // comment on a vision issue, so that the comment is posted once:

@@ -38,9 +38,17 @@ var (
 
 // access is the permission table of the core bots (00 §4.1, corrected):
 // review-bot needs write on the project, or its approvals do not count;
-// architect-bot is read-only on the project (it proposes through the ops
-// repo); predictor-bot needs write, or the forge drops the labels of the
-// predictions it files; filer-bot files issues on the project only.
+// architect-bot is read-only on the project and writes the ops repo (it
+// proposes sprints there; spec 50 §1); predictor-bot needs write, or the
+// forge drops the labels of the predictions it files.
+//
+// filer-bot writes the project's issues and nothing else. A collaborator
+// permission covers every unit of a repository, and read is too little to
+// label or close someone else's issue, so it is a writer of the project;
+// its token's scopes (repository read, issue write) keep it from pushing,
+// creating branches or merging. On the ops repo it is a reader: it reads
+// merged sprint pull requests and their files, and comments on them what
+// it filed.
 var access = map[config.Role]struct {
 	project, ops forge.Permission
 	scopes       []string
@@ -53,7 +61,7 @@ var access = map[config.Role]struct {
 	config.RoleArchitect:  {forge.PermRead, forge.PermWrite, writerScopes},
 	config.RoleSupervisor: {forge.PermRead, forge.PermRead, readerScopes},
 	config.RoleVault:      {forge.PermWrite, forge.PermWrite, writerScopes},
-	config.RoleFiler:      {forge.PermWrite, "", readerScopes},
+	config.RoleFiler:      {forge.PermWrite, forge.PermRead, readerScopes},
 }
 
 // coreBots returns the identities of every role, with the variable names

@@ -136,6 +136,7 @@ func verify(t *testing.T, srv *forgetest.Server, opts provision.Options) *config
 	}{
 		{name, "dev-bot", forge.PermWrite}, {name, "review-bot", forge.PermWrite}, {name, "architect-bot", forge.PermRead},
 		{name, "filer-bot", forge.PermWrite}, {name + "-ops", "planner-bot", forge.PermWrite}, {name + "-ops", "review-bot", forge.PermRead},
+		{name + "-ops", "architect-bot", forge.PermWrite}, {name + "-ops", "filer-bot", forge.PermRead},
 	}
 	for _, pc := range perms {
 		got, err := admin.Repo(owner, pc.repo).CollaboratorPermission(ctx, pc.user)
@@ -186,6 +187,8 @@ func TestFreshForgeThenRerunThenRepair(t *testing.T) {
 	t.Run("protection", func(t *testing.T) { checkProtection(t, srv, cfg) })
 
 	t.Run("scopes suffice", func(t *testing.T) { checkScopes(t, srv, cfg) })
+
+	t.Run("sprint identities", func(t *testing.T) { checkSprintIdentities(t, srv, cfg) })
 
 	t.Run("lost token and password", func(t *testing.T) {
 		env := readEnv(t, opts.EnvFile)
