@@ -16,7 +16,7 @@ import (
 // They find candidates; ownership is the author and the head repository,
 // and the vision is read from the body's hidden marker only.
 const (
-	titlePrefix  = "architect: "
+	titlePrefix  = forge.SprintTitlePrefix + " "
 	branchPrefix = "architect/sprint-vision-"
 )
 
@@ -48,7 +48,7 @@ func ourSprints(pulls []forge.PullRequest, me string) []sprintPR {
 		if !strings.EqualFold(p.Author, me) || p.FromFork {
 			continue
 		}
-		if !strings.HasPrefix(p.Title, strings.TrimSpace(titlePrefix)) && !strings.HasPrefix(p.Head, branchPrefix) {
+		if !strings.HasPrefix(p.Title, forge.SprintTitlePrefix) && !strings.HasPrefix(p.Head, branchPrefix) {
 			continue
 		}
 		m, ok := forge.FindMarker(p.Body, forge.MarkerSprint)
