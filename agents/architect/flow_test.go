@@ -453,3 +453,29 @@ func TestClosedWithoutDecision(t *testing.T) {
 		t.Fatalf("re-pitch after the marker was cleared: %+v", again)
 	}
 }
+
+// TestHandMadeSprint: an open pull request from a sprint branch of the
+// ops repository without the architect's marker (a legacy or hand-made
+// sprint) keeps its vision from a second pitch, and is otherwise left
+// alone.
+func TestHandMadeSprint(t *testing.T) {
+	r := newRig(t)
+	v := r.vision("Add billing", "Customers pay.")
+	ctx := ctxOf(t)
+	head := branchFor(v.Number, 1)
+	if _, err := r.opsRepo.CreateBranch(ctx, head, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.opsRepo.CreateFiles(ctx, head, "hand-made", []forge.NewFile{{Path: "sprints/add-billing.md", Content: []byte(sprintDoc(v.Number, "Add billing", ""))}}); err != nil {
+		t.Fatal(err)
+	}
+	hand, err := r.opsRepo.CreatePull(ctx, forge.NewPull{Title: "architect: Add billing", Body: "by hand", Head: head, Base: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.script(pitchScenario(v.Number, "Add billing"))
+	r.mustTick()
+	if r.sessions() != 0 || len(r.pulls()) != 1 || len(r.opsComments(hand.Number)) != 0 {
+		t.Fatalf("%d model requests, %d pull requests, %d comments on the hand-made one", r.sessions(), len(r.pulls()), len(r.opsComments(hand.Number)))
+	}
+}

@@ -47,6 +47,16 @@ func (p *pass) pitches(ctx context.Context, sprints []sprintPR) error {
 			taken[s.Vision] = true
 		}
 	}
+	// A sprint branch of the ops repository itself (a legacy or hand-made
+	// sprint without the marker) also keeps its vision from a second
+	// pitch: only writers of the ops repository make such branches, and
+	// nothing is acted on because of it.
+	for _, pr := range p.pulls {
+		if m := branchRe.FindStringSubmatch(pr.Head); m != nil && !pr.FromFork && (pr.State == forge.StateOpen || pr.Merged) {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			taken[n] = true
+		}
+	}
 	decomposed, err := p.decomposed(ctx)
 	if err != nil {
 		return err
