@@ -8,6 +8,7 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
 )
 
 // pitched pitches a vision issue for each title in one run and returns
@@ -201,7 +202,7 @@ func TestRejection(t *testing.T) {
 	}
 	acks := len(r.botComments(pr.Number))
 
-	r.data = r.data + "-lost"
+	r.data = sandboxtest.Dir(t, "architect-lost")
 	r.build() // a lost data dir: only the forge remembers
 	r.mustTick()
 	r.mustTick()
@@ -477,5 +478,33 @@ func TestHandMadeSprint(t *testing.T) {
 	r.mustTick()
 	if r.sessions() != 0 || len(r.pulls()) != 1 || len(r.opsComments(hand.Number)) != 0 {
 		t.Fatalf("%d model requests, %d pull requests, %d comments on the hand-made one", r.sessions(), len(r.pulls()), len(r.opsComments(hand.Number)))
+	}
+}
+
+// TestLostConversation: when the data dir (and with it the sprint's
+// conversation) is lost after the pitch, the questions session starts
+// afresh with the full prompt: the vision, the sprint file and the
+// discussion.
+func TestLostConversation(t *testing.T) {
+	r := newRig(t)
+	vs, prs := r.pitched("Add billing")
+	r.data = sandboxtest.Dir(t, "architect-lost")
+	r.build()
+	r.say(r.human, prs[0].Number, "ACCEPT")
+	r.script(scenario("fresh-questions", `This session is in mode "questions"`, 0,
+		writeOutbox("", `{"comments": ["Q1: Stripe or Paddle?"], "ready": false}`)), pitchScenario(vs[0].Number, "Add billing"))
+	r.mustTick()
+	q := r.requests("fresh-questions")
+	if len(q) != 2 {
+		t.Fatalf("%d fresh questions requests", len(q))
+	}
+	p := strings.Join(q[0].Texts, "\n")
+	for _, want := range []string{"Why: Add billing.", "## Sub-issues", fmt.Sprintf("#%d", prs[0].Number), "ACCEPT"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("fresh prompt lacks %q", want)
+		}
+	}
+	if s := r.stage(prs[0].Number); s != string(StageAwaitingAnswers) {
+		t.Errorf("stage %q", s)
 	}
 }

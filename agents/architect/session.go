@@ -149,7 +149,9 @@ func (p *pass) session(ctx context.Context, in sessionIn) (sessionOut, error) {
 		if err == nil && o.Sessions != nil && claude.ValidSessionID(res.SessionID) {
 			err = o.Sessions.Save(key, res.SessionID, dir)
 		}
-	case in.followUp != nil:
+	case in.followUp != nil && stored(o.Sessions, key):
+		// The conversation holds the rest; should the CLI have lost it,
+		// the full prompt starts a new one.
 		full := inv.Prompt
 		inv.Prompt = in.followUp(env)
 		res, err = claude.Continue(ctx, o.Claude, o.Sessions, key, inv, full)
@@ -199,6 +201,13 @@ func (p *pass) render(ctx context.Context, in sessionIn, env map[string]string) 
 		return "", fmt.Errorf("architect: render the formula: %w", err)
 	}
 	return out, nil
+}
+
+// stored reports whether store holds a conversation for k (a corrupt
+// entry counts: Continue then starts afresh with the full prompt).
+func stored(store *claude.SessionStore, k claude.SessionKey) bool {
+	_, ok, err := store.Load(k)
+	return ok || err != nil
 }
 
 // sessionKey names a sprint's conversation: one per sprint branch, so
