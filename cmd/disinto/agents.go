@@ -51,6 +51,7 @@ func agentRegistry() map[config.Role]agentFactory {
 		config.RolePredictor:  newPredictorAgent,
 		config.RolePlanner:    newPlannerAgent,
 		config.RoleSupervisor: newSupervisorAgent,
+		config.RoleArchitect:  newArchitectAgent,
 		config.RoleVault:      newVaultAgent,
 		config.RoleFiler:      newFilerAgent,
 		config.RoleReproduce:  newReproduceAgent,

@@ -101,6 +101,7 @@ func (a *app) offlineStatus() statusReport {
 			rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
 			sup := supervisor.LastReport(filepath.Join(a.dataDir, "state", p.Name, "supervisor"), p.Name)
 			rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
+			rep.InFlight = append(rep.InFlight, architectHoldings(a.dataDir, p)...)
 			for role, rs := range p.Roles {
 				cadences[p.Name+"/"+string(role)] = rs
 			}

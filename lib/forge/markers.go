@@ -132,6 +132,36 @@ const MarkerDepWait = "dep-wait"
 // another: <!-- disinto:incident fingerprint=<kebab-id> -->.
 const MarkerIncident = "incident"
 
+// MarkerSprint is the kind of the marker at the end of a sprint pull
+// request's body on the ops repository, naming the vision issue the sprint
+// decomposes and the slug of its file; the architect reads the vision
+// number from nowhere else: <!-- disinto:sprint vision=<n> slug=<slug> -->.
+const MarkerSprint = "sprint"
+
+// MarkerSprintDecision is the kind of the marker in the architect's
+// acknowledgement of a human decision on a sprint pull request, naming
+// the comment or review decided by, so that a decision is acted on once
+// even when the architect's local state is lost:
+// <!-- disinto:sprint-decision id=<comment-N|review-N> verdict=<accept|reject> -->.
+const MarkerSprintDecision = "sprint-decision"
+
+// MarkerSprintReply is the kind of the marker in the architect's design
+// comments on a sprint pull request, naming the newest human comment
+// answered and whether the sprint is ready to merge:
+// <!-- disinto:sprint-reply through=<comment id> ready=<true|false> -->.
+const MarkerSprintReply = "sprint-reply"
+
+// MarkerSprintRejected is the kind of the marker in the architect's
+// comment on a vision issue whose sprint a human rejected: the vision is
+// not pitched again while its body hashes to hash, or until a human
+// deletes the comment: <!-- disinto:sprint-rejected pr=<n> hash=<hex> -->.
+const MarkerSprintRejected = "sprint-rejected"
+
+// MarkerVisionUnderspecified is the kind of the marker in the architect's
+// comment on a vision issue it cannot pitch because the body is empty:
+// <!-- disinto:vision-underspecified issue=<n> -->.
+const MarkerVisionUnderspecified = "vision-underspecified"
+
 // Neutralise makes every HTML comment opener in s visible text ("&lt;!--",
 // which a forge renders as "<!--"), so that untrusted text quoted into a
 // comment the bots post (issue text, model output, CI logs, errors) can

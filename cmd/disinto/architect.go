@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/disinto/disinto/agents/architect"
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/ops"
+)
+
+// errArchitectFallback refuses the dev bot's token for the architect,
+// which must not write the project repository (spec 50 W-AR-10).
+var errArchitectFallback = errors.New("no token for the architect bot: set FORGE_ARCHITECT_TOKEN " +
+	"(the architect has no fallback to FORGE_TOKEN: the dev bot writes the project repository, and the architect must not)")
+
+// newArchitectAgent builds the architect of one project, acting as
+// architect-bot (FORGE_ARCHITECT_TOKEN, no fallback), which reads the
+// project repository and writes the ops repository: clients of both, an
+// ops checkout of its own under <data>/clones/<project>/<bot>-ops for
+// opening sprint pull requests, its state (lock, watermark, record)
+// under <data>/state/<project>/architect, one conversation per sprint
+// under <data>/state/<project>/sessions, the architect formula and the
+// shared model runner. Decisions count from the project's maintainers
+// (the project file, FORGE_ADMIN_USERS, else the repository's owners),
+// never from the factory's bots.
+func newArchitectAgent(d agentDeps) (agent.Agent, error) {
+	p, s := d.Project, d.Services
+	rp, err := d.parts(architect.FormulaName, nil)
+	if err != nil {
+		return nil, err
+	}
+	b := rp.bot
+	if b.Fallback {
+		return nil, fmt.Errorf("project %s: %w", p.Name, errArchitectFallback)
+	}
+	owner, name, ok := strings.Cut(p.OpsRepo, "/")
+	if !ok || owner == "" || name == "" {
+		return nil, fmt.Errorf("project %s (%s): the architect needs ops_repo as owner/name, not %q", p.Name, p.File, p.OpsRepo)
+	}
+	g := git.New(git.Options{
+		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
+		Redactor:    s.redactor, Log: d.Log,
+	})
+	cname, email := git.Identity(b.User)
+	proposer := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+		Dir: s.projectDir("clones", p, b.User+"-ops"), Name: cname, Email: email, Log: d.Log})
+	return architect.New(architect.Options{
+		Project: p.Name, Primary: p.PrimaryBranch,
+		Forge: rp.forge, Ops: rp.forge.Client().Repo(owner, name), Proposer: proposer,
+		Claude: s.claude, Sandbox: s.sandbox, Sessions: claude.NewSessionStore(filepath.Join(d.DataDir, "state"), nil),
+		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
+		Deciders: d.maintainersOf(b), Bots: d.Config.BotUsernames,
+		Model: rp.settings.Model, Backend: rp.settings.Backend,
+		StateDir: s.projectDir("state", p, "architect"), Redactor: s.redactor, Log: d.Log,
+	}), nil
+}
