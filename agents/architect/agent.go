@@ -69,6 +69,12 @@ type ProjectForge interface {
 	RemoveLabels(ctx context.Context, n int64, names ...forge.LabelName) error
 }
 
+// Labeler adds and removes labels of an issue of the project.
+type Labeler interface {
+	AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error
+	RemoveLabels(ctx context.Context, n int64, names ...forge.LabelName) error
+}
+
 // OpsForge is what the architect does on the ops repository, as its bot.
 type OpsForge interface {
 	ops.PullRequests
@@ -106,6 +112,11 @@ type Options struct {
 	Forge    ProjectForge
 	Ops      OpsForge
 	Proposer Proposer
+	// Labeler, when set, labels vision issues: an identity with
+	// issue-write on the project (the filer bot), since the architect
+	// bot is read-only there and the forge lets no reader label. Unset:
+	// the architect's own Forge tries, and a refusal leaves the comment.
+	Labeler Labeler
 	// Claude runs the sessions in workspaces of Sandbox; Sessions keeps
 	// each sprint's session id.
 	Claude   claude.Runner
@@ -395,4 +406,13 @@ func reportItems(project string, rec *record) []agent.Item {
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].PR < items[j].PR })
 	return items
+}
+
+// labeler returns the identity that labels vision issues: Options.Labeler,
+// else the architect's own project client.
+func (a *Agent) labeler() Labeler {
+	if a.o.Labeler != nil {
+		return a.o.Labeler
+	}
+	return a.o.Forge
 }

@@ -374,8 +374,9 @@ func TestLeftoverBranch(t *testing.T) {
 
 // TestEmptyVision (W-AR-13): a vision issue with an empty body is not
 // pitched; it gets one comment saying why, and the underspecified label
-// where the forge lets the bot label (a bot read-only on the project may
-// comment but not label); it is pitched once a human writes the body.
+// from the labelling identity (the filer bot in the daemon: the
+// architect bot, read-only on the project, may comment but not label);
+// it is pitched once a human writes the body.
 func TestEmptyVision(t *testing.T) {
 	r := newRig(t)
 	v := r.vision("Add billing", "")
@@ -392,9 +393,12 @@ func TestEmptyVision(t *testing.T) {
 	if got := r.issue(v.Number); got.HasLabel(forge.LabelUnderspecified) {
 		t.Errorf("a read-only bot labelled #%d", v.Number)
 	}
-	if err := r.repo.AddCollaborator(ctxOf(t), r.bot.Login, forge.PermWrite); err != nil {
+	c, err := forge.New(forge.Options{URL: r.proxy.URL, Token: r.other.Token, User: r.other.Login})
+	if err != nil {
 		t.Fatal(err)
 	}
+	r.labeler = c.Repo(r.repo.Owner(), r.repo.Name())
+	r.build()
 	w := r.vision("Add search", "  \n")
 	r.mustTick()
 	if got := r.issue(w.Number); !got.HasLabel(forge.LabelUnderspecified) || len(r.comments(w.Number)) != 1 {

@@ -54,6 +54,8 @@ type rig struct {
 	a        *Agent
 	now      time.Time
 	deciders []string
+	// labeler, when set, is the identity that labels for the architect.
+	labeler Labeler
 }
 
 func ctxOf(t testing.TB) context.Context {
@@ -149,7 +151,7 @@ func (r *rig) build() {
 	proposer := ops.Open(ops.Options{Git: g, URL: r.proj.ForgeURL + "/" + r.opsRepo.Slug() + ".git",
 		Dir: filepath.Join(r.data, "ops"), Name: name, Email: email})
 	r.rt = agent.New(agent.Options{Ledger: r.led, Log: zerolog.Nop(), Now: func() time.Time { return r.now }})
-	r.a = New(Options{Project: r.proj.Name, Forge: botRepo, Ops: r.botOps, Proposer: proposer,
+	r.a = New(Options{Project: r.proj.Name, Forge: botRepo, Ops: r.botOps, Proposer: proposer, Labeler: r.labeler,
 		Claude: runner, Sandbox: sb, Sessions: claude.NewSessionStore(filepath.Join(r.data, "state"), nil),
 		Formula: f, Deciders: r.deciders, Bots: []string{"architect-bot", "dev-bot", r.bot.Login, r.other.Login},
 		Timeout: 3 * time.Minute, StateDir: filepath.Join(r.data, "state", "proj", "architect"),

@@ -155,7 +155,7 @@ func (p *pass) underspecified(ctx context.Context, v forge.Issue) error {
 		return fmt.Errorf("vision #%d: %w", v.Number, err)
 	}
 	if !v.HasLabel(forge.LabelUnderspecified) {
-		if err := p.a.o.Forge.AddLabels(ctx, v.Number, forge.LabelUnderspecified); err != nil {
+		if err := p.a.labeler().AddLabels(ctx, v.Number, forge.LabelUnderspecified); err != nil {
 			// The comment says it; a bot without issue-write on the
 			// project cannot label.
 			p.log.Warn().Int64("issue", v.Number).Str("error", p.a.o.Redactor.String(err.Error())).Msg("could not label the vision issue underspecified")
@@ -221,7 +221,7 @@ func (p *pass) pitch(ctx context.Context, v forge.Issue, comments []forge.Commen
 	p.rec.PRs[pr.Number] = &prRecord{Vision: v.Number, Branch: branch, Stage: StageAwaitingDecision, Opened: o.Now()}
 	delete(p.rec.Failed, v.Number)
 	if v.HasLabel(forge.LabelUnderspecified) && p.markedUnderspecified(comments) {
-		if err := o.Forge.RemoveLabels(ctx, v.Number, forge.LabelUnderspecified); err != nil {
+		if err := p.a.labeler().RemoveLabels(ctx, v.Number, forge.LabelUnderspecified); err != nil {
 			p.log.Warn().Int64("issue", v.Number).Str("error", red.String(err.Error())).Msg("could not remove the underspecified label")
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/disinto/disinto/agents/architect"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ops"
 )
@@ -49,7 +50,7 @@ func newArchitectAgent(d agentDeps) (agent.Agent, error) {
 	cname, email := git.Identity(b.User)
 	proposer := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
 		Dir: s.projectDir("clones", p, b.User+"-ops"), Name: cname, Email: email, Log: d.Log})
-	return architect.New(architect.Options{
+	o := architect.Options{
 		Project: p.Name, Primary: p.PrimaryBranch,
 		Forge: rp.forge, Ops: rp.forge.Client().Repo(owner, name), Proposer: proposer,
 		Claude: s.claude, Sandbox: s.sandbox, Sessions: claude.NewSessionStore(filepath.Join(d.DataDir, "state"), nil),
@@ -57,5 +58,15 @@ func newArchitectAgent(d agentDeps) (agent.Agent, error) {
 		Deciders: d.maintainersOf(b), Bots: d.Config.BotUsernames,
 		Model: rp.settings.Model, Backend: rp.settings.Backend,
 		StateDir: s.projectDir("state", p, "architect"), Redactor: s.redactor, Log: d.Log,
-	}), nil
+	}
+	// The architect bot only reads the project; the filer bot, which may
+	// write its issues, applies the architect's labels.
+	if fb, err := d.Config.Bot(config.RoleFiler); err == nil && !fb.Fallback {
+		fc, err := s.forgeAs(p, fb, d.Log)
+		if err != nil {
+			return nil, err
+		}
+		o.Labeler = fc
+	}
+	return architect.New(o), nil
 }
