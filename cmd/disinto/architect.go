@@ -37,7 +37,7 @@ func newArchitectAgent(d agentDeps) (agent.Agent, error) {
 	}
 	b := rp.bot
 	if b.Fallback {
-		return nil, fmt.Errorf("project %s: %w", p.Name, errArchitectFallback)
+		return nil, fmt.Errorf("project %s: %w: %w", p.Name, errNotScheduled, errArchitectFallback)
 	}
 	owner, name, ok := strings.Cut(p.OpsRepo, "/")
 	if !ok || owner == "" || name == "" {

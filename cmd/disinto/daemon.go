@@ -83,6 +83,8 @@ type daemon struct {
 	ops           opsCheckouts
 	ready         readiness
 	unimplemented []string
+	// unscheduled says, per project and role left out, why (errNotScheduled).
+	unscheduled []string
 	// reporters are the agents that say what work they hold, for status.
 	reporters []agent.Reporter
 	// localDev names, per project, the scheduler roles of its local-model
@@ -253,6 +255,13 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 	return d, nil
 }
 
+// errNotScheduled, wrapped in an agent factory's error, leaves that role
+// of that project out of the schedule with a warning (and a line in
+// status) instead of stopping the daemon: a default role the operator has
+// not set up, such as the architect without its own identity, must not
+// stop the roles that work.
+var errNotScheduled = errors.New("role not scheduled")
+
 func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 	missing := map[config.Role]bool{}
 	for _, p := range d.cfg.Projects {
@@ -266,6 +275,12 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 				continue
 			}
 			ag, err := d.newAgent(factory, p, role)
+			if errors.Is(err, errNotScheduled) {
+				why := d.redactor.String(err.Error())
+				d.log.Warn().Str("project", p.Name).Str("role", string(role)).Str("reason", why).Msg("role not scheduled")
+				d.unscheduled = append(d.unscheduled, why)
+				continue
+			}
 			if err != nil {
 				return err
 			}

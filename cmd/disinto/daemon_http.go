@@ -42,6 +42,8 @@ type statusReport struct {
 	Findings      []agent.Finding `json:"findings,omitempty"`
 	Actions       []agent.Action  `json:"actions,omitempty"`
 	Unimplemented []string        `json:"unimplemented,omitempty"`
+	// NotScheduled says why each role left out of a project's schedule is.
+	NotScheduled []string `json:"not_scheduled,omitempty"`
 	// Backends are the model backends with a base URL and what their last
 	// health probe found.
 	Backends     []claude.Health `json:"backends,omitempty"`
@@ -140,7 +142,7 @@ func (d *daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
 
 func (d *daemon) status() statusReport {
 	info := daemonInfo{Started: d.started}
-	rep := statusReport{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.rt.Running(), Unimplemented: d.unimplemented,
+	rep := statusReport{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.rt.Running(), Unimplemented: d.unimplemented, NotScheduled: d.unscheduled,
 		Sessions: sessionsMode(d.services.sandbox)}
 	for _, p := range d.cfg.Projects {
 		rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo, URL: p.ForgeURL + "/" + p.Repo})

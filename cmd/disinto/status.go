@@ -199,6 +199,9 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	for _, f := range rep.Failing {
 		fmt.Fprintf(w, "  %s %s has failed %d times in a row since %s (%s)\n", f.Project, f.Role, f.Count, stamp(f.Since), f.Code)
 	}
+	for _, why := range rep.NotScheduled {
+		fmt.Fprintf(w, "  (not scheduled: %s)\n", why)
+	}
 	if len(rep.Unimplemented) > 0 {
 		fmt.Fprintf(w, "  (configured but not implemented yet: %s)\n", strings.Join(rep.Unimplemented, ", "))
 	}
