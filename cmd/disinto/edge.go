@@ -15,12 +15,13 @@ import (
 
 // Environment of the edge: what its Caddyfile is generated from.
 const (
-	edgeHostEnv   = "DISINTO_EDGE_HOST"
-	edgePortEnv   = "DISINTO_EDGE_PORT"
-	edgeEmailEnv  = "DISINTO_EDGE_EMAIL"
-	edgeForgeEnv  = "DISINTO_EDGE_FORGE"
-	edgeStatusEnv = "DISINTO_EDGE_STATUS"
-	edgeChatEnv   = "DISINTO_EDGE_CHAT"
+	edgeHostEnv    = "DISINTO_EDGE_HOST"
+	edgePortEnv    = "DISINTO_EDGE_PORT"
+	edgeTLSPortEnv = "DISINTO_EDGE_TLS_PORT"
+	edgeEmailEnv   = "DISINTO_EDGE_EMAIL"
+	edgeForgeEnv   = "DISINTO_EDGE_FORGE"
+	edgeStatusEnv  = "DISINTO_EDGE_STATUS"
+	edgeChatEnv    = "DISINTO_EDGE_CHAT"
 	// edgeURLEnv is the edge's public URL as the other services know it
 	// (the chat's OAuth callback, init's OAuth2 application, the
 	// doctor's checks); default edge.Config.PublicURL.
@@ -32,12 +33,17 @@ const (
 func (a *app) edgeConfig() (edge.Config, error) {
 	c := edge.Config{Host: a.getenv(edgeHostEnv), Email: a.getenv(edgeEmailEnv),
 		Forge: a.getenv(edgeForgeEnv), Status: a.getenv(edgeStatusEnv), Chat: a.getenv(edgeChatEnv)}
-	if v := a.getenv(edgePortEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return c, fmt.Errorf("%s=%q: want a port number", edgePortEnv, v)
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{edgePortEnv, &c.Port}, {edgeTLSPortEnv, &c.TLSPort}} {
+		if v := a.getenv(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return c, fmt.Errorf("%s=%q: want a port number", p.name, v)
+			}
+			*p.dst = n
 		}
-		c.Port = n
 	}
 	return c, nil
 }

@@ -43,11 +43,12 @@ const (
 
 // Default upstreams, the compose services' names and ports.
 const (
-	DefaultForge  = "forgejo:3000"
-	DefaultStatus = "agents:8081"
-	DefaultChat   = "chat:8080"
-	DefaultPort   = 80
-	DefaultAdmin  = "localhost:2019"
+	DefaultForge   = "forgejo:3000"
+	DefaultStatus  = "agents:8081"
+	DefaultChat    = "chat:8080"
+	DefaultPort    = 80
+	DefaultTLSPort = 443
+	DefaultAdmin   = "localhost:2019"
 )
 
 // ErrInvalid is wrapped by every validation error of a Config.
@@ -59,8 +60,13 @@ type Config struct {
 	// serves it on ports 80 and 443 with automatic certificates; empty or
 	// "localhost", plain HTTP on Port.
 	Host string
-	// Port is the plain-HTTP port without a public name; default 80.
+	// Port is the plain-HTTP port Caddy listens on: the site's without a
+	// public name, the redirects' and ACME challenges' with one (behind a
+	// port mapping of the host's 80); default 80.
 	Port int
+	// TLSPort is the HTTPS port Caddy listens on with a public name
+	// (behind a mapping of the host's 443); default 443.
+	TLSPort int
 	// Email is the ACME account address for the certificates; optional.
 	Email string
 	// Forge, Status and Chat are the upstreams as host:port.
@@ -102,6 +108,9 @@ const (
 func (c Config) WithDefaults() Config {
 	if c.Port == 0 {
 		c.Port = DefaultPort
+	}
+	if c.TLSPort == 0 {
+		c.TLSPort = DefaultTLSPort
 	}
 	if c.Forge == "" {
 		c.Forge = DefaultForge
@@ -147,6 +156,9 @@ func (c Config) Validate() error {
 	}
 	if c.Port < 1 || c.Port > 65535 {
 		return fmt.Errorf("%w: port %d: want 1-65535", ErrInvalid, c.Port)
+	}
+	if c.TLSPort < 1 || c.TLSPort > 65535 || c.TLSPort == c.Port {
+		return fmt.Errorf("%w: TLS port %d: want 1-65535, not the HTTP port", ErrInvalid, c.TLSPort)
 	}
 	if c.Email != "" && !emailRe.MatchString(c.Email) {
 		return fmt.Errorf("%w: email %q: want an address such as ops@example.org", ErrInvalid, c.Email)
@@ -205,8 +217,16 @@ func Caddyfile(c Config) (string, error) {
 	b.WriteString("# DISINTO_EDGE_* settings, not this file. It holds no secret: Caddy reads\n")
 	fmt.Fprintf(&b, "# %s and %s from its environment.\n", SecretEnv, StatusTokenEnv)
 	fmt.Fprintf(&b, "{\n\tadmin %s\n", c.Admin)
-	if c.Email != "" && c.TLS() {
-		fmt.Fprintf(&b, "\temail %s\n", c.Email)
+	if c.TLS() {
+		if c.Email != "" {
+			fmt.Fprintf(&b, "\temail %s\n", c.Email)
+		}
+		if c.Port != DefaultPort {
+			fmt.Fprintf(&b, "\thttp_port %d\n", c.Port)
+		}
+		if c.TLSPort != DefaultTLSPort {
+			fmt.Fprintf(&b, "\thttps_port %d\n", c.TLSPort)
+		}
 	}
 	b.WriteString("}\n\n")
 	if c.TLS() {

@@ -23,6 +23,7 @@ var goldenCases = []struct {
 }{
 	{"localhost", edge.Config{}},
 	{"public", edge.Config{Host: "factory.example.org", Email: "ops@example.org"}},
+	{"container", edge.Config{Host: "factory.example.org", Port: 8080, TLSPort: 8443}},
 	{"port", edge.Config{Port: 8088, Forge: "127.0.0.1:3000", Status: "127.0.0.1:8081", Chat: "127.0.0.1:8090", Admin: "off"}},
 }
 
@@ -103,6 +104,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}{
 		{edge.Config{Host: "bad host {"}, "host"},
 		{edge.Config{Port: 70000}, "port"},
+		{edge.Config{Port: 8443, TLSPort: 8443}, "TLS port"},
 		{edge.Config{Forge: "forgejo"}, "forge upstream"},
 		{edge.Config{Chat: "chat:x"}, "chat upstream"},
 		{edge.Config{Status: "a b:1"}, "status upstream"},
