@@ -20,7 +20,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/rs/zerolog"
 
-	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/chat"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/claude/claudetest"
@@ -182,7 +181,8 @@ func TestBrowserLoginThroughTheForge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := formula.Load(formulas.FS, "chat")
+	// The shipped formula, read from disk: lib imports nothing above it.
+	f, err := formula.Load(os.DirFS("../../formulas"), "chat")
 	if err != nil {
 		t.Fatal(err)
 	}
