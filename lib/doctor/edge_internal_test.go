@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge/forgetest"
 )
 
 // fakeEdge answers like the edge; open makes /chat/ answer without a
@@ -64,5 +65,33 @@ func TestEdgeChecks(t *testing.T) {
 	down := edgeFindings(t, map[string]string{"DISINTO_EDGE_URL": "http://127.0.0.1:9"})
 	if down.Blocking() || down.Count(Warning) != 5 {
 		t.Errorf("no edge, no credentials: %v", down.Findings)
+	}
+}
+
+// TestOAuthAppOnTheForge: against the real forge, the application with
+// the edge's callback passes, one with another callback blocks, an
+// unknown client id blocks.
+func TestOAuthAppOnTheForge(t *testing.T) {
+	srv := forgetest.StartWith(t, forgetest.Options{OAuth2: true})
+	app, err := srv.Admin(t).CreateOAuth2App(context.Background(), "disinto-chat", []string{"https://f.example.org/chat/oauth/callback"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		public, id string
+		want       Status
+	}{
+		{"https://f.example.org", app.ClientID, OK},
+		{"https://other.example.org", app.ClientID, Blocking},
+		{"https://f.example.org", "no-such-client", Blocking},
+	} {
+		env := config.NewEnv(map[string]string{"CHAT_OAUTH_CLIENT_ID": tc.id, "CHAT_OAUTH_CLIENT_SECRET": "s",
+			"FORGE_ADMIN_USER": srv.AdminLogin, "FORGE_ADMIN_PASS": srv.AdminPassword})
+		r := &Report{}
+		checkOAuthApp(context.Background(), r, Options{HTTPClient: http.DefaultClient}, &config.Config{Env: env,
+			Projects: []*config.Project{{ForgeURL: srv.URL}}}, tc.public, tc.id)
+		if len(r.Findings) != 1 || r.Findings[0].Status != tc.want {
+			t.Errorf("%s %s: %v, want %s", tc.public, tc.id, r.Findings, tc.want)
+		}
 	}
 }
