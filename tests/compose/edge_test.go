@@ -4,13 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
+	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/disinto/disinto/lib/claude/claudetest"
 )
 
 // edgeImage is the edge image these tests build from the checkout.
@@ -157,4 +165,144 @@ func TestEdgeImageChecksFirstAndFailsClosed(t *testing.T) {
 			t.Errorf("GET %s answered %d with no upstream, want a 5xx", p, code)
 		}
 	}
+}
+
+var (
+	csrfInputRe = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+	hiddenRe    = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" value="([^"]*)">`)
+)
+
+// forgeForm posts a form of the forge page body to action, with the
+// page's CSRF token and extra fields.
+func forgeForm(ctx context.Context, t *testing.T, c *http.Client, action, body string, fields url.Values) (*http.Response, string) {
+	t.Helper()
+	if m := csrfInputRe.FindStringSubmatch(body); m != nil {
+		fields.Set("_csrf", html.UnescapeString(m[1]))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, action, strings.NewReader(fields.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", action, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp, string(b)
+}
+
+// edgeLogin logs user in to the chat through the edge, as a browser
+// would: the chat's login, the forge's login form and its grant page,
+// the callback. It returns a client holding the session.
+func edgeLogin(ctx context.Context, t *testing.T, edgeURL, user, pass string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	get := func(u string) (*http.Response, string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", u, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp, string(b)
+	}
+	resp, body := get(edgeURL + "/chat/login")
+	if !strings.HasPrefix(resp.Request.URL.Path, "/user/login") {
+		t.Fatalf("the chat's login led to %s (%d)", resp.Request.URL, resp.StatusCode)
+	}
+	resp, body = forgeForm(ctx, t, c, resp.Request.URL.String(), body, url.Values{"user_name": {user}, "password": {pass}})
+	if strings.Contains(body, `id="authorize-app"`) {
+		fields := url.Values{"granted": {"true"}}
+		for _, m := range hiddenRe.FindAllStringSubmatch(body, -1) {
+			if m[1] != "_csrf" {
+				fields.Set(m[1], html.UnescapeString(m[2]))
+			}
+		}
+		resp, body = forgeForm(ctx, t, c, edgeURL+"/login/oauth/grant", body, fields)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/chat/" || !strings.Contains(body, `id="message"`) {
+		t.Fatalf("not in the chat after the forge's login: %d at %s\n%s", resp.StatusCode, resp.Request.URL, tail(body, 20))
+	}
+	return c
+}
+
+// TestStackEdgeOnePort brings up the stack with the edge profile: on one
+// port of the host the edge serves the forge at /, and, behind the forge
+// login that provisioning set up (the chat's OAuth2 application), the
+// chat at /chat/ and the daemon's status page at /factory/; without a
+// session both refuse.
+func TestStackEdgeOnePort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compose stack test: skipped under -short")
+	}
+	requireEngine(t, testForgeImage, "debian:bookworm-slim", "golang:1.26-bookworm")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	port, tlsPort := freePort(t), freePort(t)
+	edgeURL := fmt.Sprintf("http://127.0.0.1:%d", port)
+	vars := stackVars(t)
+	for k, v := range map[string]string{
+		"DISINTO_EDGE_URL": edgeURL, "DISINTO_EDGE_BIND": "127.0.0.1", "DISINTO_EDGE_HTTP_PORT": strconv.Itoa(port),
+		"DISINTO_EDGE_HTTPS_PORT": strconv.Itoa(tlsPort), "DISINTO_EDGE_SECRET": "stack-edge-secret-0123456789",
+		"DISINTO_EDGE_IMAGE": edgeImage, "FORGEJO_ROOT_URL": edgeURL + "/",
+	} {
+		vars[k] = v
+	}
+	s := newStack(t, vars)
+	buildModelServer(ctx, t, vars["DISINTO_TEST_MODELSERVER_DIR"], claudetest.Scenario{Name: "idle", Default: true,
+		Turns: []claudetest.Turn{claudetest.Text("nothing to do")}})
+	s.must(ctx, "build", "provision")
+	s.must(ctx, "--profile", "edge", "build", "edge")
+	s.must(ctx, "--profile", "edge", "up", "--detach", "edge", "agents")
+	s.waitExited(ctx, "provision")
+	s.waitHealthy(ctx, "chat")
+	s.waitHealthy(ctx, "edge")
+	s.waitHealthy(ctx, "agents")
+
+	plain := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	status := func(c *http.Client, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, edgeURL+path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	if code, body := status(plain, "/api/v1/version"); code != http.StatusOK || !strings.Contains(body, "version") {
+		t.Errorf("the forge through the edge: %d %s", code, body)
+	}
+	for _, p := range []string{"/chat/", "/factory/"} {
+		if code, _ := status(plain, p); code != http.StatusUnauthorized {
+			t.Errorf("GET %s without a session: %d, want 401", p, code)
+		}
+	}
+	c := edgeLogin(ctx, t, edgeURL, "disinto-admin", vars["FORGE_ADMIN_PASS"])
+	if code, body := status(c, "/factory/"); code != http.StatusOK || !strings.Contains(body, "In flight") {
+		t.Errorf("the status page through the edge: %d\n%s", code, tail(body, 10))
+	}
+	doctor, _ := s.compose(ctx, "exec", "-T", "agents", "disinto", "doctor")
+	for _, want := range []string{"oauth2-app disinto-chat: credentials present", "edge chat http://edge:8080/chat/: answers 401",
+		"edge chat-login http://edge:8080/chat/login: sends browsers to the forge's login"} {
+		if !strings.Contains(doctor, want) {
+			t.Errorf("the doctor lacks %q:\n%s", want, doctor)
+		}
+	}
+}
+
+// freePort is a loopback port nobody listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
