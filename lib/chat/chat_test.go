@@ -425,3 +425,30 @@ func TestSessionKeyIsPrivate(t *testing.T) {
 		t.Fatalf("data dir: %v %v", fi, err)
 	}
 }
+
+// A conversation handed out by POST /chat/new is the one the first
+// message goes to.
+func TestNewConversationID(t *testing.T) {
+	f := newFixture(t, nil)
+	c, _ := f.login(t, "alice")
+	tok := f.csrfOf(t, "alice", c)
+	rec := f.do("POST", "/chat/new", nil, as("alice", tok), c)
+	var n map[string]string
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &n) != nil || len(n["conversation_id"]) != 12 {
+		t.Fatalf("new: %d %s", rec.Code, rec.Body)
+	}
+	rec = f.do("POST", "/chat", url.Values{"message": {"hi"}, "conversation_id": {n["conversation_id"]}}, as("alice", tok), c)
+	var a chat.Answer
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &a) != nil || a.ConversationID != n["conversation_id"] {
+		t.Errorf("first message went to %q, want %q", a.ConversationID, n["conversation_id"])
+	}
+	if got := f.do("GET", "/chat/history/"+a.ConversationID, nil, as("alice", ""), c); got.Code != 200 {
+		t.Errorf("history: %d", got.Code)
+	}
+	if got := f.do("DELETE", "/chat/history/"+a.ConversationID, nil, as("alice", tok), c); got.Code != http.StatusNoContent {
+		t.Errorf("delete: %d", got.Code)
+	}
+	if got := f.do("GET", "/chat/history/"+a.ConversationID, nil, as("alice", ""), c); got.Code != http.StatusNotFound {
+		t.Errorf("history after delete: %d", got.Code)
+	}
+}

@@ -84,7 +84,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, sess session) {
 
 // readMessage reads the form: a non-empty message of at most
 // MaxMessageBytes (413 above) and the conversation, new unless a valid
-// existing one of user's is named. A non-zero status was answered.
+// id of user's is named. A non-zero status was answered.
 func (s *Server) readMessage(w http.ResponseWriter, r *http.Request, user string) (msg, id string, status int) {
 	// Room for the form encoding of the largest message (up to three
 	// bytes per byte) and the other fields.
@@ -107,13 +107,9 @@ func (s *Server) readMessage(w http.ResponseWriter, r *http.Request, user string
 		http.Error(w, fmt.Sprintf("message too long: at most %d bytes", s.o.MaxMessageBytes), http.StatusRequestEntityTooLarge)
 		return "", "", http.StatusRequestEntityTooLarge
 	}
-	id = r.PostForm.Get("conversation_id")
-	if p, err := s.hist.path(user, id); err != nil {
-		id = ""
-	} else if _, err := os.Stat(p); err != nil {
-		id = ""
-	}
-	if id == "" {
+	// An id of the right shape names a conversation of this user's (one
+	// from POST /chat/new has no file yet); anything else starts one.
+	if id = r.PostForm.Get("conversation_id"); !convRe.MatchString(id) {
 		var err error
 		if id, err = newID(); err != nil {
 			s.fail(w, "conversation id", err)
