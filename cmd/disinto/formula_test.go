@@ -13,16 +13,16 @@ import (
 func TestFormulaLintShipped(t *testing.T) {
 	// The formulas embedded in the binary.
 	code, out, errOut := runCLI(t, nil, "formula", "lint")
-	if code != exitOK || out != "ok: 12 formula(s)\n" {
+	if code != exitOK || out != "ok: 13 formula(s)\n" {
 		t.Fatalf("lint embedded: code %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	// The same files on disk, as the test command lints them.
 	files, err := filepath.Glob("../../formulas/*.toml")
-	if err != nil || len(files) != 12 {
+	if err != nil || len(files) != 13 {
 		t.Fatalf("glob formulas: %v %v", files, err)
 	}
 	code, out, errOut = runCLI(t, nil, append([]string{"formula", "lint"}, files...)...)
-	if code != exitOK || out != "ok: 12 formula(s)\n" {
+	if code != exitOK || out != "ok: 13 formula(s)\n" {
 		t.Fatalf("lint files: code %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }
@@ -115,7 +115,7 @@ func TestFormulaRender(t *testing.T) {
 		}
 	})
 	t.Run("usage errors", func(t *testing.T) {
-		if code, _, errOut := runCLI(t, nil, "formula", "render", "no-such-formula"); code != exitUsage || !strings.Contains(errOut, "shipped: dev,") {
+		if code, _, errOut := runCLI(t, nil, "formula", "render", "no-such-formula"); code != exitUsage || !strings.Contains(errOut, "shipped: chat, dev,") {
 			t.Errorf("unknown formula: code %d %s", code, errOut)
 		}
 		if code, _, errOut := runCLI(t, nil, "formula", "render", "review-pr", "--var", "pr=1", "--var", "project=p", "--var", "colour=red"); code != exitFailure || !strings.Contains(errOut, "vars.colour") {
