@@ -27,12 +27,14 @@ build:
 
 # Prerequisites of the integration suites; each script is idempotent and
 # fast when its cache is warm. chromium.sh installs Debian's chromium for
-# the status page's browser test. docker.sh installs Debian's engine (as root)
-# and starts it, for the compose stack test.
+# the browser tests (status page, chat login), caddy.sh Debian's caddy for
+# the edge's tests. docker.sh installs Debian's engine (as root) and starts
+# it, for the compose stack test.
 setup:
 	tests/setup/gitea.sh
 	tests/setup/claude.sh
 	tests/setup/chromium.sh
+	tests/setup/caddy.sh
 	tests/setup/docker.sh
 	tests/setup/reproduce.sh
 

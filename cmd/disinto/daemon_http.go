@@ -59,6 +59,8 @@ type statusReport struct {
 	Heartbeats []agent.Heartbeat `json:"heartbeats"`
 	// Vault are the vault actions as the dispatchers last saw them.
 	Vault []vaultStatus `json:"vault,omitempty"`
+	// Edge is the edge's routes and the chat's users, when configured.
+	Edge *edgeStatus `json:"edge,omitempty"`
 }
 
 type projectInfo struct {
@@ -156,6 +158,7 @@ func (d *daemon) status() statusReport {
 	rep.Backends = d.services.backendHealth()
 	rep.Formulas = d.services.mem.formulas()
 	rep.Vault = d.vaults.status()
+	rep.Edge = edgeStatusOf(d.cfg.Env)
 	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
 	return rep
 }

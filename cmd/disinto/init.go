@@ -27,6 +27,8 @@ type initFlags struct {
 	yes, rotate                                bool
 	waitForge                                  time.Duration
 	localBots                                  []string
+	// chatURL is the edge's public URL, for the chat's OAuth2 application.
+	chatURL string
 }
 
 // prompter asks the operator for a missing value. Nil means
@@ -72,6 +74,7 @@ func (a *app) initCmd() *cobra.Command {
 	fl.StringVar(&f.source, "source", "", "git URL or path of existing code to push into the project repository while it is empty")
 	fl.StringVar(&f.branch, "branch", "", "primary branch (default: the repository's, else the source's HEAD, else main)")
 	fl.StringVar(&f.webhookURL, "webhook-url", "", "daemon webhook URL to register, e.g. http://agents:8080/hooks/forgejo")
+	fl.StringVar(&f.chatURL, "chat-url", "", "the edge's public URL (e.g. http://localhost): makes the chat's OAuth2 application with its callback there")
 	fl.BoolVar(&f.yes, "yes", false, "never prompt; missing values are errors")
 	fl.StringArrayVar(&f.localBots, "local-bot", nil, "NAME=LOGIN of a local-model dev agent to provision (FORGE_TOKEN_<NAME>); repeatable")
 	fl.DurationVar(&f.waitForge, "wait-forge", time.Minute, "how long to wait for a forge that does not answer yet")
@@ -144,7 +147,7 @@ func (a *app) runInit(cmd *cobra.Command, f *initFlags, ask prompter) error {
 		ForgeURL: strings.TrimSuffix(f.forgeURL, "/"), AdminUser: f.adminUser, AdminPassword: f.adminPass, AdminToken: f.adminToken,
 		BootstrapTokenFile: f.bootstrapTokenFile,
 		Repo:               slug, Source: f.source, Branch: f.branch, ProjectsDir: a.projectsDir, EnvFile: a.envFile,
-		WebhookURL: f.webhookURL, LocalBots: locals, RotateTokens: f.rotate, WaitForge: f.waitForge, Logger: log,
+		WebhookURL: f.webhookURL, ChatURL: f.chatURL, LocalBots: locals, RotateTokens: f.rotate, WaitForge: f.waitForge, Logger: log,
 		OnSecret: func(s string) { red.Add(s) },
 		// One line per step as it starts, on stderr beside the log: a
 		// forge that is slow to answer shows where init waits.

@@ -115,6 +115,8 @@ func (a *app) rootCmd() *cobra.Command {
 		a.secretsCmd(),
 		a.vaultCmd(),
 		a.graphCmd(),
+		a.chatCmd(),
+		a.edgeCmd(),
 	)
 	root.Version = versionLine()
 	root.SetVersionTemplate("disinto {{.Version}}\n")

@@ -154,6 +154,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 		}
 	}
 	printBackends(w, rep.Backends)
+	printEdge(w, rep.Edge)
 	printMemory(w, rep)
 	if len(rep.Projects) > 0 {
 		fmt.Fprintln(w, "\nprojects:")

@@ -201,6 +201,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return r, ctx.Err()
 	}
 	checkForges(ctx, r, o, cfg)
+	checkEdge(ctx, r, o, cfg)
 	return r, ctx.Err()
 }
 

@@ -51,6 +51,9 @@ type Options struct {
 	EnvFile     string
 	// WebhookURL, if set, is registered on the project repository.
 	WebhookURL string
+	// ChatURL, if set, is the edge's public URL: the chat's OAuth2
+	// application is made with its redirect URI under it (chatapp.go).
+	ChatURL string
 	// LocalBots are extra local-model dev identities, besides those the
 	// existing project file declares in [agents.<name>] sections.
 	LocalBots []LocalBot
@@ -219,6 +222,7 @@ func (p *run) all(ctx context.Context) error {
 		{"labels", p.ensureLabels},
 		{"branch protection", p.ensureProtection},
 		{"webhook", p.ensureWebhook},
+		{"chat oauth2 app", p.ensureChatApp},
 		{"project file", p.ensureProjectFile},
 	}
 	for i, s := range steps {

@@ -7,7 +7,8 @@ import (
 
 // appINI renders a minimal, fast configuration: sqlite, no mail, no cron,
 // in-memory queues and caches, cheap password hashing, webhooks allowed to
-// any host (tests receive them on loopback); Actions only when o asks.
+// any host (tests receive them on loopback); Actions and the OAuth2
+// provider only when o asks.
 func appINI(dir, src string, port int, o Options) string {
 	data := filepath.Join(dir, "data")
 	return fmt.Sprintf(`I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true
@@ -53,7 +54,8 @@ ENABLE_NOTIFY_MAIL = false
 ENABLED = false
 
 [oauth2]
-ENABLED = false
+ENABLED = %[6]t
+JWT_SECRET = ZGlzaW50by10ZXN0LW9hdXRoMi1qd3Qtc2VjcmV0ISE
 
 [actions]
 ENABLED = %[5]t
@@ -89,5 +91,5 @@ DELIVER_TIMEOUT = 5
 MODE = file
 LEVEL = Warn
 ROOT_PATH = %[1]s/log
-`, dir, src, port, data, o.Actions)
+`, dir, src, port, data, o.Actions, o.OAuth2)
 }

@@ -145,6 +145,9 @@ type Options struct {
 	// create jobs, which a runner (see Runner) picks up, and the jobs API
 	// serves their logs.
 	Actions bool
+	// OAuth2 enables the forge's OAuth2 provider, for tests that log in to
+	// another service with a forge account.
+	OAuth2 bool
 }
 
 // StartWith launches a fresh server with o for t and stops it when t

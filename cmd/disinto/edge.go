@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/edge"
+)
+
+// Environment of the edge: what its Caddyfile is generated from.
+const (
+	edgeHostEnv    = "DISINTO_EDGE_HOST"
+	edgePortEnv    = "DISINTO_EDGE_PORT"
+	edgeTLSPortEnv = "DISINTO_EDGE_TLS_PORT"
+	edgeEmailEnv   = "DISINTO_EDGE_EMAIL"
+	edgeForgeEnv   = "DISINTO_EDGE_FORGE"
+	edgeStatusEnv  = "DISINTO_EDGE_STATUS"
+	edgeChatEnv    = "DISINTO_EDGE_CHAT"
+	// edgeURLEnv is the edge's public URL as the other services know it
+	// (the chat's OAuth callback, init's OAuth2 application, the
+	// doctor's checks); default edge.Config.PublicURL.
+	edgeURLEnv = "DISINTO_EDGE_URL"
+)
+
+// edgeConfig reads the edge's settings from the environment; a bad port
+// names its variable.
+func (a *app) edgeConfig() (edge.Config, error) {
+	c := edge.Config{Host: a.getenv(edgeHostEnv), Email: a.getenv(edgeEmailEnv),
+		Forge: a.getenv(edgeForgeEnv), Status: a.getenv(edgeStatusEnv), Chat: a.getenv(edgeChatEnv)}
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{edgePortEnv, &c.Port}, {edgeTLSPortEnv, &c.TLSPort}} {
+		if v := a.getenv(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return c, fmt.Errorf("%s=%q: want a port number", p.name, v)
+			}
+			*p.dst = n
+		}
+	}
+	return c, nil
+}
+
+// edgeCmd groups the edge's commands.
+func (a *app) edgeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "edge",
+		Short:   "The edge: one entry point (Caddy) for the forge, the status page and the chat",
+		Example: "  disinto edge caddyfile\n  disinto edge caddyfile --out /etc/caddy/Caddyfile",
+	}
+	cmd.AddCommand(a.edgeCaddyfileCmd())
+	return cmd
+}
+
+func (a *app) edgeCaddyfileCmd() *cobra.Command {
+	var out string
+	var requireSecrets bool
+	cmd := &cobra.Command{
+		Use:   "caddyfile",
+		Short: "Print the edge's Caddyfile, generated from the DISINTO_EDGE_* settings",
+		Long: "Renders the edge's Caddyfile: / to the forge, /factory/ to the daemon's status page and\n" +
+			"/chat/ to the chat, both behind the chat's forward-auth check. With DISINTO_EDGE_HOST set,\n" +
+			"Caddy serves that name on ports 80 and 443 with automatic certificates; without it, plain\n" +
+			"HTTP on DISINTO_EDGE_PORT (default 80). The edge container runs it at every start, so the\n" +
+			"file always follows the settings. The file holds no secret: Caddy reads\n" +
+			edge.SecretEnv + " and " + edge.StatusTokenEnv + " from its environment, and --require-secrets\n" +
+			"refuses to write a file when they are missing (the edge would refuse every check).",
+		Example: "  disinto edge caddyfile\n  DISINTO_EDGE_HOST=factory.example.org disinto edge caddyfile --out /etc/caddy/Caddyfile --require-secrets",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.edgeConfig()
+			if err != nil {
+				return err
+			}
+			if requireSecrets {
+				if err := a.checkEdgeSecrets(); err != nil {
+					return err
+				}
+			}
+			text, err := edge.Caddyfile(c)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				_, err := fmt.Fprint(a.stdout, text)
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				return err
+			}
+			return atomicfile.Write(out, []byte(text), 0o644)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "write the file here instead of printing it")
+	cmd.Flags().BoolVar(&requireSecrets, "require-secrets", false, "fail when "+edge.SecretEnv+" or "+edge.StatusTokenEnv+" is unset")
+	return cmd
+}
+
+// checkEdgeSecrets fails when the edge would run without the values its
+// checks need.
+func (a *app) checkEdgeSecrets() error {
+	var errs []error
+	for _, name := range []string{edge.SecretEnv, edge.StatusTokenEnv} {
+		if len(a.getenv(name)) < minStatusToken {
+			errs = append(errs, fmt.Errorf("%s must be set, %d characters or more (e.g. openssl rand -hex 24), in .env", name, minStatusToken))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// edgeURL is the edge's public URL: DISINTO_EDGE_URL, else what the edge
+// settings make of it.
+func (a *app) edgeURL() string {
+	if v := a.getenv(edgeURLEnv); v != "" {
+		return v
+	}
+	c, err := a.edgeConfig()
+	if err != nil {
+		return edge.Config{}.PublicURL()
+	}
+	return c.PublicURL()
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/edge"
+)
+
+// edgeStatus is the edge as /status reports it: its public URL, its
+// routes and who may use the chat. Nil when no edge is configured.
+type edgeStatus struct {
+	URL       string            `json:"url"`
+	Routes    []edgeRouteStatus `json:"routes"`
+	ChatUsers []string          `json:"chat_users"`
+}
+
+// edgeRouteStatus is one route of the edge.
+type edgeRouteStatus struct {
+	Name     string   `json:"name"`
+	Paths    []string `json:"paths,omitempty"`
+	Upstream string   `json:"upstream"`
+	// Login says the route is behind the chat's forge login.
+	Login bool `json:"login"`
+}
+
+// edgeStatusOf reads the edge from env: its URL (DISINTO_EDGE_URL), the
+// routes of its settings and the chat's allowlist with the forge admin.
+func edgeStatusOf(env config.Env) *edgeStatus {
+	url := env.Get(edgeURLEnv)
+	if url == "" {
+		return nil
+	}
+	c := edge.Config{Forge: env.Get(edgeForgeEnv), Status: env.Get(edgeStatusEnv), Chat: env.Get(edgeChatEnv)}
+	st := &edgeStatus{URL: url, ChatUsers: []string{}}
+	for _, r := range c.Routes() {
+		st.Routes = append(st.Routes, edgeRouteStatus{Name: r.Name, Paths: r.Paths, Upstream: r.Upstream, Login: r.Check != ""})
+	}
+	seen := map[string]bool{}
+	for _, u := range append(strings.Split(env.Get(chatUsersEnv), ","), env.Get("FORGE_ADMIN_USER")) {
+		if u = strings.TrimSpace(u); u != "" && !seen[strings.ToLower(u)] {
+			seen[strings.ToLower(u)] = true
+			st.ChatUsers = append(st.ChatUsers, u)
+		}
+	}
+	sort.Strings(st.ChatUsers)
+	return st
+}
+
+// printEdge says where the edge is, what it routes and who may chat.
+func printEdge(w io.Writer, e *edgeStatus) {
+	if e == nil {
+		return
+	}
+	fmt.Fprintf(w, "edge %s:", e.URL)
+	for _, r := range e.Routes {
+		paths := "/*"
+		if len(r.Paths) > 0 {
+			paths = strings.Join(r.Paths, " ")
+		}
+		login := ""
+		if r.Login {
+			login = " (forge login)"
+		}
+		fmt.Fprintf(w, " %s -> %s%s;", paths, r.Upstream, login)
+	}
+	fmt.Fprintf(w, " chat users: %s\n", orDash(strings.Join(e.ChatUsers, ", ")))
+}

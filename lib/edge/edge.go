@@ -1,0 +1,291 @@
+// Package edge models the factory's one public entry point, a Caddy reverse
+// proxy, and renders its configuration: a pure function from a typed route
+// list to Caddyfile text. `/` goes to the forge, `/factory/` to the
+// daemon's status page and `/chat/` to the chat; both of the latter pass
+// Caddy's forward_auth check against the chat first, which fails closed
+// (any answer but 2xx is returned to the client as is). The file holds no
+// secret: the forward-auth secret and the status token are environment
+// placeholders Caddy reads at start.
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Environment variables of the edge container, read by Caddy itself
+// through {$NAME} placeholders in the generated file.
+const (
+	// SecretEnv holds the secret the edge sends on every forward-auth
+	// check; the chat answers no check without it.
+	SecretEnv = "DISINTO_EDGE_SECRET"
+	// StatusTokenEnv holds the status listener's bearer token, which the
+	// edge adds to the requests of /factory/ it lets through.
+	StatusTokenEnv = "DISINTO_STATUS_TOKEN"
+)
+
+// Paths of the chat the edge knows: the forward-auth check, and the two
+// that must be reachable without a session (the login and the OAuth
+// callback).
+const (
+	VerifyPath   = "/chat/auth/verify"
+	LoginPath    = "/chat/login"
+	CallbackPath = "/chat/oauth/callback"
+	// UserHeader carries the login the check vouches for to the upstream.
+	UserHeader = "X-Forwarded-User"
+	// SecretHeader carries SecretEnv's value to the check.
+	SecretHeader = "X-Forward-Auth-Secret"
+)
+
+// Default upstreams, the compose services' names and ports.
+const (
+	DefaultForge   = "forgejo:3000"
+	DefaultStatus  = "agents:8081"
+	DefaultChat    = "chat:8080"
+	DefaultPort    = 80
+	DefaultTLSPort = 443
+	DefaultAdmin   = "localhost:2019"
+)
+
+// ErrInvalid is wrapped by every validation error of a Config.
+var ErrInvalid = errors.New("invalid edge configuration")
+
+// Config is what the edge is generated from.
+type Config struct {
+	// Host is the public name (e.g. factory.example.org). Set, Caddy
+	// serves it on ports 80 and 443 with automatic certificates; empty or
+	// "localhost", plain HTTP on Port.
+	Host string
+	// Port is the plain-HTTP port Caddy listens on: the site's without a
+	// public name, the redirects' and ACME challenges' with one (behind a
+	// port mapping of the host's 80); default 80.
+	Port int
+	// TLSPort is the HTTPS port Caddy listens on with a public name
+	// (behind a mapping of the host's 443); default 443.
+	TLSPort int
+	// Email is the ACME account address for the certificates; optional.
+	Email string
+	// Forge, Status and Chat are the upstreams as host:port.
+	Forge, Status, Chat string
+	// Admin is the address of Caddy's admin API (the container's health
+	// check reads it); default DefaultAdmin, "off" disables it.
+	Admin string
+}
+
+// Route is one entry of the proxy's table, in the order it is matched.
+type Route struct {
+	// Name says what the route serves ("forge", "factory", "chat",
+	// "chat-login").
+	Name string
+	// Paths are the request paths it matches ("/chat" and "/chat/*");
+	// none matches everything (the last route).
+	Paths []string
+	// Upstream is host:port.
+	Upstream string
+	// Check, when set, is the chat upstream (host:port) whose forward-auth
+	// check every request must pass first.
+	Check string
+	// StripPrefix is removed from the path before proxying.
+	StripPrefix string
+	// BearerEnv, when set, names the variable whose value the edge sends
+	// upstream as a bearer token.
+	BearerEnv string
+}
+
+// Route names.
+const (
+	RouteChatLogin = "chat-login"
+	RouteChat      = "chat"
+	RouteFactory   = "factory"
+	RouteForge     = "forge"
+)
+
+// WithDefaults returns c with the default port and upstreams filled in.
+func (c Config) WithDefaults() Config {
+	if c.Port == 0 {
+		c.Port = DefaultPort
+	}
+	if c.TLSPort == 0 {
+		c.TLSPort = DefaultTLSPort
+	}
+	if c.Forge == "" {
+		c.Forge = DefaultForge
+	}
+	if c.Status == "" {
+		c.Status = DefaultStatus
+	}
+	if c.Chat == "" {
+		c.Chat = DefaultChat
+	}
+	if c.Admin == "" {
+		c.Admin = DefaultAdmin
+	}
+	return c
+}
+
+// TLS reports whether the edge serves a public name with certificates.
+func (c Config) TLS() bool { return c.Host != "" && c.Host != "localhost" }
+
+// PublicURL is the base URL people reach the edge at.
+func (c Config) PublicURL() string {
+	c = c.WithDefaults()
+	if c.TLS() {
+		return "https://" + c.Host
+	}
+	if c.Port == 80 {
+		return "http://localhost"
+	}
+	return "http://localhost:" + strconv.Itoa(c.Port)
+}
+
+var (
+	hostRe  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
+	emailRe = regexp.MustCompile(`^[^\s@{}"]+@[^\s@{}"]+$`)
+)
+
+// Validate reports the first problem of c (after defaults), naming the
+// field.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	if c.Host != "" && !hostRe.MatchString(c.Host) {
+		return fmt.Errorf("%w: host %q: want a DNS name such as factory.example.org", ErrInvalid, c.Host)
+	}
+	if c.Port < 1 || c.Port > 65535 {
+		return fmt.Errorf("%w: port %d: want 1-65535", ErrInvalid, c.Port)
+	}
+	if c.TLSPort < 1 || c.TLSPort > 65535 || c.TLSPort == c.Port {
+		return fmt.Errorf("%w: TLS port %d: want 1-65535, not the HTTP port", ErrInvalid, c.TLSPort)
+	}
+	if c.Email != "" && !emailRe.MatchString(c.Email) {
+		return fmt.Errorf("%w: email %q: want an address such as ops@example.org", ErrInvalid, c.Email)
+	}
+	if c.Admin != "off" {
+		if err := checkUpstream(c.Admin); err != nil {
+			return fmt.Errorf("%w: admin address %q: %v (or \"off\")", ErrInvalid, c.Admin, err)
+		}
+	}
+	for _, u := range []struct{ field, v string }{{"forge", c.Forge}, {"status", c.Status}, {"chat", c.Chat}} {
+		if err := checkUpstream(u.v); err != nil {
+			return fmt.Errorf("%w: %s upstream %q: %v", ErrInvalid, u.field, u.v, err)
+		}
+	}
+	return nil
+}
+
+// checkUpstream accepts host:port with a DNS name or an IP address.
+func checkUpstream(v string) error {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return errors.New("want host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return errors.New("want a port 1-65535")
+	}
+	if net.ParseIP(host) == nil && !hostRe.MatchString(host) {
+		return errors.New("want a host name or an IP address")
+	}
+	return nil
+}
+
+// Routes is the proxy's table for c, in matching order: the chat's login
+// and callback without a check, the chat and the status page behind it,
+// and the forge for everything else.
+func (c Config) Routes() []Route {
+	c = c.WithDefaults()
+	return []Route{
+		{Name: RouteChatLogin, Paths: []string{LoginPath, CallbackPath}, Upstream: c.Chat},
+		// "/chat/*" alone would miss the bare "/chat".
+		{Name: RouteChat, Paths: []string{"/chat", "/chat/*"}, Upstream: c.Chat, Check: c.Chat},
+		{Name: RouteFactory, Paths: []string{"/factory", "/factory/*"}, Upstream: c.Status, Check: c.Chat,
+			StripPrefix: "/factory", BearerEnv: StatusTokenEnv},
+		{Name: RouteForge, Upstream: c.Forge},
+	}
+}
+
+// Caddyfile renders the configuration of c, or says why c is invalid.
+func Caddyfile(c Config) (string, error) {
+	if err := c.Validate(); err != nil {
+		return "", err
+	}
+	c = c.WithDefaults()
+	var b strings.Builder
+	b.WriteString("# Generated by `disinto edge caddyfile` at every start of the edge: edit the\n")
+	b.WriteString("# DISINTO_EDGE_* settings, not this file. It holds no secret: Caddy reads\n")
+	fmt.Fprintf(&b, "# %s and %s from its environment.\n", SecretEnv, StatusTokenEnv)
+	fmt.Fprintf(&b, "{\n\tadmin %s\n", c.Admin)
+	if c.TLS() {
+		if c.Email != "" {
+			fmt.Fprintf(&b, "\temail %s\n", c.Email)
+		}
+		if c.Port != DefaultPort {
+			fmt.Fprintf(&b, "\thttp_port %d\n", c.Port)
+		}
+		if c.TLSPort != DefaultTLSPort {
+			fmt.Fprintf(&b, "\thttps_port %d\n", c.TLSPort)
+		}
+	}
+	b.WriteString("}\n\n")
+	if c.TLS() {
+		fmt.Fprintf(&b, "%s {\n", c.Host)
+	} else {
+		fmt.Fprintf(&b, "http://:%d {\n", c.Port)
+	}
+	for i, r := range c.Routes() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		writeRoute(&b, r)
+	}
+	b.WriteString("}\n")
+	return b.String(), nil
+}
+
+// writeRoute renders one route as a handle block (siblings are mutually
+// exclusive and, with named matchers, tried in the order written) around a
+// route block, whose directives run in the order written.
+func writeRoute(b *strings.Builder, r Route) {
+	fmt.Fprintf(b, "\t# %s\n", r.Name)
+	if len(r.Paths) > 0 {
+		fmt.Fprintf(b, "\t@%s path %s\n", r.Name, strings.Join(r.Paths, " "))
+		fmt.Fprintf(b, "\thandle @%s {\n", r.Name)
+	} else {
+		b.WriteString("\thandle {\n")
+	}
+	b.WriteString("\t\troute {\n")
+	if r.Check != "" {
+		// Only the check may say who the user is: a header the client sent
+		// is dropped first, whatever the check answers.
+		fmt.Fprintf(b, "\t\t\trequest_header -%s\n", UserHeader)
+		fmt.Fprintf(b, "\t\t\tforward_auth %s {\n", r.Check)
+		fmt.Fprintf(b, "\t\t\t\turi %s\n", VerifyPath)
+		fmt.Fprintf(b, "\t\t\t\tcopy_headers %s\n", UserHeader)
+		fmt.Fprintf(b, "\t\t\t\theader_up %s {$%s}\n", SecretHeader, SecretEnv)
+		b.WriteString("\t\t\t}\n")
+	}
+	if r.StripPrefix != "" {
+		fmt.Fprintf(b, "\t\t\turi strip_prefix %s\n", r.StripPrefix)
+	}
+	fmt.Fprintf(b, "\t\t\treverse_proxy %s", r.Upstream)
+	var sub []string
+	if r.Check != "" {
+		// The secret is for the check only.
+		sub = append(sub, "header_up -"+SecretHeader)
+	}
+	if r.BearerEnv != "" {
+		sub = append(sub, fmt.Sprintf(`header_up Authorization "Bearer {$%s}"`, r.BearerEnv))
+	}
+	if len(sub) == 0 {
+		b.WriteString("\n")
+	} else {
+		b.WriteString(" {\n")
+		for _, s := range sub {
+			fmt.Fprintf(b, "\t\t\t\t%s\n", s)
+		}
+		b.WriteString("\t\t\t}\n")
+	}
+	b.WriteString("\t\t}\n\t}\n")
+}
