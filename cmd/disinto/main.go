@@ -114,6 +114,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.agentCmd(),
 		a.secretsCmd(),
 		a.vaultCmd(),
+		a.releaseCmd(),
 		a.graphCmd(),
 	)
 	root.Version = versionLine()

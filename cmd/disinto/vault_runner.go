@@ -8,6 +8,7 @@ import (
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/release"
 	"github.com/disinto/disinto/lib/runner"
 	"github.com/disinto/disinto/lib/vault"
 )
@@ -68,10 +69,19 @@ type jobRunner interface {
 // again; anything that ran, or can never run as given, is an Outcome, so
 // the action is never run twice.
 func (v *vaultRunner) Run(ctx context.Context, job vault.Job) (vault.Outcome, error) {
+	if job.Action.Formula == release.Formula {
+		return v.releaseRun(ctx, job) // mechanical: lib/release's script
+	}
 	rj, err := v.job(job)
 	if err != nil {
 		return vault.Outcome{ExitCode: -1, Logs: "refused before it ran: " + err.Error()}, nil
 	}
+	return v.outcome(ctx, rj)
+}
+
+// outcome runs rj and maps lib/runner's answer onto the dispatcher's
+// contract (see Run).
+func (v *vaultRunner) outcome(ctx context.Context, rj runner.Job) (vault.Outcome, error) {
 	out, err := v.r.Run(ctx, rj)
 	switch {
 	case err == nil:

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/release"
+	"github.com/disinto/disinto/lib/runner"
+	"github.com/disinto/disinto/lib/secrets"
+	"github.com/disinto/disinto/lib/vault"
+)
+
+func (a *app) releaseCmd() *cobra.Command {
+	var project, sha string
+	c := &cobra.Command{
+		Use: "release vX.Y.Z [--project P] [--sha COMMIT]",
+		Example: "  disinto release v1.2.0 --project widgets\n" +
+			"  disinto release v1.2.1 --project widgets --sha 3f2a9c…   # a commit other than the primary branch's head",
+		Short: "Request a release through the vault: tag the primary branch's head, push the tag to the mirrors",
+		Long: "Files the vault action release-<project>-<version> (formula release, high tier by the ops policy),\n" +
+			"which opens the ops pull request \"vault: release-…\". Once an administrator approves it at its head\n" +
+			"and merges it, the vault dispatcher runs it once in the runner: the commit is tagged on the forge\n" +
+			"with the secret RELEASE_TOKEN and the tag pushed to every mirror whose MIRROR_<NAME>_TOKEN is stored.\n" +
+			"Asking again for the same release finds the first request. A version whose tag exists on another\n" +
+			"commit is refused; a tag is never moved.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{errors.New("release takes one version, e.g. disinto release v1.2.0")}
+			}
+			if _, err := release.ParseVersion(args[0]); err != nil {
+				return usageError{err}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.requestRelease(cmd.Context(), project, args[0], sha)
+		},
+	}
+	c.Flags().StringVar(&project, "project", "", "project (default: the only one)")
+	c.Flags().StringVar(&sha, "sha", "", "the commit to tag (default: the primary branch's head)")
+	return c
+}
+
+// releaseForge is what a release request reads of the project
+// repository.
+type releaseForge interface {
+	GetBranch(ctx context.Context, name string) (forge.Branch, error)
+	GetTag(ctx context.Context, name string) (forge.Tag, error)
+}
+
+// requestRelease files the release action of version for project.
+func (a *app) requestRelease(ctx context.Context, project, version, sha string) error {
+	v, err := a.cliVault(project)
+	if err != nil {
+		return err
+	}
+	p := v.project
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: v.bot.Token, User: v.bot.User, Redactor: v.redactor})
+	if err != nil {
+		return err
+	}
+	owner, name, _ := strings.Cut(p.Repo, "/")
+	sha, err = releaseCommit(ctx, fc.Repo(owner, name), p.Repo, p.PrimaryBranch, version, sha)
+	if err != nil {
+		return err
+	}
+	mirrors, err := a.releaseMirrors(ctx, v)
+	if err != nil {
+		return err
+	}
+	act, err := release.Request{Project: p.Name, Version: version, SHA: sha, Mirrors: mirrors}.Action()
+	if err != nil {
+		return err
+	}
+	q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS})
+	if err != nil {
+		return err
+	}
+	r, err := q.RequestAction(ctx, act)
+	if errors.Is(err, vault.ErrDuplicateID) {
+		return fmt.Errorf("%w (a release of %s was requested before with other content, or has run: see disinto vault show %s)", err, version, act.ID)
+	}
+	if err != nil {
+		return err
+	}
+	again := ""
+	if r.Existing {
+		again = " (requested before)"
+	}
+	fmt.Fprintf(a.stdout, "%s: release %s of %s at %s, %s tier%s\n", r.ID, version, p.Name, sha, r.Tier, again)
+	skipped := slices.DeleteFunc(sortedKeys(p.Mirrors), func(m string) bool { return slices.Contains(mirrors, m) })
+	if len(mirrors) > 0 {
+		fmt.Fprintf(a.stdout, "mirrors pushed: %s\n", strings.Join(mirrors, ", "))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(a.stdout, "mirrors skipped (no stored token allowed by the vault policy): %s\n", strings.Join(skipped, ", "))
+	}
+	switch r.Mode {
+	case vault.ModePR:
+		fmt.Fprintf(a.stdout, "pull request #%d %s\nnext: an administrator approves it at its head and merges it; see disinto vault approve-hint %s\n", r.PR, r.URL, r.ID)
+	default:
+		fmt.Fprintf(a.stdout, "committed directly (low tier by the ops policy); the dispatcher runs it within a minute\n")
+	}
+	return nil
+}
+
+// releaseCommit returns the commit to tag: want, or the primary branch's
+// head. A tag of version already on another commit refuses the release.
+func releaseCommit(ctx context.Context, f releaseForge, repo, branch, version, want string) (string, error) {
+	if want == "" {
+		b, err := f.GetBranch(ctx, branch)
+		if err != nil {
+			return "", fmt.Errorf("release %s: the head of %s in %s: %w", version, branch, repo, err)
+		}
+		want = b.SHA
+	}
+	t, err := f.GetTag(ctx, version)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+		return want, nil
+	case err != nil:
+		return "", fmt.Errorf("release %s: %w", version, err)
+	case t.SHA != want:
+		return "", fmt.Errorf("release %s of %s: %w (%s, not %s); a tag is never moved: release a new version", version, repo, release.ErrTagElsewhere, t.SHA, want)
+	}
+	return want, nil
+}
+
+// releaseMirrors are the project's mirrors the release pushes to: those
+// whose token is stored and allowed by the ops repository's policy.
+func (a *app) releaseMirrors(ctx context.Context, v *vaultParts) ([]string, error) {
+	if len(v.project.Mirrors) == 0 {
+		return nil, nil
+	}
+	pol := vault.DefaultPolicy()
+	data, err := v.ops.Read(ctx, vault.PolicyPath)
+	switch {
+	case err == nil:
+		if pol, err = vault.ParsePolicy(vault.PolicyPath, data); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	stored, err := secrets.Open(a.dataDir).List()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range sortedKeys(v.project.Mirrors) {
+		s := release.MirrorSecret(m)
+		if slices.Contains(stored, s) && slices.Contains(pol.Secrets, s) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// releaseRun runs a release action as lib/release's mechanical job: the
+// script with the action's secrets (no model credential), then its result
+// line checked against the job. A result that is missing or does not
+// describe this release fails the run, whatever the exit status.
+func (v *vaultRunner) releaseRun(ctx context.Context, job vault.Job) (vault.Outcome, error) {
+	plan, err := release.Plan(job.Action, release.Target{ForgeURL: v.project.ForgeURL, Repo: v.project.Repo, Mirrors: v.project.Mirrors})
+	if err != nil {
+		return vault.Outcome{ExitCode: -1, Logs: "refused before it ran: " + err.Error()}, nil
+	}
+	rj := runner.Job{ID: job.Action.ID, Kind: runner.Mechanical, Script: plan.Script, Env: plan.Env,
+		Secrets: job.Secrets, Network: v.network, Timeout: job.Timeout}
+	out, err := v.outcome(ctx, rj)
+	if err != nil || out.TimedOut {
+		return out, err
+	}
+	res, perr := release.ParseResult(out.Logs, plan)
+	switch {
+	case perr != nil:
+		out.Logs += "\n[" + perr.Error() + "]"
+		if out.ExitCode == 0 {
+			out.ExitCode = 1
+		}
+	case !res.Succeeded() && out.ExitCode == 0:
+		out.ExitCode = 1
+	}
+	if perr == nil {
+		out.Report = res.JSON()
+	}
+	return out, nil
+}
