@@ -126,6 +126,12 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 	if _, err := project.GetTag(ctx, "v1.2.0"); !errors.Is(err, forge.ErrNotFound) {
 		t.Fatalf("tagged before the approval: %v", err)
 	}
+	// Status shows it waiting for the administrator.
+	pollUntil(t, "status to show the release pending", 3*time.Minute, y.died, func() bool {
+		st, _, err := y.run(nil, "status")
+		line := grepLines(st, id)
+		return err == nil && strings.Contains(line, string(vault.StatePending)) && strings.Contains(line, "high")
+	})
 
 	// A human administrator approves at the head and merges; the ops
 	// repository's webhook wakes the dispatcher.
