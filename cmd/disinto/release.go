@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
 	"github.com/disinto/disinto/formulas"
@@ -20,17 +21,21 @@ import (
 
 func (a *app) releaseCmd() *cobra.Command {
 	var project, sha string
+	var retry bool
 	c := &cobra.Command{
 		Use: "release vX.Y.Z [--project P] [--sha COMMIT]",
 		Example: "  disinto release v1.2.0 --project widgets\n" +
-			"  disinto release v1.2.1 --project widgets --sha 3f2a9c…   # a commit other than the primary branch's head",
+			"  disinto release v1.2.1 --project widgets --sha 3f2a9c…   # a commit other than the primary branch's head\n" +
+			"  disinto release v1.2.0 --project widgets --retry          # again, after an attempt that failed or was cut short",
 		Short: "Request a release through the vault: tag the primary branch's head, push the tag to the mirrors",
 		Long: "Files the vault action release-<project>-<version> (formula release, high tier by the ops policy),\n" +
 			"which opens the ops pull request \"vault: release-…\". Once an administrator approves it at its head\n" +
 			"and merges it, the vault dispatcher runs it once in the runner: the commit is tagged on the forge\n" +
 			"with the secret RELEASE_TOKEN and the tag pushed to every mirror whose MIRROR_<NAME>_TOKEN is stored.\n" +
 			"Asking again for the same release finds the first request. A version whose tag exists on another\n" +
-			"commit is refused; a tag is never moved.",
+			"commit is refused; a tag is never moved. After an attempt that failed, timed out, was left started\n" +
+			"by a dispatcher that died, or pushed to only some mirrors, --retry files the next attempt\n" +
+			"(release-…-r2, …), approved like the first; the release completes what the earlier one left.",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{errors.New("release takes one version, e.g. disinto release v1.2.0")}
@@ -41,9 +46,10 @@ func (a *app) releaseCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.requestRelease(cmd.Context(), project, args[0], sha)
+			return a.requestRelease(cmd.Context(), project, args[0], sha, retry)
 		},
 	}
+	c.Flags().BoolVar(&retry, "retry", false, "ask again after an attempt that did not complete")
 	c.Flags().StringVar(&project, "project", "", "project (default: the only one)")
 	c.Flags().StringVar(&sha, "sha", "", "the commit to tag (default: the primary branch's head)")
 	return c
@@ -57,7 +63,7 @@ type releaseForge interface {
 }
 
 // requestRelease files the release action of version for project.
-func (a *app) requestRelease(ctx context.Context, project, version, sha string) error {
+func (a *app) requestRelease(ctx context.Context, project, version, sha string, retry bool) error {
 	v, err := a.cliVault(project)
 	if err != nil {
 		return err
@@ -67,16 +73,29 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string) 
 	if err != nil {
 		return err
 	}
-	owner, name, _ := strings.Cut(p.Repo, "/")
-	sha, err = releaseCommit(ctx, fc.Repo(owner, name), p.Repo, p.PrimaryBranch, version, sha)
-	if err != nil {
-		return err
-	}
 	mirrors, err := a.releaseMirrors(ctx, v)
 	if err != nil {
 		return err
 	}
-	act, err := release.Request{Project: p.Name, Version: version, SHA: sha, Mirrors: mirrors}.Action()
+	req := release.Request{Project: p.Name, Version: version, Mirrors: mirrors}
+	if retry {
+		base, err := release.ActionID(p.Name, version)
+		if err != nil {
+			return err
+		}
+		var prev string
+		if req.Attempt, prev, err = releaseAttempt(ctx, v.ops, base); err != nil {
+			return err
+		}
+		if sha == "" && prev != "" {
+			sha = prev // the commit the earlier attempt tagged, or meant to
+		}
+	}
+	owner, name, _ := strings.Cut(p.Repo, "/")
+	if req.SHA, err = releaseCommit(ctx, fc.Repo(owner, name), p.Repo, p.PrimaryBranch, version, sha); err != nil {
+		return err
+	}
+	act, err := req.Action()
 	if err != nil {
 		return err
 	}
@@ -86,7 +105,7 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string) 
 	}
 	r, err := q.RequestAction(ctx, act)
 	if errors.Is(err, vault.ErrDuplicateID) {
-		return fmt.Errorf("%w (a release of %s was requested before with other content, or has run: see disinto vault show %s)", err, version, act.ID)
+		return fmt.Errorf("%w (a release of %s was requested before with other content, or has run: see disinto vault show %s; --retry asks again)", err, version, act.ID)
 	}
 	if err != nil {
 		return err
@@ -95,7 +114,7 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string) 
 	if r.Existing {
 		again = " (requested before)"
 	}
-	fmt.Fprintf(a.stdout, "%s: release %s of %s at %s, %s tier%s\n", r.ID, version, p.Name, sha, r.Tier, again)
+	fmt.Fprintf(a.stdout, "%s: release %s of %s at %s, %s tier%s\n", r.ID, version, p.Name, req.SHA, r.Tier, again)
 	skipped := slices.DeleteFunc(sortedKeys(p.Mirrors), func(m string) bool { return slices.Contains(mirrors, m) })
 	if len(mirrors) > 0 {
 		fmt.Fprintf(a.stdout, "mirrors pushed: %s\n", strings.Join(mirrors, ", "))
@@ -110,6 +129,61 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string) 
 		fmt.Fprintf(a.stdout, "committed directly (low tier by the ops policy); the dispatcher runs it within a minute\n")
 	}
 	return nil
+}
+
+// opsReader reads a file of the ops repository's primary branch
+// (fs.ErrNotExist when there is none); *ops.Repo implements it.
+type opsReader interface {
+	Read(ctx context.Context, path string) ([]byte, error)
+}
+
+// releaseAttempt is the attempt --retry files: the first one that has no
+// result yet (filed and waiting, or not filed), after attempts that
+// failed, timed out, were left started or pushed to only some mirrors; and
+// the commit the attempt before it was for. A release that completed is
+// not asked for again.
+func releaseAttempt(ctx context.Context, ops opsReader, base string) (int, string, error) {
+	prev := ""
+	for n := 1; n <= release.MaxAttempts; n++ {
+		id := release.AttemptID(base, n)
+		data, err := ops.Read(ctx, vault.ResultPath(id))
+		if errors.Is(err, fs.ErrNotExist) {
+			return n, prev, nil
+		}
+		if err != nil {
+			return 0, "", err
+		}
+		rec, err := vault.ParseResult(vault.ResultPath(id), data)
+		if err != nil {
+			return 0, "", err
+		}
+		if sha, err := actionSHA(ctx, ops, id); err == nil && sha != "" {
+			prev = sha
+		}
+		if rec.Status != vault.StatusSucceeded {
+			continue
+		}
+		if rep, err := release.ParseReport(rec.Report); err == nil && rep.Status == release.StatusPartial {
+			continue
+		}
+		return 0, "", fmt.Errorf("release %s: %s completed (%s); nothing to retry", base, id, vault.ResultPath(id))
+	}
+	return 0, "", fmt.Errorf("release %s: %d attempts, the most there may be", base, release.MaxAttempts)
+}
+
+// actionSHA is the commit release action id was for.
+func actionSHA(ctx context.Context, ops opsReader, id string) (string, error) {
+	data, err := ops.Read(ctx, vault.ActionPath(id))
+	if err != nil {
+		return "", err
+	}
+	var a struct {
+		Vars map[string]string `toml:"vars"`
+	}
+	if _, err := toml.Decode(string(data), &a); err != nil {
+		return "", fmt.Errorf("%s: %w", vault.ActionPath(id), err)
+	}
+	return a.Vars[release.VarSHA], nil
 }
 
 // releaseCommit returns the commit to tag: want, or the primary branch's

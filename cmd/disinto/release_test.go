@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -162,4 +163,63 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// opsFiles is an ops primary branch of a few files.
+type opsFiles map[string]string
+
+func (o opsFiles) Read(_ context.Context, path string) ([]byte, error) {
+	if s, ok := o[path]; ok {
+		return []byte(s), nil
+	}
+	return nil, fs.ErrNotExist
+}
+
+// resultFile is a result record of status, with the release's report.
+func resultFile(t *testing.T, id string, status vault.Status, report string) string {
+	t.Helper()
+	data, err := vault.Result{ID: id, Status: status, Report: report}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// --retry files the first attempt without a result, for the commit of
+// the attempt before it, and refuses a release that completed.
+func TestReleaseAttempt(t *testing.T) {
+	const base = "release-widgets-v1-2-0"
+	old := strings.Repeat("d", 40)
+	action := func(id string) (string, string) {
+		return vault.ActionPath(id), "id = \"" + id + "\"\n[vars]\nsha = \"" + old + "\"\n"
+	}
+	withAction := func(o opsFiles, id string) opsFiles {
+		p, c := action(id)
+		o[p] = c
+		return o
+	}
+	for _, tc := range []struct {
+		name    string
+		ops     opsFiles
+		attempt int
+		sha     string
+		err     bool
+	}{
+		{"nothing filed", opsFiles{}, 1, "", false},
+		{"first waits for approval", withAction(opsFiles{}, base), 1, "", false},
+		{"first failed", withAction(opsFiles{vault.ResultPath(base): resultFile(t, base, vault.StatusFailed, "")}, base), 2, old, false},
+		{"first left started", withAction(opsFiles{vault.ResultPath(base): resultFile(t, base, vault.StatusStarted, "")}, base), 2, old, false},
+		{"first partial, second timed out", withAction(withAction(opsFiles{
+			vault.ResultPath(base):         resultFile(t, base, vault.StatusSucceeded, `{"status":"partial"}`),
+			vault.ResultPath(base + "-r2"): resultFile(t, base+"-r2", vault.StatusTimeout, ""),
+		}, base), base+"-r2"), 3, old, false},
+		{"released", withAction(opsFiles{vault.ResultPath(base): resultFile(t, base, vault.StatusSucceeded, `{"status":"released"}`)}, base), 0, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, sha, err := releaseAttempt(context.Background(), tc.ops, base)
+			if n != tc.attempt || sha != tc.sha || (err != nil) != tc.err {
+				t.Errorf("releaseAttempt = %d, %q, %v; want %d, %q, error %v", n, sha, err, tc.attempt, tc.sha, tc.err)
+			}
+		})
+	}
 }

@@ -110,15 +110,39 @@ type Request struct {
 	Mirrors []string
 	// TimeoutMinutes bounds the run (vault.DefaultTimeoutMinutes when 0).
 	TimeoutMinutes int
+	// Attempt numbers a release asked for again after an attempt that
+	// did not complete (0 and 1 are the first); see AttemptID.
+	Attempt int
+}
+
+// MaxAttempts bounds how often one release is asked for.
+const MaxAttempts = 20
+
+// AttemptID is the id of attempt n of the release whose first id is
+// base: base itself for the first, base-r<n> after it. Each attempt is
+// an action of its own, approved on its own; the job's idempotence makes
+// a later attempt complete what an earlier one left half-done.
+func AttemptID(base string, n int) string {
+	if n <= 1 {
+		return base
+	}
+	return fmt.Sprintf("%s-r%d", base, n)
 }
 
 // Action is the vault action of r, checked: the version, the commit and
 // the id. Its tier is the policy's for the release formula (high by
 // default); the approving administrator sees the commit in its context.
 func (r Request) Action() (vault.Action, error) {
-	id, err := ActionID(r.Project, r.Version)
+	base, err := ActionID(r.Project, r.Version)
 	if err != nil {
 		return vault.Action{}, err
+	}
+	if r.Attempt < 0 || r.Attempt > MaxAttempts {
+		return vault.Action{}, fmt.Errorf("release %s: attempt %d, at most %d", r.Version, r.Attempt, MaxAttempts)
+	}
+	id := AttemptID(base, r.Attempt)
+	if !vault.ValidID(id) {
+		return vault.Action{}, fmt.Errorf("project %q: %w (%q)", r.Project, ErrBadProject, id)
 	}
 	if !shaPattern.MatchString(r.SHA) {
 		return vault.Action{}, fmt.Errorf("release %s: %q is not a commit id", r.Version, r.SHA)

@@ -180,3 +180,17 @@ func TestParseResult(t *testing.T) {
 		})
 	}
 }
+
+// A later attempt of a release is an action of its own.
+func TestAttempts(t *testing.T) {
+	if release.AttemptID("release-w-v1-0-0", 1) != "release-w-v1-0-0" || release.AttemptID("release-w-v1-0-0", 3) != "release-w-v1-0-0-r3" {
+		t.Error("attempt ids")
+	}
+	a, err := release.Request{Project: "widgets", Version: "v1.2.0", SHA: sha, Attempt: 2}.Action()
+	if err != nil || a.ID != "release-widgets-v1-2-0-r2" {
+		t.Errorf("attempt 2: %q %v", a.ID, err)
+	}
+	if _, err := (release.Request{Project: "widgets", Version: "v1.2.0", SHA: sha, Attempt: release.MaxAttempts + 1}).Action(); err == nil {
+		t.Error("too many attempts")
+	}
+}

@@ -115,6 +115,15 @@ func (r Result) check(j Job) error {
 	return nil
 }
 
+// ParseReport decodes a report recorded by the dispatcher (Result.JSON).
+func ParseReport(s string) (Result, error) {
+	var r Result
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return Result{}, fmt.Errorf("%w: report: %v", ErrBadResult, err)
+	}
+	return r, nil
+}
+
 // Succeeded reports whether the release tagged its commit.
 func (r Result) Succeeded() bool { return r.Status == StatusReleased || r.Status == StatusPartial }
 
