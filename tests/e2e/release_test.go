@@ -177,6 +177,11 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 		return err == nil && strings.Contains(grepLines(st, id), string(vault.StatusSucceeded))
 	})
 	commits := resultCommits(t, opsRepo, id)
+	// A release that completed is not asked for again.
+	if _, errOut, err := y.run(y.daemonEnv, "release", "v1.2.0", "--project", "widgets", "--retry"); err == nil ||
+		!strings.Contains(errOut, "completed") {
+		t.Errorf("release --retry after the release: %v\n%s", err, errOut)
+	}
 
 	if n := strings.Count(y.d.output(t), "vault action started"); n != 1 {
 		t.Errorf("the daemon started the action %d times, want once", n)
