@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/disinto/disinto/formulas"
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/release"
 	"github.com/disinto/disinto/lib/runner"
@@ -276,5 +277,47 @@ func (v *vaultRunner) releaseRun(ctx context.Context, job vault.Job) (vault.Outc
 	if perr == nil {
 		out.Report = res.JSON()
 	}
+	if perr == nil && res.Succeeded() && v.tags != nil {
+		v.confirm(ctx, plan, &out)
+	}
 	return out, nil
+}
+
+// tagReader reads a tag of the project repository.
+type tagReader func(ctx context.Context, name string) (forge.Tag, error)
+
+// releaseTags reads the tags of d.Project's repository as the vault bot,
+// which the dispatcher runs as (nil when it has no token: then there is
+// no dispatcher either).
+func releaseTags(d agentDeps) (tagReader, error) {
+	b, err := d.Config.Bot(config.RoleVault)
+	if err != nil || b.Token == "" {
+		return nil, nil
+	}
+	fc, err := forge.New(forge.Options{URL: d.Project.ForgeURL, Token: b.Token, User: b.User, Logger: d.Log,
+		Redactor: d.Services.redactor})
+	if err != nil {
+		return nil, err
+	}
+	owner, name, _ := strings.Cut(d.Project.Repo, "/")
+	return fc.Repo(owner, name).GetTag, nil
+}
+
+// confirm checks on the forge, not in the job's word, that the tag is on
+// the released commit: a tag missing or elsewhere fails the run. A forge
+// that does not answer is noted in the log and decides nothing.
+func (v *vaultRunner) confirm(ctx context.Context, plan release.Job, out *vault.Outcome) {
+	t, err := v.tags(ctx, plan.Version)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+		out.Logs += "\n[the forge has no tag " + plan.Version + ", though the job reported one]"
+		out.ExitCode = max(out.ExitCode, 1)
+	case err != nil:
+		out.Logs += "\n[the tag was not confirmed on the forge: " + err.Error() + "]"
+	case t.SHA != plan.SHA:
+		out.Logs += fmt.Sprintf("\n[the forge's tag %s is at %s, not %s]", plan.Version, t.SHA, plan.SHA)
+		out.ExitCode = max(out.ExitCode, 1)
+	default:
+		out.Logs += fmt.Sprintf("\n[confirmed on the forge: %s at %s]", plan.Version, plan.SHA)
+	}
 }

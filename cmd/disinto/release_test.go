@@ -223,3 +223,37 @@ func TestReleaseAttempt(t *testing.T) {
 		})
 	}
 }
+
+// A release the job reports is confirmed on the forge: a tag missing or
+// on another commit fails the run whatever the job said; a forge that
+// does not answer decides nothing.
+func TestReleaseRunConfirmsOnTheForge(t *testing.T) {
+	sha := strings.Repeat("c", 40)
+	proj := &config.Project{Name: "widgets", Repo: "acme/widgets", ForgeURL: "http://forgejo:3000",
+		Mirrors: map[string]string{"github": "https://github.com/acme/widgets.git"}}
+	for _, tc := range []struct {
+		name   string
+		tag    forge.Tag
+		err    error
+		exit   int
+		logHas string
+	}{
+		{"confirmed", forge.Tag{Name: "v1.2.0", SHA: sha}, nil, 0, "confirmed on the forge"},
+		{"elsewhere", forge.Tag{Name: "v1.2.0", SHA: strings.Repeat("e", 40)}, nil, 1, "not " + sha},
+		{"missing", forge.Tag{}, forge.ErrNotFound, 1, "has no tag"},
+		{"forge down", forge.Tag{}, forge.ErrUnavailable, 0, "not confirmed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sr := &scriptedRunner{out: runner.Outcome{ExitCode: 0, Started: time.Now(), Log: resultLine("released", "created", "ok")}}
+			var asked string
+			v := &vaultRunner{r: sr, project: proj, tags: func(_ context.Context, name string) (forge.Tag, error) {
+				asked = name
+				return tc.tag, tc.err
+			}}
+			out, err := v.Run(context.Background(), releaseVaultJob(t))
+			if err != nil || out.ExitCode != tc.exit || !strings.Contains(out.Logs, tc.logHas) || asked != "v1.2.0" {
+				t.Errorf("outcome %+v, %v (asked %q); want exit %d and a log with %q", out, err, asked, tc.exit, tc.logHas)
+			}
+		})
+	}
+}

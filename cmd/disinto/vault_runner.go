@@ -41,8 +41,12 @@ func newVaultRunner(d agentDeps) (vault.Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vault runner of project %s: %w", d.Project.Name, err)
 	}
+	tags, err := releaseTags(d)
+	if err != nil {
+		return nil, err
+	}
 	return &vaultRunner{r: r, project: d.Project, network: strings.TrimSpace(d.Config.Env.Get(envRunnerNetwork)),
-		backend: d.Config.Backends[config.DefaultBackend]}, nil
+		backend: d.Config.Backends[config.DefaultBackend], tags: tags}, nil
 }
 
 // vaultRunner runs the dispatcher's jobs in lib/runner's containers: the
@@ -54,6 +58,9 @@ type vaultRunner struct {
 	project *config.Project
 	network string
 	backend config.Backend
+	// tags reads the project repository's tags, to confirm a release on
+	// the forge itself (nil: not confirmed).
+	tags tagReader
 }
 
 var _ vault.Runner = (*vaultRunner)(nil)

@@ -164,6 +164,9 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 		report["mirrors"].(map[string]any)["backup"] != "ok" {
 		t.Errorf("report %+v", report)
 	}
+	if !strings.Contains(rec.Logs, "confirmed on the forge: v1.2.0 at "+head.SHA) {
+		t.Errorf("the daemon did not confirm the tag on the forge:\n%s", rec.Logs)
+	}
 	if !strings.Contains(rec.Approval, "approved by "+srv.AdminLogin) {
 		t.Errorf("approval %q", rec.Approval)
 	}
