@@ -179,6 +179,9 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 		st, _, err := y.run(nil, "status")
 		return err == nil && strings.Contains(grepLines(st, id), string(vault.StatusSucceeded))
 	})
+	if show := y.mustRun(y.daemonEnv, "vault", "show", id, "--project", "widgets"); !strings.Contains(show, `report: {"version":"v1.2.0"`) {
+		t.Errorf("vault show:\n%s", show)
+	}
 	commits := resultCommits(t, opsRepo, id)
 	// A release that completed is not asked for again.
 	if _, errOut, err := y.run(y.daemonEnv, "release", "v1.2.0", "--project", "widgets", "--retry"); err == nil ||
