@@ -111,14 +111,20 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string, 
 	if err != nil {
 		return err
 	}
+	a.printRelease(r, req, p.Mirrors)
+	return nil
+}
+
+// printRelease says where the request of req landed and what comes next.
+func (a *app) printRelease(r vault.Receipt, req release.Request, configured map[string]string) {
 	again := ""
 	if r.Existing {
 		again = " (requested before)"
 	}
-	fmt.Fprintf(a.stdout, "%s: release %s of %s at %s, %s tier%s\n", r.ID, version, p.Name, req.SHA, r.Tier, again)
-	skipped := slices.DeleteFunc(sortedKeys(p.Mirrors), func(m string) bool { return slices.Contains(mirrors, m) })
-	if len(mirrors) > 0 {
-		fmt.Fprintf(a.stdout, "mirrors pushed: %s\n", strings.Join(mirrors, ", "))
+	fmt.Fprintf(a.stdout, "%s: release %s of %s at %s, %s tier%s\n", r.ID, req.Version, req.Project, req.SHA, r.Tier, again)
+	skipped := slices.DeleteFunc(sortedKeys(configured), func(m string) bool { return slices.Contains(req.Mirrors, m) })
+	if len(req.Mirrors) > 0 {
+		fmt.Fprintf(a.stdout, "the tag goes to the mirrors: %s\n", strings.Join(req.Mirrors, ", "))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(a.stdout, "mirrors skipped (no stored token allowed by the vault policy): %s\n", strings.Join(skipped, ", "))
@@ -129,7 +135,6 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string, 
 	default:
 		fmt.Fprintf(a.stdout, "committed directly (low tier by the ops policy); the dispatcher runs it within a minute\n")
 	}
-	return nil
 }
 
 // opsReader reads a file of the ops repository's primary branch

@@ -102,7 +102,7 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 	out := y.mustRun(y.daemonEnv, "release", "v1.2.0", "--project", "widgets")
 	const id = "release-widgets-v1-2-0"
 	if !strings.Contains(out, id) || !strings.Contains(out, head.SHA) || !strings.Contains(out, "high tier") ||
-		!strings.Contains(out, "mirrors pushed: backup") {
+		!strings.Contains(out, "the tag goes to the mirrors: backup") {
 		t.Fatalf("release output:\n%s", out)
 	}
 	// Asking again finds the first request.
