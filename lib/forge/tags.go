@@ -27,3 +27,21 @@ func (r *RepoClient) GetTag(ctx context.Context, name string) (Tag, error) {
 	}
 	return Tag{Name: t.Name, SHA: t.Commit.SHA}, nil
 }
+
+// CreateTag creates the tag name on the commit sha with message (an
+// annotated tag) and returns it. A tag of that name already there
+// (whatever its commit) wraps ErrConflict or ErrInvalid, as the forge
+// answers 409 or 422: read it back with GetTag.
+func (r *RepoClient) CreateTag(ctx context.Context, name, sha, message string) (Tag, error) {
+	in := map[string]string{"tag_name": name, "target": sha, "message": message}
+	var t struct {
+		Name   string `json:"name"`
+		Commit struct {
+			SHA string `json:"sha"`
+		} `json:"commit"`
+	}
+	if err := r.c.do(ctx, "POST", r.path("/tags"), nil, in, &t); err != nil {
+		return Tag{}, fmt.Errorf("create tag %s on %s in %s: %w", name, sha, r.slug, err)
+	}
+	return Tag{Name: t.Name, SHA: t.Commit.SHA}, nil
+}
