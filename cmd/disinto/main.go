@@ -115,6 +115,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.secretsCmd(),
 		a.vaultCmd(),
 		a.releaseCmd(),
+		a.runnerJobCmd(),
 		a.graphCmd(),
 	)
 	root.Version = versionLine()

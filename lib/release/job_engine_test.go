@@ -1,13 +1,8 @@
 package release_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -20,19 +15,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/client"
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/release"
 	"github.com/disinto/disinto/lib/runner"
+	"github.com/disinto/disinto/lib/runner/runnertest"
 )
 
-// The job tests run the release script in the runner image on a real
-// Docker engine, against a real Gitea reached over the engine's bridge.
+// The job tests run the release job (the image's disinto runner-job
+// release) in the runner image on a real Docker engine, against a real
+// Gitea reached over the engine's bridge.
 const (
-	engineHint = "run tests/setup/docker.sh as root (Debian's Docker engine, the mmdebstrap debian:bookworm-slim)"
+	engineHint = runnertest.SetupHint
 	jobImage   = "release-test/runner:test"
 )
 
@@ -251,64 +247,18 @@ var (
 	imageErr  error
 )
 
-// buildOnce builds docker/runner as jobImage once per test binary.
+// buildOnce builds the runner image as jobImage once per test binary.
 func buildOnce(t *testing.T, cli *client.Client) string {
 	t.Helper()
-	imageOnce.Do(func() { imageErr = buildImage(cli, filepath.Join("..", "..", "docker", "runner")) })
+	imageOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		defer cancel()
+		imageErr = runnertest.Build(ctx, cli, filepath.Join("..", ".."), jobImage)
+	})
 	if imageErr != nil {
 		t.Fatalf("build %s: %v (%s)", jobImage, imageErr, engineHint)
 	}
 	return jobImage
-}
-
-// buildImage builds the Dockerfile in dir with the classic builder (the
-// base image is local: no registry is reachable).
-func buildImage(cli *client.Client, dir string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{jobImage}, Dockerfile: "Dockerfile",
-		Remove: true, ForceRemove: true, Version: build.BuilderV1, Labels: map[string]string{"org.disinto.test-standin": "true"}})
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	dec := json.NewDecoder(res.Body)
-	for {
-		var msg struct {
-			Error string `json:"error"`
-		}
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if msg.Error != "" {
-			return errors.New(msg.Error)
-		}
-	}
 }
 
 // proxyOnBridge serves target on the host's address on the engine's

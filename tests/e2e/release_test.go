@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -19,23 +15,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/client"
 
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/runner/runnertest"
 	"github.com/disinto/disinto/lib/vault"
 )
 
-// releaseImage is the runner image this test builds from docker/runner
-// and the daemon runs release actions in.
+// releaseImage is the runner image this test builds from
+// docker/runner/Dockerfile and the daemon runs release actions in.
 const releaseImage = "release-e2e/runner:test"
 
 // releaseSetupHint says how a machine gets the Docker engine and the
-// local base image the runner image is built from.
-const releaseSetupHint = "run tests/setup/docker.sh as root (Debian's Docker engine, the mmdebstrap debian:bookworm-slim)"
+// local base and Go images the runner image is built from.
+const releaseSetupHint = runnertest.SetupHint
 
 // TestSystemReleaseThroughTheVault (spec 70 §7.6, §6.6, §5.11): the
 // operator asks for a release with `disinto release`; a bad version is a
@@ -431,69 +427,13 @@ func proxyOn(t *testing.T, host, target string) string {
 	return "http://" + ln.Addr().String()
 }
 
-// buildReleaseImage builds docker/runner as releaseImage through the
-// engine API, with the classic builder (the base image is local).
+// buildReleaseImage builds the runner image as releaseImage through the
+// engine API, with the classic builder (the base and Go images are local).
 func buildReleaseImage(t *testing.T, cli *client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	buildCtx, err := tarTree(filepath.Join("..", "..", "docker", "runner"))
-	if err != nil {
-		t.Fatal(err)
+	if err := runnertest.Build(ctx, cli, filepath.Join("..", ".."), releaseImage); err != nil {
+		t.Fatalf("%v (%s)", err, releaseSetupHint)
 	}
-	res, err := cli.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{
-		Tags: []string{releaseImage}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
-		Version: build.BuilderV1, Labels: map[string]string{"org.disinto.test-standin": "true"},
-	})
-	if err != nil {
-		t.Fatalf("build %s: %v (%s)", releaseImage, err, releaseSetupHint)
-	}
-	defer res.Body.Close()
-	dec := json.NewDecoder(res.Body)
-	var last []string
-	for {
-		var msg struct {
-			Stream string `json:"stream"`
-			Error  string `json:"error"`
-		}
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			return
-		} else if err != nil {
-			t.Fatalf("build %s: %v", releaseImage, err)
-		}
-		if msg.Stream != "" {
-			last = append(last[max(0, len(last)-19):], msg.Stream)
-		}
-		if msg.Error != "" {
-			t.Fatalf("build %s: %s (%s)\n%s", releaseImage, msg.Error, releaseSetupHint, strings.Join(last, ""))
-		}
-	}
-}
-
-// tarTree is the tar archive of the regular files under dir.
-func tarTree(dir string) (io.Reader, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &buf, tw.Close()
 }
