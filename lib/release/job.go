@@ -1,7 +1,6 @@
 package release
 
 import (
-	_ "embed"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -13,13 +12,16 @@ import (
 	"github.com/disinto/disinto/lib/vault"
 )
 
-// script is the release job: POSIX sh with the runner image's curl, jq
-// and git. Everything it acts on comes from its environment (Job.Env),
-// which Plan builds from the approved action and the project's
-// configuration; the tokens are files under /run/secrets.
-//
-//go:embed release.sh
-var script string
+// JobCommand is the command the runner image runs for a release: the
+// disinto binary of the image, whose hidden runner-job subcommand runs
+// Execute with the job's environment (Job.Env, which Plan builds from the
+// approved action and the project's configuration) and the tokens as
+// files under the runner's secrets directory.
+const JobCommand = "disinto runner-job release"
+
+// script is the mechanical job's shell line: the runner's /bin/sh hands
+// the process over to JobCommand.
+const script = "exec " + JobCommand
 
 // Target is where a release acts, from the project's configuration: the
 // forge as the runner's network reaches it, the repository, and the
@@ -30,8 +32,8 @@ type Target struct {
 	Mirrors  map[string]string
 }
 
-// Job is the mechanical runner job of a release: the script and the
-// environment it reads, plus what its result must say.
+// Job is the mechanical runner job of a release: the script (JobCommand)
+// and the environment it reads, plus what its result must say.
 type Job struct {
 	Script string
 	Env    map[string]string
@@ -41,7 +43,7 @@ type Job struct {
 	Mirrors      []string
 }
 
-// Environment variables of the release script.
+// Environment variables of the release job.
 const (
 	envForgeURL = "RELEASE_FORGE_URL"
 	envRepo     = "RELEASE_REPO"
