@@ -29,9 +29,10 @@ const Dockerfile = "docker/runner/Dockerfile"
 const SetupHint = "run tests/setup/docker.sh as root (Debian's Docker engine, the local debian:bookworm-slim from mmdebstrap and golang:1.26-bookworm from this machine's Go)"
 
 // skipped are the module's paths the image never needs (the
-// .dockerignore's, and the tests' own files): leaving them out keeps the
-// context small and lets a change to a test alone reuse the cached build.
-var skipped = []string{".git", ".env", "data", "state", "tools", "tests", "docker/test", "projects"}
+// .dockerignore's and .gitignore's: local state, built binaries, and the
+// tests' own files): leaving them out keeps the context small and lets a
+// change to a test alone reuse the cached build.
+var skipped = []string{".git", ".env", "data", "state", "tools", "tests", "docker/test", "projects", "bin", "disinto"}
 
 // Context is the runner image's build context: the regular files of the
 // module at root, without the skipped paths, test files and test data,
