@@ -255,9 +255,10 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // releaseRun runs a release action as lib/release's mechanical job: the
-// script with the action's secrets (no model credential), then its result
-// line checked against the job. A result that is missing or does not
-// describe this release fails the run, whatever the exit status.
+// image's disinto runner-job release with the action's secrets (no model
+// credential), then its result line checked against the job. A result
+// that is missing or does not describe this release fails the run,
+// whatever the exit status.
 func (v *vaultRunner) releaseRun(ctx context.Context, job vault.Job) (vault.Outcome, error) {
 	plan, err := release.Plan(job.Action, release.Target{ForgeURL: v.project.ForgeURL, Repo: v.project.Repo, Mirrors: v.project.Mirrors})
 	if err != nil {

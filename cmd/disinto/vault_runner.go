@@ -77,7 +77,7 @@ type jobRunner interface {
 // the action is never run twice.
 func (v *vaultRunner) Run(ctx context.Context, job vault.Job) (vault.Outcome, error) {
 	if job.Action.Formula == release.Formula {
-		return v.releaseRun(ctx, job) // mechanical: lib/release's script
+		return v.releaseRun(ctx, job) // mechanical: the image's disinto runner-job release
 	}
 	rj, err := v.job(job)
 	if err != nil {
