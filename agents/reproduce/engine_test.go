@@ -21,6 +21,8 @@ import (
 
 	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/client"
+
+	"github.com/disinto/disinto/lib/runner/runnertest"
 )
 
 // The sidecar tests run on the real Docker engine (Debian's docker.io),
@@ -85,7 +87,9 @@ func reproduceImage(t *testing.T, cli *client.Client) string {
 			return
 		}
 		labels := map[string]string{"org.disinto.test-standin": "true", dockerfilesLabel: hash}
-		if buildErr = buildImage(ctx, cli, filepath.Join(root, "runner"), testRunnerImage, nil, labels); buildErr != nil {
+		// The runner image's context is the module's root (it builds the
+		// disinto binary); the builder's cache makes an unchanged tree cheap.
+		if buildErr = runnertest.Build(ctx, cli, filepath.Join("..", ".."), testRunnerImage); buildErr != nil {
 			return
 		}
 		runnerImage := testRunnerImage

@@ -114,6 +114,8 @@ func (a *app) rootCmd() *cobra.Command {
 		a.agentCmd(),
 		a.secretsCmd(),
 		a.vaultCmd(),
+		a.releaseCmd(),
+		a.runnerJobCmd(),
 		a.graphCmd(),
 		a.chatCmd(),
 		a.edgeCmd(),

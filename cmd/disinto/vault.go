@@ -205,6 +205,9 @@ func (a *app) vaultShowCmd(project *string) *cobra.Command {
 				}
 				fmt.Fprintf(a.stdout, "action %s (%s)\nstate: %s\n%s\n\n%s", e.ID, vault.ActionPath(e.ID), entryState(e),
 					entryDetail(e), e.Content())
+				if e.Result != nil && e.Result.Report != "" {
+					fmt.Fprintf(a.stdout, "\nreport: %s\n", e.Result.Report)
+				}
 				if e.Result != nil && e.Result.Logs != "" {
 					fmt.Fprintf(a.stdout, "\nlogs (tail):\n%s\n", e.Result.Logs)
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/release"
 	"github.com/disinto/disinto/lib/runner"
 	"github.com/disinto/disinto/lib/vault"
 )
@@ -40,8 +41,12 @@ func newVaultRunner(d agentDeps) (vault.Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vault runner of project %s: %w", d.Project.Name, err)
 	}
+	tags, err := releaseTags(d)
+	if err != nil {
+		return nil, err
+	}
 	return &vaultRunner{r: r, project: d.Project, network: strings.TrimSpace(d.Config.Env.Get(envRunnerNetwork)),
-		backend: d.Config.Backends[config.DefaultBackend]}, nil
+		backend: d.Config.Backends[config.DefaultBackend], tags: tags}, nil
 }
 
 // vaultRunner runs the dispatcher's jobs in lib/runner's containers: the
@@ -53,6 +58,9 @@ type vaultRunner struct {
 	project *config.Project
 	network string
 	backend config.Backend
+	// tags reads the project repository's tags, to confirm a release on
+	// the forge itself (nil: not confirmed).
+	tags tagReader
 }
 
 var _ vault.Runner = (*vaultRunner)(nil)
@@ -68,10 +76,19 @@ type jobRunner interface {
 // again; anything that ran, or can never run as given, is an Outcome, so
 // the action is never run twice.
 func (v *vaultRunner) Run(ctx context.Context, job vault.Job) (vault.Outcome, error) {
+	if job.Action.Formula == release.Formula {
+		return v.releaseRun(ctx, job) // mechanical: the image's disinto runner-job release
+	}
 	rj, err := v.job(job)
 	if err != nil {
 		return vault.Outcome{ExitCode: -1, Logs: "refused before it ran: " + err.Error()}, nil
 	}
+	return v.outcome(ctx, rj)
+}
+
+// outcome runs rj and maps lib/runner's answer onto the dispatcher's
+// contract (see Run).
+func (v *vaultRunner) outcome(ctx context.Context, rj runner.Job) (vault.Outcome, error) {
 	out, err := v.r.Run(ctx, rj)
 	switch {
 	case err == nil:

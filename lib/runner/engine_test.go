@@ -1,33 +1,26 @@
 package runner_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/client"
 
 	"github.com/disinto/disinto/lib/runner"
+	"github.com/disinto/disinto/lib/runner/runnertest"
 )
 
 // The engine tests run against a real Docker engine (Debian's docker.io)
 // and the runner image built from docker/runner through the API.
 const (
-	setupHint = "run tests/setup/docker.sh as root (installs and starts Debian's Docker engine, builds the local debian:bookworm-slim from mmdebstrap)"
+	setupHint = runnertest.SetupHint
 	// testImage is the runner image these tests build and run.
 	testImage = "disinto-test/runner:test"
 	// testLabel marks one test's containers, so each test can prove it
@@ -63,92 +56,19 @@ var (
 	buildErr  error
 )
 
-// runnerImage builds docker/runner once per test binary, through the
-// engine API with a tar of the directory as context.
+// runnerImage builds the runner image once per test binary, through the
+// engine API with the module as context.
 func runnerImage(t *testing.T, cli *client.Client) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
-		buildErr = buildImage(ctx, cli, filepath.Join("..", "..", "docker", "runner"), testImage)
+		buildErr = runnertest.Build(ctx, cli, filepath.Join("..", ".."), testImage)
 	})
 	if buildErr != nil {
 		t.Fatalf("build %s: %v (%s)", testImage, buildErr, setupHint)
 	}
 	return testImage
-}
-
-// buildImage builds the Dockerfile in dir as tag with the classic builder
-// (no registry is reachable: the base image must be local).
-func buildImage(ctx context.Context, cli *client.Client, dir, tag string) error {
-	buildCtx, err := tarDir(dir)
-	if err != nil {
-		return err
-	}
-	res, err := cli.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{
-		Tags:        []string{tag},
-		Dockerfile:  "Dockerfile",
-		Remove:      true,
-		ForceRemove: true,
-		Version:     build.BuilderV1,
-		Labels:      map[string]string{"org.disinto.test-standin": "true"},
-	})
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	// The body is a stream of JSON messages; a failed step sends an error.
-	dec := json.NewDecoder(res.Body)
-	var tailLog []string
-	for {
-		var msg struct {
-			Stream string `json:"stream"`
-			Error  string `json:"error"`
-		}
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if msg.Stream != "" {
-			tailLog = append(tailLog, msg.Stream)
-			if len(tailLog) > 20 {
-				tailLog = tailLog[1:]
-			}
-		}
-		if msg.Error != "" {
-			return errors.New(msg.Error + "\n" + strings.Join(tailLog, ""))
-		}
-	}
-}
-
-// tarDir is the tar archive of the regular files under dir.
-func tarDir(dir string) (io.Reader, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data))}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &buf, tw.Close()
 }
 
 // newRunner is a runner on the test image whose containers carry a label

@@ -331,6 +331,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, e *Entry, head string, log ze
 		return d.release(context.WithoutCancel(ctx), rec)
 	}
 	rec.ExitCode, rec.Finished, rec.Logs = out.ExitCode, d.o.Now().UTC(), tail(d.o.Redactor.String(out.Logs))
+	rec.Report = tail(d.o.Redactor.String(out.Report))
 	switch {
 	case out.TimedOut:
 		rec.Status = StatusTimeout

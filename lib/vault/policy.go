@@ -48,8 +48,10 @@ func ParseTier(s string) (Tier, error) {
 }
 
 // DefaultSecrets are the secret names an action may declare when the
-// policy lists none (the reference's allowlist).
-var DefaultSecrets = []string{"CLAWHUB_TOKEN", "GITHUB_TOKEN", "CODEBERG_TOKEN", "DEPLOY_KEY", "NPM_TOKEN", "DOCKER_HUB_TOKEN"}
+// policy lists none (the reference's allowlist, and the forge token a
+// release tags with).
+var DefaultSecrets = []string{"CLAWHUB_TOKEN", "GITHUB_TOKEN", "CODEBERG_TOKEN", "DEPLOY_KEY", "NPM_TOKEN", "DOCKER_HUB_TOKEN",
+	"RELEASE_TOKEN"}
 
 // DefaultMounts are the mount aliases an action may declare when the
 // policy lists none.

@@ -46,6 +46,8 @@ type Result struct {
 	Finished   time.Time `toml:"finished,omitzero"`
 	// Logs is the redacted tail of the run's output.
 	Logs string `toml:"logs,omitempty"`
+	// Report is the run's validated, redacted structured result.
+	Report string `toml:"report,omitempty"`
 }
 
 // Encode renders r as its file.

@@ -33,6 +33,9 @@ type Outcome struct {
 	// Logs is the run's combined output, or its tail. The dispatcher
 	// redacts it again before recording it.
 	Logs string
+	// Report is the run's structured result, validated by the runner
+	// (a release's result object), recorded beside the logs; "" for none.
+	Report string
 }
 
 // Runner runs one job in a short-lived, isolated environment (lib/runner:

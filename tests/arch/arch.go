@@ -31,7 +31,7 @@ var leafLibs = map[string]bool{"lib/config": true, "lib/phase": true, "lib/redac
 // harnesses stand in for real parts in tests; production code never
 // imports them.
 var harnesses = []string{"lib/forge/forgetest", "lib/forge/forgefake", "lib/claude/claudetest", "lib/sandbox/sandboxtest",
-	"lib/formulaagent/formulaagenttest", "lib/edge/edgetest"}
+	"lib/formulaagent/formulaagenttest", "lib/edge/edgetest", "lib/runner/runnertest"}
 
 // Check walks root (a module whose path is module) and returns every
 // layering violation, sorted.

@@ -9,7 +9,8 @@
 #   3. a running dockerd (started in the background when none answers);
 #   4. local base images under the names the Dockerfiles use:
 #        debian:bookworm-slim   mmdebstrap minbase, imported with docker import
-#        golang:1.26-bookworm   that image plus this machine's Go toolchain
+#        golang:1.26-bookworm   that image plus this machine's Go toolchain, the
+#                               build stage of the agents and runner images
 #      and the test forge image (the Gitea test server laid out like Forgejo).
 #
 # Idempotent: every step checks first and is skipped when already done; the

@@ -53,8 +53,9 @@ if [[ -s "${tarball}" ]]; then
 	fi
 fi
 log "building ${runner_image} and ${reproduce_image} (a few minutes, once)"
-DOCKER_BUILDKIT=0 docker build -q -t "${runner_image}" --label org.disinto.test-standin=true \
-	--label "${label}=${hash}" "${root}/docker/runner" >/dev/null
+# The runner image builds the disinto binary: its context is the module.
+DOCKER_BUILDKIT=0 docker build -q -f "${root}/docker/runner/Dockerfile" -t "${runner_image}" \
+	--label org.disinto.test-standin=true --label "${label}=${hash}" "${root}" >/dev/null
 DOCKER_BUILDKIT=0 docker build -q -t "${reproduce_image}" --build-arg "RUNNER_IMAGE=${runner_image}" \
 	--label org.disinto.test-standin=true --label "${label}=${hash}" "${root}/docker/reproduce" >/dev/null
 mkdir -p "${cache}"
