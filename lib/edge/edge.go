@@ -6,6 +6,11 @@
 // (any answer but 2xx is returned to the client as is). The file holds no
 // secret: the forward-auth secret and the status token are environment
 // placeholders Caddy reads at start.
+//
+// Only the forge needs nothing: without the forward-auth secret the chat's
+// routes and the status page behind its check are disabled, and without
+// the status token the status page is, each answering 503 with what to
+// set; the edge still starts and serves the forge.
 package edge
 
 import (
@@ -39,7 +44,14 @@ const (
 	UserHeader = "X-Forwarded-User"
 	// SecretHeader carries SecretEnv's value to the check.
 	SecretHeader = "X-Forward-Auth-Secret"
+	// DisabledHeader marks the answer of a disabled route; its value
+	// names the variables that are missing.
+	DisabledHeader = "X-Disinto-Disabled"
 )
+
+// MinSecret is the shortest forward-auth secret or status token the edge
+// accepts (the chat and the daemon refuse shorter ones too).
+const MinSecret = 16
 
 // Default upstreams, the compose services' names and ports.
 const (
@@ -74,6 +86,13 @@ type Config struct {
 	// Admin is the address of Caddy's admin API (the container's health
 	// check reads it); default DefaultAdmin, "off" disables it.
 	Admin string
+	// NoSecret says SecretEnv is not set where Caddy runs: the chat's
+	// routes, and the status page behind the chat's check, are disabled.
+	// NoStatusToken says StatusTokenEnv is not: the status page is
+	// disabled. A disabled route answers 503 naming what to set instead of
+	// proxying. The zero value serves every route; WithSecrets sets both
+	// from an environment.
+	NoSecret, NoStatusToken bool
 }
 
 // Route is one entry of the proxy's table, in the order it is matched.
@@ -94,6 +113,10 @@ type Route struct {
 	// BearerEnv, when set, names the variable whose value the edge sends
 	// upstream as a bearer token.
 	BearerEnv string
+	// Disabled, when set, is the text the route answers with a 503
+	// instead of proxying, and Missing the variables that would enable it.
+	Disabled string
+	Missing  []string
 }
 
 // Route names.
@@ -176,6 +199,94 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// WithSecrets returns c with the routes disabled whose variable get does
+// not hold (NoSecret, NoStatusToken). A value that is set but shorter than
+// MinSecret is an error naming the variable, never a reason to disable.
+func (c Config) WithSecrets(get func(string) string) (Config, error) {
+	for _, s := range []struct {
+		name string
+		no   *bool
+	}{{SecretEnv, &c.NoSecret}, {StatusTokenEnv, &c.NoStatusToken}} {
+		v := get(s.name)
+		*s.no = v == ""
+		if v != "" && len(v) < MinSecret {
+			return c, fmt.Errorf("%w: %s has %d characters: want %d or more (e.g. openssl rand -hex 24)", ErrInvalid, s.name, len(v), MinSecret)
+		}
+	}
+	return c, nil
+}
+
+// missing lists the variables c lacks, in the order of their routes.
+func (c Config) missing() []string {
+	var m []string
+	if c.NoSecret {
+		m = append(m, SecretEnv)
+	}
+	if c.NoStatusToken {
+		m = append(m, StatusTokenEnv)
+	}
+	return m
+}
+
+// reads lists the variables the file of c reads: those of the routes it
+// serves.
+func (c Config) reads() []string {
+	var read []string
+	if !c.NoSecret {
+		read = append(read, SecretEnv)
+	}
+	if !c.NoSecret && !c.NoStatusToken {
+		read = append(read, StatusTokenEnv)
+	}
+	return read
+}
+
+// Warning is the one line saying what c disables and why, or "" when it
+// serves every route.
+func (c Config) Warning() string {
+	missing := c.missing()
+	if len(missing) == 0 {
+		return ""
+	}
+	var off, on []string
+	for _, r := range c.Routes() {
+		if r.Name == RouteChatLogin {
+			continue // part of the chat
+		}
+		what := features[r.Name]
+		if r.Disabled != "" {
+			off = append(off, what)
+		} else {
+			on = append(on, what)
+		}
+	}
+	return fmt.Sprintf("%s %s not set: %s %s disabled (answering 503); %s %s served", and(missing), plural(missing, "is", "are"),
+		and(off), plural(off, "is", "are"), and(on), plural(on, "is", "are"))
+}
+
+// features names what each route serves, in the warning.
+var features = map[string]string{
+	RouteChat:    "the chat (/chat)",
+	RouteFactory: "the status page (/factory)",
+	RouteForge:   "the forge (/)",
+}
+
+// and joins words as a sentence does: "a", "a and b", "a, b and c".
+func and(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// plural picks the verb for words.
+func plural(words []string, one, many string) string {
+	if len(words) == 1 {
+		return one
+	}
+	return many
+}
+
 // checkUpstream accepts host:port with a DNS name or an IP address.
 func checkUpstream(v string) error {
 	host, port, err := net.SplitHostPort(v)
@@ -193,10 +304,11 @@ func checkUpstream(v string) error {
 
 // Routes is the proxy's table for c, in matching order: the chat's login
 // and callback without a check, the chat and the status page behind it,
-// and the forge for everything else.
+// and the forge for everything else. The chat's routes are disabled
+// without the secret, the status page's without the secret or the token.
 func (c Config) Routes() []Route {
 	c = c.WithDefaults()
-	return []Route{
+	rs := []Route{
 		{Name: RouteChatLogin, Paths: []string{LoginPath, CallbackPath}, Upstream: c.Chat},
 		// "/chat/*" alone would miss the bare "/chat".
 		{Name: RouteChat, Paths: []string{"/chat", "/chat/*"}, Upstream: c.Chat, Check: c.Chat},
@@ -204,6 +316,20 @@ func (c Config) Routes() []Route {
 			StripPrefix: "/factory", BearerEnv: StatusTokenEnv},
 		{Name: RouteForge, Upstream: c.Forge},
 	}
+	if c.NoSecret {
+		for i := range rs[:2] {
+			rs[i].Missing = []string{SecretEnv}
+			rs[i].Disabled = "the chat is not configured: set " + SecretEnv
+		}
+	}
+	if m := c.missing(); len(m) > 0 {
+		rs[2].Missing = m
+		rs[2].Disabled = "the status page is not configured: set " + and(m)
+		if c.NoSecret {
+			rs[2].Disabled = "the status page is behind the chat's login, and the chat is not configured: set " + and(m)
+		}
+	}
+	return rs
 }
 
 // Caddyfile renders the configuration of c, or says why c is invalid.
@@ -214,8 +340,15 @@ func Caddyfile(c Config) (string, error) {
 	c = c.WithDefaults()
 	var b strings.Builder
 	b.WriteString("# Generated by `disinto edge caddyfile` at every start of the edge: edit the\n")
-	b.WriteString("# DISINTO_EDGE_* settings, not this file. It holds no secret: Caddy reads\n")
-	fmt.Fprintf(&b, "# %s and %s from its environment.\n", SecretEnv, StatusTokenEnv)
+	if read := c.reads(); len(read) > 0 {
+		b.WriteString("# DISINTO_EDGE_* settings, not this file. It holds no secret: Caddy reads\n")
+		fmt.Fprintf(&b, "# %s from its environment.\n", and(read))
+	} else {
+		b.WriteString("# DISINTO_EDGE_* settings, not this file. It holds no secret and reads none.\n")
+	}
+	if w := c.Warning(); w != "" {
+		fmt.Fprintf(&b, "# Disabled: %s.\n", w)
+	}
 	fmt.Fprintf(&b, "{\n\tadmin %s\n", c.Admin)
 	if c.TLS() {
 		if c.Email != "" {
@@ -248,7 +381,11 @@ func Caddyfile(c Config) (string, error) {
 // exclusive and, with named matchers, tried in the order written) around a
 // route block, whose directives run in the order written.
 func writeRoute(b *strings.Builder, r Route) {
-	fmt.Fprintf(b, "\t# %s\n", r.Name)
+	if r.Disabled != "" {
+		fmt.Fprintf(b, "\t# %s: disabled\n", r.Name)
+	} else {
+		fmt.Fprintf(b, "\t# %s\n", r.Name)
+	}
 	if len(r.Paths) > 0 {
 		fmt.Fprintf(b, "\t@%s path %s\n", r.Name, strings.Join(r.Paths, " "))
 		fmt.Fprintf(b, "\thandle @%s {\n", r.Name)
@@ -256,6 +393,16 @@ func writeRoute(b *strings.Builder, r Route) {
 		b.WriteString("\thandle {\n")
 	}
 	b.WriteString("\t\troute {\n")
+	if r.Disabled != "" {
+		// Neither the check nor the upstream: the route names what is
+		// missing, and the placeholders of the missing variables appear
+		// nowhere.
+		b.WriteString("\t\t\theader Content-Type \"text/plain; charset=utf-8\"\n")
+		fmt.Fprintf(b, "\t\t\theader %s %q\n", DisabledHeader, strings.Join(r.Missing, ", "))
+		fmt.Fprintf(b, "\t\t\trespond %q 503\n", r.Disabled)
+		b.WriteString("\t\t}\n\t}\n")
+		return
+	}
 	if r.Check != "" {
 		// Only the check may say who the user is: a header the client sent
 		// is dropped first, whatever the check answers.

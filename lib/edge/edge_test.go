@@ -15,8 +15,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden Caddyfiles")
 
 // goldenCases are the configurations whose Caddyfiles are kept under
-// testdata: the compose defaults on localhost, and a public name with
-// certificates.
+// testdata: the compose defaults on localhost, a public name with
+// certificates, and the variants without the forward-auth secret, without
+// the status token and without either (their routes disabled).
 var goldenCases = []struct {
 	name string
 	cfg  edge.Config
@@ -25,6 +26,9 @@ var goldenCases = []struct {
 	{"public", edge.Config{Host: "factory.example.org", Email: "ops@example.org"}},
 	{"container", edge.Config{Host: "factory.example.org", Port: 8080, TLSPort: 8443}},
 	{"port", edge.Config{Port: 8088, Forge: "127.0.0.1:3000", Status: "127.0.0.1:8081", Chat: "127.0.0.1:8090", Admin: "off"}},
+	{"nosecret", edge.Config{NoSecret: true}},
+	{"nostatustoken", edge.Config{NoStatusToken: true}},
+	{"nosecrets", edge.Config{Host: "factory.example.org", NoSecret: true, NoStatusToken: true}},
 }
 
 func TestCaddyfileGolden(t *testing.T) {
@@ -65,8 +69,15 @@ func TestCaddyValidates(t *testing.T) {
 			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			secret, token := "validate-secret-0123456789", "status-token-0123456789"
+			if tc.cfg.NoSecret {
+				secret = ""
+			}
+			if tc.cfg.NoStatusToken {
+				token = ""
+			}
 			cmd := exec.Command(bin, "validate", "--config", file, "--adapter", "caddyfile")
-			cmd.Env = caddyEnv(t, "validate-secret-0123456789", "status-token-0123456789")
+			cmd.Env = caddyEnv(t, secret, token)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("caddy validate: %v\n%s", err, out)
 			}
@@ -94,6 +105,84 @@ func TestRoutesOrderAndChecks(t *testing.T) {
 	}
 	if len(rs[3].Paths) != 0 {
 		t.Error("the forge route must catch everything else")
+	}
+}
+
+// TestDisabledRoutes: without the secret the chat's routes and the status
+// page are disabled, without the token the status page only; the forge is
+// always served, and a disabled route names what to set and proxies to
+// nothing.
+func TestDisabledRoutes(t *testing.T) {
+	for _, tc := range []struct {
+		cfg      edge.Config
+		disabled string // the route names
+		warning  string
+	}{
+		{edge.Config{}, "", ""},
+		{edge.Config{NoSecret: true}, "chat-login chat factory",
+			"DISINTO_EDGE_SECRET is not set: the chat (/chat) and the status page (/factory) are disabled (answering 503); the forge (/) is served"},
+		{edge.Config{NoStatusToken: true}, "factory",
+			"DISINTO_STATUS_TOKEN is not set: the status page (/factory) is disabled (answering 503); the chat (/chat) and the forge (/) are served"},
+		{edge.Config{NoSecret: true, NoStatusToken: true}, "chat-login chat factory",
+			"DISINTO_EDGE_SECRET and DISINTO_STATUS_TOKEN are not set: the chat (/chat) and the status page (/factory) are disabled (answering 503); the forge (/) is served"},
+	} {
+		var off []string
+		for _, r := range tc.cfg.Routes() {
+			if r.Disabled == "" {
+				if len(r.Missing) != 0 {
+					t.Errorf("%+v: %s lacks %v but is not disabled", tc.cfg, r.Name, r.Missing)
+				}
+				continue
+			}
+			off = append(off, r.Name)
+			if len(r.Missing) == 0 || !strings.Contains(r.Disabled, "not configured: set "+r.Missing[0]) {
+				t.Errorf("%+v: %s disabled with %q, missing %v", tc.cfg, r.Name, r.Disabled, r.Missing)
+			}
+		}
+		if got := strings.Join(off, " "); got != tc.disabled {
+			t.Errorf("%+v: disabled %q, want %q", tc.cfg, got, tc.disabled)
+		}
+		if got := tc.cfg.Warning(); got != tc.warning {
+			t.Errorf("%+v: warning\n%s\nwant\n%s", tc.cfg, got, tc.warning)
+		}
+		text, err := edge.Caddyfile(tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.cfg.NoSecret && strings.Contains(text, "{$"+edge.SecretEnv+"}") {
+			t.Errorf("%+v: the file still reads the missing secret", tc.cfg)
+		}
+		if (tc.cfg.NoSecret || tc.cfg.NoStatusToken) && strings.Contains(text, "{$"+edge.StatusTokenEnv+"}") {
+			t.Errorf("%+v: the file still sends the missing token", tc.cfg)
+		}
+		if tc.cfg.NoSecret && strings.Contains(text, "forward_auth") {
+			t.Errorf("%+v: a disabled route still asks the chat", tc.cfg)
+		}
+	}
+	if rs := (edge.Config{NoStatusToken: true}).Routes(); rs[2].Disabled != "the status page is not configured: set DISINTO_STATUS_TOKEN" {
+		t.Errorf("the status page without its token: %q", rs[2].Disabled)
+	}
+	if rs := (edge.Config{NoSecret: true}).Routes(); rs[1].Disabled != "the chat is not configured: set DISINTO_EDGE_SECRET" {
+		t.Errorf("the chat without the secret: %q", rs[1].Disabled)
+	}
+}
+
+// TestWithSecrets: an unset variable disables its routes, a set one
+// enables them, a short one is an error naming it and not its value.
+func TestWithSecrets(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	long := "0123456789abcdef0123"
+	c, err := edge.Config{}.WithSecrets(env(map[string]string{edge.StatusTokenEnv: long}))
+	if err != nil || !c.NoSecret || c.NoStatusToken {
+		t.Errorf("token only: %+v %v", c, err)
+	}
+	c, err = edge.Config{NoSecret: true}.WithSecrets(env(map[string]string{edge.SecretEnv: long, edge.StatusTokenEnv: long}))
+	if err != nil || c.NoSecret || c.NoStatusToken {
+		t.Errorf("both: %+v %v", c, err)
+	}
+	_, err = edge.Config{}.WithSecrets(env(map[string]string{edge.SecretEnv: "short-one"}))
+	if !errors.Is(err, edge.ErrInvalid) || !strings.Contains(err.Error(), edge.SecretEnv) || strings.Contains(err.Error(), "short-one") {
+		t.Errorf("a short secret: %v", err)
 	}
 }
 

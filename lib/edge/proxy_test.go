@@ -82,6 +82,13 @@ type stack struct {
 
 func startStack(t *testing.T) *stack {
 	t.Helper()
+	return startStackWith(t, statusToken)
+}
+
+// startStackWith is startStack with the edge's status token token (""
+// leaves it unset).
+func startStackWith(t *testing.T, token string) *stack {
+	t.Helper()
 	st := &stack{forge: &seen{}, status: &seen{}, chat: &seen{}}
 	fm := http.NewServeMux()
 	fm.HandleFunc("POST /login/oauth/access_token", func(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +135,7 @@ func startStack(t *testing.T) *stack {
 	t.Cleanup(cs.Close)
 
 	st.url = edgetest.Start(t, edge.Config{Port: port, Admin: "off", Forge: hostPort(t, forge.URL), Status: hostPort(t, status.URL),
-		Chat: hostPort(t, cs.URL)}, proxySecret, statusToken)
+		Chat: hostPort(t, cs.URL)}, proxySecret, token)
 	st.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return st
 }
@@ -244,5 +251,76 @@ func TestProxyRoutes(t *testing.T) {
 		if r.Header.Get(edge.SecretHeader) != "" {
 			t.Errorf("%s %s upstream got the forward-auth secret", r.Method, r.URL.Path)
 		}
+	}
+}
+
+// disabled checks that the edge answers path itself with the disabled
+// route's 503, its text naming want.
+func (st *stack) disabled(t *testing.T, method, path, want string) {
+	t.Helper()
+	resp := st.do(t, method, path, nil, nil)
+	body := text(t, resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "not configured: set "+want) ||
+		!strings.Contains(resp.Header.Get(edge.DisabledHeader), want) || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Errorf("%s %s: %d %q (%s: %q), want the 503 naming %s", method, path, resp.StatusCode, body,
+			edge.DisabledHeader, resp.Header.Get(edge.DisabledHeader), want)
+	}
+}
+
+// TestProxyWithoutSecret is spec 95 §1.6 scenario 4 through the real
+// Caddy: with no forward-auth secret the edge starts and serves the
+// forge, and the chat's routes and the status page answer 503 naming the
+// secret without reaching their upstreams.
+func TestProxyWithoutSecret(t *testing.T) {
+	forge, status, chatUp := &seen{}, &seen{}, &seen{}
+	up := func(s *seen, name string) string {
+		srv := httptest.NewServer(s.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, name+" "+r.URL.Path)
+		})))
+		t.Cleanup(srv.Close)
+		return hostPort(t, srv.URL)
+	}
+	cfg := edge.Config{Port: edgetest.FreePort(t), Admin: "off", Forge: up(forge, "forge page"), Status: up(status, "status page"),
+		Chat: up(chatUp, "chat")}
+	st := &stack{url: edgetest.Start(t, cfg, "", statusToken), client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+
+	for _, p := range []string{"/", "/acme/widget/issues", "/chatroom"} {
+		if resp := st.get(t, p, nil); resp.StatusCode != 200 || text(t, resp) != "forge page "+p {
+			t.Errorf("GET %s did not reach the forge: %d", p, resp.StatusCode)
+		}
+	}
+	for _, p := range []string{"/chat/", "/chat", "/chat/history", edge.LoginPath, edge.CallbackPath + "?code=x&state=y", "/factory/", "/factory"} {
+		st.disabled(t, "GET", p, edge.SecretEnv)
+	}
+	st.disabled(t, "POST", "/chat", edge.SecretEnv)
+	if n := len(chatUp.all()) + len(status.all()); n != 0 {
+		t.Errorf("disabled routes reached their upstreams %d times", n)
+	}
+}
+
+// TestProxyWithoutStatusToken: with no status token the chat works
+// through the edge as ever, and only the status page answers 503 naming
+// the token, even with a session.
+func TestProxyWithoutStatusToken(t *testing.T) {
+	st := startStackWith(t, "")
+	if resp := st.get(t, "/", nil); resp.StatusCode != 200 {
+		t.Errorf("GET / did not reach the forge: %d", resp.StatusCode)
+	}
+	if resp := st.get(t, "/chat/", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /chat/ without a session: %d, want the check's 401", resp.StatusCode)
+	}
+	cookie := st.login(t)
+	if resp := st.get(t, "/chat/history", http.Header{"Cookie": {cookie}}); resp.StatusCode != 200 {
+		t.Errorf("GET /chat/history with a session: %d", resp.StatusCode)
+	}
+	st.disabled(t, "GET", "/factory/", edge.StatusTokenEnv)
+	resp := st.get(t, "/factory/", http.Header{"Cookie": {cookie}})
+	if body := text(t, resp); resp.StatusCode != http.StatusServiceUnavailable || body != "the status page is not configured: set "+edge.StatusTokenEnv {
+		t.Errorf("GET /factory/ with a session: %d %q", resp.StatusCode, body)
+	}
+	if n := len(st.status.all()); n != 0 {
+		t.Errorf("the status page was reached %d times without its token", n)
 	}
 }

@@ -58,9 +58,15 @@ func FreePort(t testing.TB) int {
 
 // Start runs caddy with the Caddyfile of c (Port must be set, Admin
 // should be "off") until the test ends, and returns its base URL once it
-// accepts connections.
+// accepts connections. As at the edge's start, an empty secret or status
+// token disables the routes that need it.
 func Start(t testing.TB, c edge.Config, secret, statusToken string) string {
 	t.Helper()
+	env := map[string]string{edge.SecretEnv: secret, edge.StatusTokenEnv: statusToken}
+	c, err := c.WithSecrets(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
 	text, err := edge.Caddyfile(c)
 	if err != nil {
 		t.Fatal(err)
