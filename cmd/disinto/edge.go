@@ -70,13 +70,20 @@ func (a *app) edgeCaddyfileCmd() *cobra.Command {
 			"Caddy serves that name on ports 80 and 443 with automatic certificates; without it, plain\n" +
 			"HTTP on DISINTO_EDGE_PORT (default 80). The edge container runs it at every start, so the\n" +
 			"file always follows the settings. The file holds no secret: Caddy reads\n" +
-			edge.SecretEnv + " and " + edge.StatusTokenEnv + " from its environment, and --require-secrets\n" +
-			"refuses to write a file when they are missing (the edge would refuse every check).",
-		Example: "  disinto edge caddyfile\n  DISINTO_EDGE_HOST=factory.example.org disinto edge caddyfile --out /etc/caddy/Caddyfile --require-secrets",
+			edge.SecretEnv + " and " + edge.StatusTokenEnv + " from its environment.\n\n" +
+			"The settings are checked first: a bad one is an error naming it. The forge needs no secret\n" +
+			"and is always served. Without " + edge.SecretEnv + " the chat's routes and /factory/ (behind\n" +
+			"the chat's check) are disabled, without " + edge.StatusTokenEnv + " /factory/ is: they answer 503\n" +
+			"naming what to set, and one warning line on stderr says so. --require-secrets refuses to\n" +
+			"write a file instead.",
+		Example: "  disinto edge caddyfile\n  DISINTO_EDGE_HOST=factory.example.org disinto edge caddyfile --out /etc/caddy/Caddyfile",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.edgeConfig()
 			if err != nil {
+				return err
+			}
+			if err := c.Validate(); err != nil {
 				return err
 			}
 			if requireSecrets {
@@ -84,9 +91,15 @@ func (a *app) edgeCaddyfileCmd() *cobra.Command {
 					return err
 				}
 			}
+			if c, err = c.WithSecrets(a.getenv); err != nil {
+				return err
+			}
 			text, err := edge.Caddyfile(c)
 			if err != nil {
 				return err
+			}
+			if w := c.Warning(); w != "" {
+				fmt.Fprintf(a.stderr, "disinto: warning: %s\n", w)
 			}
 			if out == "" {
 				_, err := fmt.Fprint(a.stdout, text)
@@ -99,7 +112,7 @@ func (a *app) edgeCaddyfileCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the file here instead of printing it")
-	cmd.Flags().BoolVar(&requireSecrets, "require-secrets", false, "fail when "+edge.SecretEnv+" or "+edge.StatusTokenEnv+" is unset")
+	cmd.Flags().BoolVar(&requireSecrets, "require-secrets", false, "fail when "+edge.SecretEnv+" or "+edge.StatusTokenEnv+" is unset, rather than disable their routes")
 	return cmd
 }
 
