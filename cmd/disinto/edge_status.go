@@ -10,12 +10,21 @@ import (
 	"github.com/disinto/disinto/lib/edge"
 )
 
+// edgeSecretSetEnv says, where the forward-auth secret itself is not
+// (the agents' container), whether the edge has it: compose sets it to
+// "yes" from the same .env, so that status can tell a disabled chat
+// without holding the chat's secret.
+const edgeSecretSetEnv = "DISINTO_EDGE_SECRET_SET"
+
 // edgeStatus is the edge as /status reports it: its public URL, its
 // routes and who may use the chat. Nil when no edge is configured.
 type edgeStatus struct {
 	URL       string            `json:"url"`
 	Routes    []edgeRouteStatus `json:"routes"`
 	ChatUsers []string          `json:"chat_users"`
+	// Warning says which routes are disabled and why; empty when the
+	// edge serves them all.
+	Warning string `json:"warning,omitempty"`
 }
 
 // edgeRouteStatus is one route of the edge.
@@ -25,19 +34,27 @@ type edgeRouteStatus struct {
 	Upstream string   `json:"upstream"`
 	// Login says the route is behind the chat's forge login.
 	Login bool `json:"login"`
+	// Disabled, when set, is what the disabled route answers (a 503)
+	// instead of proxying.
+	Disabled string `json:"disabled,omitempty"`
 }
 
 // edgeStatusOf reads the edge from env: its URL (DISINTO_EDGE_URL), the
-// routes of its settings and the chat's allowlist with the forge admin.
+// routes of its settings, disabled as the edge disables them without its
+// secret (DISINTO_EDGE_SECRET, or DISINTO_EDGE_SECRET_SET) or the status
+// token, and the chat's allowlist with the forge admin.
 func edgeStatusOf(env config.Env) *edgeStatus {
 	url := env.Get(edgeURLEnv)
 	if url == "" {
 		return nil
 	}
-	c := edge.Config{Forge: env.Get(edgeForgeEnv), Status: env.Get(edgeStatusEnv), Chat: env.Get(edgeChatEnv)}
-	st := &edgeStatus{URL: url, ChatUsers: []string{}}
+	c := edge.Config{Forge: env.Get(edgeForgeEnv), Status: env.Get(edgeStatusEnv), Chat: env.Get(edgeChatEnv),
+		NoSecret:      env.Get(edge.SecretEnv) == "" && env.Get(edgeSecretSetEnv) == "",
+		NoStatusToken: env.Get(edge.StatusTokenEnv) == ""}
+	st := &edgeStatus{URL: url, ChatUsers: []string{}, Warning: c.Warning()}
 	for _, r := range c.Routes() {
-		st.Routes = append(st.Routes, edgeRouteStatus{Name: r.Name, Paths: r.Paths, Upstream: r.Upstream, Login: r.Check != ""})
+		st.Routes = append(st.Routes, edgeRouteStatus{Name: r.Name, Paths: r.Paths, Upstream: r.Upstream,
+			Login: r.Check != "" && r.Disabled == "", Disabled: r.Disabled})
 	}
 	seen := map[string]bool{}
 	for _, u := range append(strings.Split(env.Get(chatUsersEnv), ","), env.Get("FORGE_ADMIN_USER")) {
@@ -61,11 +78,14 @@ func printEdge(w io.Writer, e *edgeStatus) {
 		if len(r.Paths) > 0 {
 			paths = strings.Join(r.Paths, " ")
 		}
-		login := ""
-		if r.Login {
-			login = " (forge login)"
+		switch {
+		case r.Disabled != "":
+			fmt.Fprintf(w, " %s -> disabled (%s);", paths, r.Disabled)
+		case r.Login:
+			fmt.Fprintf(w, " %s -> %s (forge login);", paths, r.Upstream)
+		default:
+			fmt.Fprintf(w, " %s -> %s;", paths, r.Upstream)
 		}
-		fmt.Fprintf(w, " %s -> %s%s;", paths, r.Upstream, login)
 	}
 	fmt.Fprintf(w, " chat users: %s\n", orDash(strings.Join(e.ChatUsers, ", ")))
 }
