@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,7 +33,8 @@ const (
 // answers at /, the chat and the status page refuse a request without a
 // session (fail closed), and the login sends browsers to the forge's
 // authorize page. An edge that does not answer is a warning: it may start
-// after the daemon.
+// after the daemon. So is a route the edge disabled for a missing secret:
+// the rest of the edge works.
 func checkEdge(ctx context.Context, r *Report, o Options, cfg *config.Config) {
 	env := cfg.Env
 	public := strings.TrimRight(env.Get(edgeURLEnv), "/")
@@ -76,10 +78,14 @@ func checkRoute(ctx context.Context, r *Report, c *http.Client, base, path strin
 			"start it (docker compose --profile edge up -d edge) or set DISINTO_EDGE_CHECK_URL to where this host reaches it")
 		return
 	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_ = resp.Body.Close()
 	st := resp.StatusCode
 	loc := resp.Header.Get("Location")
 	switch {
+	case resp.Header.Get(edge.DisabledHeader) != "":
+		r.add(CheckEdge, subject, Warning, "disabled: "+oneLine(string(body)),
+			"set "+resp.Header.Get(edge.DisabledHeader)+" in .env (e.g. openssl rand -hex 24), then docker compose --profile edge up -d (the edge and the chat read it at start)")
 	case st >= 300 && st < 400 && strings.HasPrefix(loc, "https://") && rt.Name != edge.RouteChatLogin:
 		r.add(CheckEdge, subject, Warning, "the edge redirects to "+loc+": this address is its plain-HTTP side",
 			"set DISINTO_EDGE_CHECK_URL to the edge's https URL")

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/edge"
+	"github.com/disinto/disinto/lib/edge/edgetest"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 )
 
@@ -65,6 +67,35 @@ func TestEdgeChecks(t *testing.T) {
 	down := edgeFindings(t, map[string]string{"DISINTO_EDGE_URL": "http://127.0.0.1:9"})
 	if down.Blocking() || down.Count(Warning) != 5 {
 		t.Errorf("no edge, no credentials: %v", down.Findings)
+	}
+}
+
+// TestEdgeDisabledRoutes runs the real edge without its forward-auth
+// secret: the forge passes, and the chat's routes and the status page,
+// answering the disabled 503, are warnings naming the secret, not
+// failures.
+func TestEdgeDisabledRoutes(t *testing.T) {
+	forge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("forge")) }))
+	t.Cleanup(forge.Close)
+	up := strings.TrimPrefix(forge.URL, "http://")
+	base := edgetest.Start(t, edge.Config{Port: edgetest.FreePort(t), Admin: "off", Forge: up, Status: up, Chat: up}, "", "status-token-0123456789")
+	r := edgeFindings(t, map[string]string{"DISINTO_EDGE_URL": base, "CHAT_OAUTH_CLIENT_ID": "abc", "CHAT_OAUTH_CLIENT_SECRET": "s3cret"})
+	var text strings.Builder
+	_ = r.WriteText(&text)
+	if r.Blocking() || r.Count(Warning) != 3 || r.Count(OK) != 2 {
+		t.Fatalf("an edge without its secret:\n%s", text.String())
+	}
+	if testing.Verbose() {
+		t.Log(text.String())
+	}
+	for _, f := range r.Findings {
+		if f.Status == Warning && (!strings.HasPrefix(f.Message, "disabled: the ") || !strings.Contains(f.Message, "not configured: set DISINTO_EDGE_SECRET") ||
+			!strings.HasPrefix(f.Fix, "set DISINTO_EDGE_SECRET in .env")) {
+			t.Errorf("finding %+v", f)
+		}
+		if f.Check == CheckEdge && strings.HasPrefix(f.Subject, "forge ") && f.Status != OK {
+			t.Errorf("the forge through the edge: %+v", f)
+		}
 	}
 }
 
