@@ -84,7 +84,7 @@ func (a *app) edgeCaddyfileCmd() *cobra.Command {
 				return err
 			}
 			if err := c.Validate(); err != nil {
-				return err
+				return edgeSettingError(err)
 			}
 			if requireSecrets {
 				if err := a.checkEdgeSecrets(); err != nil {
@@ -114,6 +114,25 @@ func (a *app) edgeCaddyfileCmd() *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "write the file here instead of printing it")
 	cmd.Flags().BoolVar(&requireSecrets, "require-secrets", false, "fail when "+edge.SecretEnv+" or "+edge.StatusTokenEnv+" is unset, rather than disable their routes")
 	return cmd
+}
+
+// edgeFieldEnv is the variable each field of the edge's configuration is
+// read from.
+var edgeFieldEnv = map[string]string{
+	edge.FieldHost: edgeHostEnv, edge.FieldPort: edgePortEnv, edge.FieldTLSPort: edgeTLSPortEnv, edge.FieldEmail: edgeEmailEnv,
+	edge.FieldForge: edgeForgeEnv, edge.FieldStatus: edgeStatusEnv, edge.FieldChat: edgeChatEnv,
+}
+
+// edgeSettingError names the variable of a bad field, as the port's
+// parse error does; other errors are returned as they are.
+func edgeSettingError(err error) error {
+	var fe *edge.FieldError
+	if errors.As(err, &fe) {
+		if name, ok := edgeFieldEnv[fe.Field]; ok {
+			return fmt.Errorf("%s=%s: %s", name, fe.Value, fe.Want)
+		}
+	}
+	return err
 }
 
 // checkEdgeSecrets fails when the edge would run without the values its

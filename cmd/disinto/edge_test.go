@@ -20,8 +20,16 @@ func TestEdgeCaddyfileCommand(t *testing.T) {
 	if code, _, errs := runCLI(t, []string{"DISINTO_EDGE_PORT=eighty"}, "edge", "caddyfile"); code != exitFailure || !strings.Contains(errs, "DISINTO_EDGE_PORT") {
 		t.Errorf("bad port: exit %d %s", code, errs)
 	}
-	if code, _, errs := runCLI(t, []string{"DISINTO_EDGE_CHAT=chat"}, "edge", "caddyfile"); code != exitFailure || !strings.Contains(errs, "chat upstream") {
-		t.Errorf("bad upstream: exit %d %s", code, errs)
+	for _, tc := range []struct{ env, want string }{
+		{"DISINTO_EDGE_CHAT=chat", `DISINTO_EDGE_CHAT="chat": want host:port`},
+		{"DISINTO_EDGE_HOST=bad host", `DISINTO_EDGE_HOST="bad host": want a DNS name`},
+		{"DISINTO_EDGE_FORGE=http://forgejo:3000", `DISINTO_EDGE_FORGE="http://forgejo:3000": want`},
+		{"DISINTO_EDGE_PORT=70000", `DISINTO_EDGE_PORT=70000: want 1-65535`},
+		{"DISINTO_EDGE_EMAIL=ops", `DISINTO_EDGE_EMAIL="ops": want an address`},
+	} {
+		if code, _, errs := runCLI(t, []string{tc.env}, "edge", "caddyfile"); code != exitFailure || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: exit %d %q, want one line with %q", tc.env, code, errs, tc.want)
+		}
 	}
 	if code, _, errs := runCLI(t, nil, "edge", "caddyfile", "--require-secrets"); code != exitFailure ||
 		!strings.Contains(errs, "DISINTO_EDGE_SECRET") || !strings.Contains(errs, "DISINTO_STATUS_TOKEN") {
@@ -29,7 +37,7 @@ func TestEdgeCaddyfileCommand(t *testing.T) {
 	}
 	// A bad setting is an error before any secret is looked at.
 	if code, _, errs := runCLI(t, []string{"DISINTO_EDGE_HOST=bad host"}, "edge", "caddyfile", "--require-secrets"); code != exitFailure ||
-		!strings.Contains(errs, "host") || strings.Contains(errs, "DISINTO_EDGE_SECRET") {
+		!strings.Contains(errs, "DISINTO_EDGE_HOST") || strings.Contains(errs, "DISINTO_EDGE_SECRET") {
 		t.Errorf("bad host: exit %d %s", code, errs)
 	}
 	if code, _, errs := runCLI(t, []string{"DISINTO_EDGE_SECRET=short-secret"}, "edge", "caddyfile"); code != exitFailure ||

@@ -66,6 +66,35 @@ const (
 // ErrInvalid is wrapped by every validation error of a Config.
 var ErrInvalid = errors.New("invalid edge configuration")
 
+// Fields of a Config, as a FieldError names them.
+const (
+	FieldHost    = "host"
+	FieldPort    = "port"
+	FieldTLSPort = "TLS port"
+	FieldEmail   = "email"
+	FieldAdmin   = "admin address"
+	FieldForge   = "forge upstream"
+	FieldStatus  = "status upstream"
+	FieldChat    = "chat upstream"
+)
+
+// FieldError is a bad value of one field of a Config; it wraps ErrInvalid.
+type FieldError struct {
+	// Field is one of the Field constants.
+	Field string
+	// Value is the bad value, quoted as the field's type wants.
+	Value string
+	// Want says what the field takes.
+	Want string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%v: %s %s: %s", ErrInvalid, e.Field, e.Value, e.Want)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) hold.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
 // Config is what the edge is generated from.
 type Config struct {
 	// Host is the public name (e.g. factory.example.org). Set, Caddy
@@ -175,25 +204,25 @@ var (
 func (c Config) Validate() error {
 	c = c.WithDefaults()
 	if c.Host != "" && !hostRe.MatchString(c.Host) {
-		return fmt.Errorf("%w: host %q: want a DNS name such as factory.example.org", ErrInvalid, c.Host)
+		return &FieldError{FieldHost, strconv.Quote(c.Host), "want a DNS name such as factory.example.org"}
 	}
 	if c.Port < 1 || c.Port > 65535 {
-		return fmt.Errorf("%w: port %d: want 1-65535", ErrInvalid, c.Port)
+		return &FieldError{FieldPort, strconv.Itoa(c.Port), "want 1-65535"}
 	}
 	if c.TLSPort < 1 || c.TLSPort > 65535 || c.TLSPort == c.Port {
-		return fmt.Errorf("%w: TLS port %d: want 1-65535, not the HTTP port", ErrInvalid, c.TLSPort)
+		return &FieldError{FieldTLSPort, strconv.Itoa(c.TLSPort), "want 1-65535, not the HTTP port"}
 	}
 	if c.Email != "" && !emailRe.MatchString(c.Email) {
-		return fmt.Errorf("%w: email %q: want an address such as ops@example.org", ErrInvalid, c.Email)
+		return &FieldError{FieldEmail, strconv.Quote(c.Email), "want an address such as ops@example.org"}
 	}
 	if c.Admin != "off" {
 		if err := checkUpstream(c.Admin); err != nil {
-			return fmt.Errorf("%w: admin address %q: %v (or \"off\")", ErrInvalid, c.Admin, err)
+			return &FieldError{FieldAdmin, strconv.Quote(c.Admin), err.Error() + ` (or "off")`}
 		}
 	}
-	for _, u := range []struct{ field, v string }{{"forge", c.Forge}, {"status", c.Status}, {"chat", c.Chat}} {
+	for _, u := range []struct{ field, v string }{{FieldForge, c.Forge}, {FieldStatus, c.Status}, {FieldChat, c.Chat}} {
 		if err := checkUpstream(u.v); err != nil {
-			return fmt.Errorf("%w: %s upstream %q: %v", ErrInvalid, u.field, u.v, err)
+			return &FieldError{u.field, strconv.Quote(u.v), err.Error()}
 		}
 	}
 	return nil
