@@ -21,8 +21,18 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 )
 
+// edgeTestName is the prefix of the edge image these tests build from the
+// checkout and of their containers: DISINTO_TEST_EDGE_NAME, so that two
+// checkouts testing on one engine build and run apart, else "edge-test".
+func edgeTestName() string {
+	if v := os.Getenv("DISINTO_TEST_EDGE_NAME"); v != "" {
+		return v
+	}
+	return "edge-test"
+}
+
 // edgeImage is the edge image these tests build from the checkout.
-const edgeImage = "edge-test/edge:test"
+func edgeImage() string { return edgeTestName() + "/edge:test" }
 
 // TestProductConfigEdgeProfile: the edge and the chat exist only with the
 // edge profile; both are built from the checkout, their logs rotate, the
@@ -100,16 +110,18 @@ func buildEdgeImage(t *testing.T, ctx context.Context) {
 	t.Helper()
 	requireEngine(t, "debian:bookworm-slim", "golang:1.26-bookworm")
 	root := repoRoot(t)
-	if out, err := run(ctx, root, baseEnv(), "docker", "build", "-q", "-f", "docker/edge/Dockerfile", "-t", edgeImage, "."); err != nil {
+	if out, err := run(ctx, root, baseEnv(), "docker", "build", "-q", "-f", "docker/edge/Dockerfile", "-t", edgeImage(), "."); err != nil {
 		t.Fatalf("build the edge image: %v\n%s", err, out)
 	}
 }
 
 // TestEdgeImageChecksFirstAndFailsClosed runs the edge image on the
-// engine: without its secret it refuses to start, naming it, before
-// anything listens; with it, Caddy serves the generated file and, with no
-// chat behind it, refuses /chat/ and /factory/ rather than letting them
-// through.
+// engine. A bad setting stops it before anything listens, naming the
+// setting, and so does a missing secret when the operator asks for the
+// strict start (--require-secrets). Without its secret it starts: the
+// forge route proxies (here to no forge: a 5xx), and /chat/ and /factory/
+// answer the disabled 503 naming the secret. With it, and with no chat
+// behind it, /chat/ and /factory/ are refused rather than let through.
 func TestEdgeImageChecksFirstAndFailsClosed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("engine test: skipped under -short")
@@ -117,16 +129,51 @@ func TestEdgeImageChecksFirstAndFailsClosed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	buildEdgeImage(t, ctx)
-	name := fmt.Sprintf("edge-test-%d", os.Getpid())
+	name := fmt.Sprintf("%s-%d", edgeTestName(), os.Getpid())
 
-	out, err := run(ctx, "", baseEnv(), "docker", "run", "--rm", "--name", name+"-nosecret", "--read-only", "--cap-drop", "ALL", edgeImage)
-	if err == nil || !strings.Contains(out, "DISINTO_EDGE_SECRET") {
-		t.Fatalf("without a secret: err %v, output:\n%s", err, out)
+	out, err := run(ctx, "", baseEnv(), "docker", "run", "--rm", "--name", name+"-badhost", "--read-only", "--cap-drop", "ALL",
+		"-e", "DISINTO_EDGE_HOST=bad host", edgeImage())
+	if err == nil || strings.TrimSpace(out) != `disinto: DISINTO_EDGE_HOST="bad host": want a DNS name such as factory.example.org` {
+		t.Fatalf("a bad host: err %v, output:\n%s", err, out)
+	}
+	out, err = run(ctx, "", baseEnv(), "docker", "run", "--rm", "--name", name+"-strict", "--read-only", "--cap-drop", "ALL",
+		edgeImage(), "--require-secrets")
+	if err == nil || !strings.Contains(out, "DISINTO_EDGE_SECRET must be set") {
+		t.Fatalf("the strict start without a secret: err %v, output:\n%s", err, out)
 	}
 
-	if out, err := run(ctx, "", baseEnv(), "docker", "run", "-d", "--name", name, "--read-only", "--cap-drop", "ALL",
-		"-v", "/data", "-v", "/config", "-e", "DISINTO_EDGE_SECRET=edge-secret-0123456789", "-e", "DISINTO_STATUS_TOKEN=status-token-0123456789",
-		"-p", "127.0.0.1::8080", edgeImage); err != nil {
+	nosecret := startEdge(ctx, t, name+"-nosecret", "-e", "DISINTO_STATUS_TOKEN=status-token-0123456789")
+	got := edgeAnswers(ctx, t, nosecret)
+	if code := got["/"].code; code < 500 || code == http.StatusServiceUnavailable && got["/"].disabled != "" {
+		t.Errorf("GET / without a secret and no forge: %d %q, want the proxy's 5xx", code, got["/"].body)
+	}
+	for _, p := range []string{"/chat/", "/factory/", "/chat/login"} {
+		a := got[p]
+		if a.code != http.StatusServiceUnavailable || a.disabled != "DISINTO_EDGE_SECRET" || !strings.Contains(a.body, "not configured: set DISINTO_EDGE_SECRET") {
+			t.Errorf("GET %s without a secret: %d %q (%q), want the disabled 503", p, a.code, a.body, a.disabled)
+		}
+	}
+	if logs, _ := run(ctx, "", baseEnv(), "docker", "logs", name+"-nosecret"); strings.Count(logs, "disinto: warning: DISINTO_EDGE_SECRET is not set") != 1 {
+		t.Errorf("the edge's start does not warn once about the secret:\n%s", logs)
+	}
+
+	with := startEdge(ctx, t, name, "-e", "DISINTO_EDGE_SECRET=edge-secret-0123456789", "-e", "DISINTO_STATUS_TOKEN=status-token-0123456789")
+	for p, a := range edgeAnswers(ctx, t, with) {
+		// Nothing runs behind it: every upstream is unreachable, and the
+		// checked routes must not fall through to anything.
+		if a.code < 500 || a.disabled != "" {
+			t.Errorf("GET %s answered %d (%q) with no upstream, want the proxy's 5xx", p, a.code, a.disabled)
+		}
+	}
+}
+
+// startEdge runs the edge image as name with the extra docker run
+// arguments until the test ends, and returns its base URL.
+func startEdge(ctx context.Context, t *testing.T, name string, args ...string) string {
+	t.Helper()
+	runArgs := append([]string{"run", "-d", "--name", name, "--read-only", "--cap-drop", "ALL", "-v", "/data", "-v", "/config",
+		"-p", "127.0.0.1::8080"}, args...)
+	if out, err := run(ctx, "", baseEnv(), "docker", append(runArgs, edgeImage())...); err != nil {
 		t.Fatalf("start the edge: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _, _ = run(context.Background(), "", baseEnv(), "docker", "rm", "-f", "-v", name) })
@@ -134,37 +181,44 @@ func TestEdgeImageChecksFirstAndFailsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + strings.TrimSpace(strings.Split(strings.TrimSpace(port), "\n")[0])
+	return "http://" + strings.TrimSpace(strings.Split(strings.TrimSpace(port), "\n")[0])
+}
+
+// edgeAnswer is what the edge answered to one request.
+type edgeAnswer struct {
+	code     int
+	body     string
+	disabled string // the disabled header
+}
+
+// edgeAnswers asks the edge at base for its routes once it serves them.
+func edgeAnswers(ctx context.Context, t *testing.T, base string) map[string]edgeAnswer {
+	t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	var status map[string]int
+	paths := []string{"/", "/chat/", "/factory/", "/chat/login"}
+	var got map[string]edgeAnswer
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		status = map[string]int{}
-		for _, p := range []string{"/", "/chat/", "/factory/", "/chat/login"} {
-			resp, err := client.Get(base + p)
+		got = map[string]edgeAnswer{}
+		for _, p := range paths {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+p, nil)
+			resp, err := client.Do(req)
 			if err != nil {
 				break
 			}
-			_, _ = io.Copy(io.Discard, resp.Body)
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 			_ = resp.Body.Close()
-			status[p] = resp.StatusCode
+			got[p] = edgeAnswer{code: resp.StatusCode, body: string(b), disabled: resp.Header.Get("X-Disinto-Disabled")}
 		}
-		if len(status) == 4 || time.Now().After(deadline) {
+		if len(got) == len(paths) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(500 * time.Millisecond) // the container's caddy starting; no event to wait on
 	}
-	if len(status) != 4 {
-		logs, _ := run(ctx, "", baseEnv(), "docker", "logs", name)
-		t.Fatalf("the edge does not serve at %s: %v\n%s", base, status, logs)
+	if len(got) != len(paths) {
+		t.Fatalf("the edge does not serve at %s: %v", base, got)
 	}
-	for p, code := range status {
-		// Nothing runs behind it: every upstream is unreachable, and the
-		// checked routes must not fall through to anything.
-		if code < 500 {
-			t.Errorf("GET %s answered %d with no upstream, want a 5xx", p, code)
-		}
-	}
+	return got
 }
 
 var (
@@ -248,7 +302,7 @@ func TestStackEdgeOnePort(t *testing.T) {
 	for k, v := range map[string]string{
 		"DISINTO_EDGE_URL": edgeURL, "DISINTO_EDGE_BIND": "127.0.0.1", "DISINTO_EDGE_HTTP_PORT": strconv.Itoa(port),
 		"DISINTO_EDGE_HTTPS_PORT": strconv.Itoa(tlsPort), "DISINTO_EDGE_SECRET": "stack-edge-secret-0123456789",
-		"DISINTO_EDGE_IMAGE": edgeImage, "FORGEJO_ROOT_URL": edgeURL + "/",
+		"DISINTO_EDGE_IMAGE": edgeImage(), "FORGEJO_ROOT_URL": edgeURL + "/",
 	} {
 		vars[k] = v
 	}
