@@ -116,7 +116,7 @@ func TestFormulaRender(t *testing.T) {
 		}
 	})
 	t.Run("usage errors", func(t *testing.T) {
-		if code, _, errOut := runCLI(t, nil, "formula", "render", "no-such-formula"); code != exitUsage || !strings.Contains(errOut, "shipped: dev,") {
+		if code, _, errOut := runCLI(t, nil, "formula", "render", "no-such-formula"); code != exitUsage || !strings.Contains(errOut, "shipped: ") || !strings.Contains(errOut, " dev,") {
 			t.Errorf("unknown formula: code %d %s", code, errOut)
 		}
 		if code, _, errOut := runCLI(t, nil, "formula", "render", "review-pr", "--var", "pr=1", "--var", "project=p", "--var", "colour=red"); code != exitFailure || !strings.Contains(errOut, "vars.colour") {
