@@ -1,12 +1,7 @@
 package architect
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
@@ -70,18 +65,11 @@ func (p *prRecord) decided(id string) bool {
 type storeFile struct{ path string }
 
 func (f storeFile) load() (*record, error) {
-	r := &record{}
-	data, err := os.ReadFile(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return r.init(), nil
-	}
+	// A torn file costs one full run (the forge's markers rebuild it),
+	// not a stuck role.
+	r, _, err := atomicfile.ReadState[record](f.path)
 	if err != nil {
 		return nil, fmt.Errorf("architect state: %w", err)
-	}
-	if err := json.Unmarshal(data, r); err != nil {
-		// A torn file costs one full run (the forge's markers rebuild
-		// it), not a stuck role.
-		return (&record{}).init(), nil
 	}
 	return r.init(), nil
 }
@@ -96,13 +84,4 @@ func (r *record) init() *record {
 	return r
 }
 
-func (f storeFile) save(r *record) error {
-	data, err := json.MarshalIndent(r, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
-		return fmt.Errorf("architect state: %w", err)
-	}
-	return atomicfile.Write(f.path, data, 0o600)
-}
+func (f storeFile) save(r *record) error { return atomicfile.WriteState(f.path, r) }

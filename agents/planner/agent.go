@@ -25,11 +25,8 @@ package planner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -252,32 +249,13 @@ type state struct {
 type stateFile struct{ path string }
 
 func (f stateFile) load() (state, error) {
-	data, err := os.ReadFile(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return state{}, nil
-	}
-	if err != nil {
-		return state{}, err
-	}
-	var s state
-	if err := json.Unmarshal(data, &s); err != nil {
-		// A torn file costs one run, not a stuck role; the memory's marker
-		// keeps the summary cadence.
-		return state{}, nil
-	}
-	return s, nil
+	// A torn file costs one run, not a stuck role; the memory's marker
+	// keeps the summary cadence.
+	s, _, err := atomicfile.ReadState[state](f.path)
+	return s, err
 }
 
-func (f stateFile) save(s state) error {
-	data, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
-		return fmt.Errorf("planner state: %w", err)
-	}
-	return atomicfile.Write(f.path, data, 0o600)
-}
+func (f stateFile) save(s state) error { return atomicfile.WriteState(f.path, s) }
 
 func cmpOr(s, def string) string {
 	if s == "" {

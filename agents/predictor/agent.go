@@ -16,11 +16,7 @@ package predictor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -204,28 +200,8 @@ type last struct {
 type lastFile struct{ path string }
 
 func (f lastFile) load() (last, error) {
-	data, err := os.ReadFile(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return last{}, nil
-	}
-	if err != nil {
-		return last{}, err
-	}
-	var l last
-	if err := json.Unmarshal(data, &l); err != nil {
-		// A torn file costs one run, not a stuck role.
-		return last{}, nil
-	}
-	return l, nil
+	l, _, err := atomicfile.ReadState[last](f.path)
+	return l, err
 }
 
-func (f lastFile) save(l last) error {
-	data, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
-		return fmt.Errorf("predictor state: %w", err)
-	}
-	return atomicfile.Write(f.path, data, 0o600)
-}
+func (f lastFile) save(l last) error { return atomicfile.WriteState(f.path, l) }

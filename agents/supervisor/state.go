@@ -1,11 +1,7 @@
 package supervisor
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
@@ -65,30 +61,16 @@ type Outcome struct {
 type stateStore struct{ path string }
 
 func (s stateStore) load() (*state, error) {
-	st := &state{}
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return st, nil
-	}
+	// A torn or foreign file is discarded: counters start again.
+	st, _, err := atomicfile.ReadState[state](s.path)
 	if err != nil {
-		return nil, fmt.Errorf("read supervisor state: %w", err)
+		return nil, fmt.Errorf("supervisor state: %w", err)
 	}
-	if err := json.Unmarshal(data, st); err != nil {
-		// A torn or foreign file is discarded: counters start again.
-		return &state{}, nil
-	}
-	return st, nil
+	return &st, nil
 }
 
 func (s stateStore) save(st *state) error {
-	data, err := json.MarshalIndent(st, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("supervisor state: %w", err)
-	}
-	if err := atomicfile.Write(s.path, data, 0o600); err != nil {
+	if err := atomicfile.WriteState(s.path, st); err != nil {
 		return fmt.Errorf("write supervisor state: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -109,4 +110,34 @@ func ReadUntrusted(path string, max int64) ([]byte, os.FileInfo, error) {
 		return nil, nil, fmt.Errorf("read %s: larger than %d bytes: %w", path, max, ErrUnsafe)
 	}
 	return data, fi, nil
+}
+
+// ReadState reads the JSON record a process keeps at path between its own
+// runs (a watermark, counters, a record of what it did). A missing file
+// gives the zero value and false; so does a torn or foreign file, which
+// costs its owner one run from scratch instead of a role stuck on a bad
+// file. Any other read error is returned.
+func ReadState[T any](path string) (T, bool, error) {
+	var zero T
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return zero, false, nil
+	}
+	if err != nil {
+		return zero, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return zero, false, nil
+	}
+	return v, true, nil
+}
+
+// WriteState replaces the JSON record at path (0600), making its
+// directory (0700) first.
+func WriteState(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("state %s: %w", path, err)
+	}
+	return WriteJSON(path, v, 0o600)
 }

@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -132,19 +130,8 @@ func (w Watch) Last() (Mark, bool) {
 }
 
 func (w Watch) load() (Mark, bool, error) {
-	data, err := os.ReadFile(w.File)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Mark{}, false, nil
-	}
-	if err != nil {
-		return Mark{}, false, err
-	}
-	var m Mark
-	if err := json.Unmarshal(data, &m); err != nil {
-		// A torn or foreign file costs one full run, not a stuck role.
-		return Mark{}, false, nil
-	}
-	return m, true, nil
+	// A torn or foreign file costs one full run, not a stuck role.
+	return atomicfile.ReadState[Mark](w.File)
 }
 
 // fingerprint sums what a run reads of an issue: title, body, state,
