@@ -14,6 +14,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/sandbox"
@@ -88,6 +89,29 @@ func (d agentDeps) parts(name string, check func(*formula.Formula) error) (roleP
 	return roleParts{bot: b, forge: fc, formula: live.Formula(), live: live, settings: d.Project.Roles[d.Role]}, nil
 }
 
+// gitAs is git acting as bot b on d's project's forge: the credential
+// reaches git through lib/git's helper, never argv or a config file.
+func (d agentDeps) gitAs(b config.Bot) *git.Git {
+	return git.New(git.Options{
+		Credentials: &git.Credentials{URL: d.Project.ForgeURL, Username: b.User, Password: b.Password},
+		Redactor:    d.Services.redactor, Log: d.Log,
+	})
+}
+
+// formulaRunner is the session runner of a scheduled formula role (the
+// gardener, planner, predictor) acting as rp's bot: its own clone of the
+// project under <data>/clones/<project>/<bot>, the shared model runner
+// and sandbox, and the role's model settings.
+func (d agentDeps) formulaRunner(rp roleParts) *formulaagent.Runner {
+	p, s, b := d.Project, d.Services, rp.bot
+	return formulaagent.NewRunner(formulaagent.Options{
+		Role: string(d.Role), Project: p.Name, Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.Repo + ".git",
+		CloneDir: s.projectDir("clones", p, b.User), Primary: p.PrimaryBranch, Bot: b.User,
+		Forge: rp.forge, Claude: s.claude, Sandbox: s.sandbox,
+		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
+	})
+}
+
 // newDevAgent builds the dev agent of one project, acting as dev-bot: its
 // own clone under <data>/clones/<project>/<bot>, the dev formula and the
 // shared model runner.
@@ -160,11 +184,7 @@ func newReviewAgent(d agentDeps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := rp.bot
-	g := git.New(git.Options{
-		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
-		Redactor:    s.redactor, Log: d.Log,
-	})
+	g := d.gitAs(rp.bot)
 	return review.New(review.Options{
 		Project: p,
 		Forge:   rp.forge,

@@ -43,10 +43,7 @@ func newArchitectAgent(d agentDeps) (agent.Agent, error) {
 	if !ok || owner == "" || name == "" {
 		return nil, fmt.Errorf("project %s (%s): the architect needs ops_repo as owner/name, not %q", p.Name, p.File, p.OpsRepo)
 	}
-	g := git.New(git.Options{
-		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
-		Redactor:    s.redactor, Log: d.Log,
-	})
+	g := d.gitAs(b)
 	cname, email := git.Identity(b.User)
 	proposer := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
 		Dir: s.projectDir("clones", p, b.User+"-ops"), Name: cname, Email: email, Log: d.Log})

@@ -4,8 +4,6 @@ import (
 	"github.com/disinto/disinto/agents/gardener"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
-	"github.com/disinto/disinto/lib/formulaagent"
-	"github.com/disinto/disinto/lib/git"
 )
 
 // newGardenerAgent builds the gardener of one project, acting as
@@ -20,21 +18,11 @@ func newGardenerAgent(d agentDeps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := rp.bot
 	reviewBot := ""
 	if rb, err := d.Config.Bot(config.RoleReview); err == nil {
 		reviewBot = rb.User
 	}
-	g := git.New(git.Options{
-		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
-		Redactor:    s.redactor, Log: d.Log,
-	})
-	runner := formulaagent.NewRunner(formulaagent.Options{
-		Role: "gardener", Project: p.Name, Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
-		CloneDir: s.projectDir("clones", p, b.User), Primary: p.PrimaryBranch, Bot: b.User,
-		Forge: rp.forge, Claude: s.claude, Sandbox: s.sandbox,
-		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
-	})
+	runner := d.formulaRunner(rp)
 	return gardener.New(gardener.Options{
 		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
 		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),

@@ -9,7 +9,6 @@ import (
 	"github.com/disinto/disinto/agents/planner"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/graph"
 	"github.com/disinto/disinto/lib/ops"
@@ -32,16 +31,7 @@ func newPlannerAgent(d agentDeps) (agent.Agent, error) {
 		return nil, err
 	}
 	b := rp.bot
-	g := git.New(git.Options{
-		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
-		Redactor:    s.redactor, Log: d.Log,
-	})
-	runner := formulaagent.NewRunner(formulaagent.Options{
-		Role: "planner", Project: p.Name, Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
-		CloneDir: s.projectDir("clones", p, b.User), Primary: p.PrimaryBranch, Bot: b.User,
-		Forge: rp.forge, Claude: s.claude, Sandbox: s.sandbox,
-		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
-	})
+	runner := d.formulaRunner(rp)
 	o := planner.Options{
 		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
 		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
@@ -49,7 +39,7 @@ func newPlannerAgent(d agentDeps) (agent.Agent, error) {
 	}
 	if owner, name, ok := strings.Cut(p.OpsRepo, "/"); ok {
 		user, email := git.Identity(b.User)
-		o.Ops = ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+		o.Ops = ops.Open(ops.Options{Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
 			Dir: s.projectDir("clones", p, b.User+"-ops"), Name: user, Email: email, Log: d.Log})
 		o.OpsForge = rp.forge.Client().Repo(owner, name)
 		o.Graph = plannerGraph{ops: o.Ops, repo: rp.forge, log: d.Log}

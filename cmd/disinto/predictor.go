@@ -11,8 +11,6 @@ import (
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
-	"github.com/disinto/disinto/lib/formulaagent"
-	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/vault"
 )
 
@@ -31,17 +29,7 @@ func newPredictorAgent(d agentDeps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := rp.bot
-	g := git.New(git.Options{
-		Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
-		Redactor:    s.redactor, Log: d.Log,
-	})
-	runner := formulaagent.NewRunner(formulaagent.Options{
-		Role: "predictor", Project: p.Name, Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
-		CloneDir: s.projectDir("clones", p, b.User), Primary: p.PrimaryBranch, Bot: b.User,
-		Forge: rp.forge, Claude: s.claude, Sandbox: s.sandbox,
-		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
-	})
+	runner := d.formulaRunner(rp)
 	var requests predictor.Vault
 	if v, err := vaultFor(d.Config, p, filepath.Join(s.dataDir, "vault", p.Name, "predictor-ops"), s.redactor, d.Log); err == nil {
 		q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS, Log: d.Log})
