@@ -44,20 +44,7 @@ func engine(t *testing.T) *client.Client {
 	if testing.Short() {
 		t.Skip("sidecar engine test: skipped under -short")
 	}
-	if os.Geteuid() != 0 {
-		t.Fatalf("the sidecar tests need root (the Docker engine's socket): %s", setupHint)
-	}
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatalf("docker client: %v", err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		t.Fatalf("no Docker engine answers at %s: %s\n%v", cli.DaemonHost(), setupHint, err)
-	}
-	return cli
+	return runnertest.Engine(t)
 }
 
 var (
@@ -180,32 +167,6 @@ func tarDir(dir string) (io.Reader, error) {
 		return nil, err
 	}
 	return &buf, tw.Close()
-}
-
-// bridgeListener listens on the engine's default bridge gateway, where
-// containers on the bridge reach the host.
-func bridgeListener(t *testing.T, cli *client.Client) net.Listener {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	bridge, err := cli.NetworkInspect(ctx, "bridge", client.NetworkInspectOptions{})
-	if err != nil {
-		t.Fatalf("inspect the bridge network: %v", err)
-	}
-	var gateway string
-	for _, c := range bridge.Network.IPAM.Config {
-		if c.Gateway.Is4() {
-			gateway = c.Gateway.String()
-		}
-	}
-	if gateway == "" {
-		t.Fatalf("the bridge network has no IPv4 gateway: %+v", bridge.Network.IPAM)
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(gateway, "0"))
-	if err != nil {
-		t.Fatalf("listen on the bridge gateway: %v", err)
-	}
-	return ln
 }
 
 // serve serves h on ln until the test ends and returns its base URL.

@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/runner"
+	"github.com/disinto/disinto/lib/runner/runnertest"
 )
 
 // cartApp is the tiny web app under test: its cart page shows a NaN total
@@ -40,7 +41,7 @@ document.getElementById("total").textContent = "Total: " + (parseInt(q, 10) * 3)
 func TestSidecarReproducesABugReportInTheBrowser(t *testing.T) {
 	cli := engine(t)
 	image := reproduceImage(t, cli)
-	app := serve(t, bridgeListener(t, cli), cartApp())
+	app := runnertest.ServeOnBridge(t, cli, cartApp())
 	const scenario = "sidecar-cart-nan"
 	model, err := claudetest.NewServer(claudetest.Scenario{Name: scenario, Turns: []claudetest.Turn{
 		claudetest.Tools(claudetest.Block{Type: "tool_use", Tool: "mcp__playwright__browser_navigate",
@@ -55,7 +56,7 @@ func TestSidecarReproducesABugReportInTheBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	model.Logf = t.Logf
-	modelURL := serve(t, bridgeListener(t, cli), model)
+	modelURL := runnertest.ServeOnBridge(t, cli, model)
 
 	g := newRig(t)
 	report := g.issue("Cart total shows NaN", "scenario: "+scenario+"\n\nOpen "+app+"/cart?qty=abc: the total is NaN.",

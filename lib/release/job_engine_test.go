@@ -3,7 +3,6 @@ package release_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -54,10 +53,10 @@ func newRig(t *testing.T) *rig {
 	if testing.Short() {
 		t.Skip("release job test: needs the Docker engine and Gitea")
 	}
-	cli := engineClient(t)
+	cli := runnertest.Engine(t)
 	img := buildOnce(t, cli)
 	srv := gitea.Get(t)
-	g := &rig{t: t, srv: srv, forgeURL: proxyOnBridge(t, cli, srv.URL)}
+	g := &rig{t: t, srv: srv, forgeURL: runnertest.ServeOnBridge(t, cli, reverseProxy(t, srv.URL))}
 	g.owner = srv.NewUser(t, "owner")
 	g.repo = srv.NewRepo(t, g.owner, "widgets")
 	g.mirrorBy = srv.NewUser(t, "mirror")
@@ -222,26 +221,6 @@ func createTag(t *testing.T, srvURL string, u forgetest.User, slug, name, sha st
 	}
 }
 
-// engineClient is the local Docker engine, or the test fails with the
-// setup instruction.
-func engineClient(t *testing.T) *client.Client {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("the release job tests need root (the Docker engine's socket): %s", engineHint)
-	}
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatalf("docker client: %v", err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		t.Fatalf("no Docker engine answers at %s: %s\n%v", cli.DaemonHost(), engineHint, err)
-	}
-	return cli
-}
-
 var (
 	imageOnce sync.Once
 	imageErr  error
@@ -261,35 +240,12 @@ func buildOnce(t *testing.T, cli *client.Client) string {
 	return jobImage
 }
 
-// proxyOnBridge serves target on the host's address on the engine's
-// default bridge, which the job's container reaches, and returns its URL.
-func proxyOnBridge(t *testing.T, cli *client.Client, target string) string {
+// reverseProxy forwards every request to target.
+func reverseProxy(t *testing.T, target string) http.Handler {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	bridge, err := cli.NetworkInspect(ctx, "bridge", client.NetworkInspectOptions{})
-	if err != nil {
-		t.Fatalf("inspect the bridge network: %v", err)
-	}
-	var gw string
-	for _, c := range bridge.Network.IPAM.Config {
-		if c.Gateway.Is4() {
-			gw = c.Gateway.String()
-		}
-	}
-	if gw == "" {
-		t.Fatalf("the bridge network has no IPv4 gateway")
-	}
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
-	if err != nil {
-		t.Fatalf("listen on the bridge gateway: %v", err)
-	}
-	hs := &http.Server{Handler: httputil.NewSingleHostReverseProxy(u), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return "http://" + ln.Addr().String()
+	return httputil.NewSingleHostReverseProxy(u)
 }

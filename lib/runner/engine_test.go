@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -35,20 +34,7 @@ func engine(t *testing.T) *client.Client {
 	if testing.Short() {
 		t.Skip("runner engine test: skipped under -short")
 	}
-	if os.Geteuid() != 0 {
-		t.Fatalf("the runner tests need root (the Docker engine's socket): %s", setupHint)
-	}
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatalf("docker client: %v", err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		t.Fatalf("no Docker engine answers at %s: %s\n%v", cli.DaemonHost(), setupHint, err)
-	}
-	return cli
+	return runnertest.Engine(t)
 }
 
 var (

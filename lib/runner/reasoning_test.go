@@ -2,8 +2,6 @@ package runner_test
 
 import (
 	"context"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/runner"
+	"github.com/disinto/disinto/lib/runner/runnertest"
 )
 
 // TestReasoningJobRunsABoundedSession: a reasoning job runs the image's
@@ -71,32 +70,10 @@ func TestReasoningJobRunsABoundedSession(t *testing.T) {
 // it with its base URL.
 func modelServer(t *testing.T, cli *client.Client, scenarios ...claudetest.Scenario) (*claudetest.Server, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	bridge, err := cli.NetworkInspect(ctx, "bridge", client.NetworkInspectOptions{})
-	if err != nil {
-		t.Fatalf("inspect the bridge network: %v", err)
-	}
-	var gateway string
-	for _, c := range bridge.Network.IPAM.Config {
-		if c.Gateway.Is4() {
-			gateway = c.Gateway.String()
-		}
-	}
-	if gateway == "" {
-		t.Fatalf("the bridge network has no IPv4 gateway: %+v", bridge.Network.IPAM)
-	}
 	srv, err := claudetest.NewServer(scenarios...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Logf = t.Logf
-	ln, err := net.Listen("tcp", net.JoinHostPort(gateway, "0"))
-	if err != nil {
-		t.Fatalf("listen on the bridge gateway: %v", err)
-	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return srv, "http://" + ln.Addr().String()
+	return srv, runnertest.ServeOnBridge(t, cli, srv)
 }

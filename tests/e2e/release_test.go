@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -49,13 +48,12 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds disinto and the runner image, starts Gitea, the daemon and runner containers")
 	}
-	cli := releaseEngine(t)
+	cli := runnertest.Engine(t)
 	buildReleaseImage(t, cli)
 	srv := forgetest.Start(t)
-	gw := bridgeGateway(t, cli)
 	// The forge as the runner's network reaches it: the daemon and the
 	// runner use the same URL, as they do on the compose network.
-	forgeURL := proxyOn(t, gw, srv.URL)
+	forgeURL := runnertest.ServeOnBridge(t, cli, reverseProxy(t, srv.URL))
 	ctx := testCtx(t)
 	admin := srv.Admin(t)
 
@@ -370,61 +368,14 @@ func dockerHost() string {
 	return "unix:///var/run/docker.sock"
 }
 
-// releaseEngine returns a client of the local Docker engine, failing with
-// the setup instruction when none answers.
-func releaseEngine(t *testing.T) *client.Client {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("the release test needs root (the Docker engine's socket): %s", releaseSetupHint)
-	}
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		t.Fatalf("docker client: %v", err)
-	}
-	t.Cleanup(func() { _ = cli.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		t.Fatalf("no Docker engine answers at %s: %s\n%v", cli.DaemonHost(), releaseSetupHint, err)
-	}
-	return cli
-}
-
-// bridgeGateway is the host's address on the engine's default bridge,
-// which containers on it reach.
-func bridgeGateway(t *testing.T, cli *client.Client) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	bridge, err := cli.NetworkInspect(ctx, "bridge", client.NetworkInspectOptions{})
-	if err != nil {
-		t.Fatalf("inspect the bridge network: %v", err)
-	}
-	for _, c := range bridge.Network.IPAM.Config {
-		if c.Gateway.Is4() {
-			return c.Gateway.String()
-		}
-	}
-	t.Fatalf("the bridge network has no IPv4 gateway: %+v", bridge.Network.IPAM)
-	return ""
-}
-
-// proxyOn serves target on host's address, closed when the test ends, and
-// returns its URL.
-func proxyOn(t *testing.T, host, target string) string {
+// reverseProxy forwards every request to target.
+func reverseProxy(t *testing.T, target string) http.Handler {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatalf("listen on the bridge gateway: %v", err)
-	}
-	hs := &http.Server{Handler: httputil.NewSingleHostReverseProxy(u), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return "http://" + ln.Addr().String()
+	return httputil.NewSingleHostReverseProxy(u)
 }
 
 // buildReleaseImage builds the runner image as releaseImage through the
