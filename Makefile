@@ -17,7 +17,12 @@ GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 
 .PHONY: test quick build setup lint vet fmt-check staticcheck formula-lint cross unit clean
 
-test: setup lint unit
+# Each step prints "timing: STEP Ns" (tests/timed.sh); .ci/run adds up
+# the run from these lines and go test's per-package times.
+test:
+	@tests/timed.sh setup $(MAKE) --no-print-directory setup
+	@tests/timed.sh lint $(MAKE) --no-print-directory lint
+	@tests/timed.sh unit $(MAKE) --no-print-directory unit
 
 quick:
 	go test -short -race ./...
@@ -31,12 +36,7 @@ build:
 # the edge's tests. docker.sh installs Debian's engine (as root) and starts
 # it, for the compose stack test.
 setup:
-	tests/setup/gitea.sh
-	tests/setup/claude.sh
-	tests/setup/chromium.sh
-	tests/setup/caddy.sh
-	tests/setup/docker.sh
-	tests/setup/reproduce.sh
+	tests/setup/all.sh
 
 lint: fmt-check vet staticcheck formula-lint cross
 

@@ -7,6 +7,8 @@
 # archive on the first run; DISINTO_CADDY names another binary. The
 # package's service is never started here (the tests start their own).
 set -euo pipefail
+# shellcheck source=tests/setup/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bin="${DISINTO_CADDY:-/usr/bin/caddy}"
 if [[ ! -x "${bin}" ]]; then
@@ -15,8 +17,7 @@ if [[ ! -x "${bin}" ]]; then
 		exit 1
 	fi
 	echo "installing caddy" >&2
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends caddy >/dev/null
+	apt_install caddy
 fi
 "${bin}" version >&2
 echo "${bin}"

@@ -5,6 +5,8 @@
 # Idempotent: an installed chromium is reused. Needs root and Debian's
 # archive on the first run; DISINTO_CHROMIUM names another binary.
 set -euo pipefail
+# shellcheck source=tests/setup/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bin="${DISINTO_CHROMIUM:-/usr/bin/chromium}"
 if [[ ! -x "${bin}" ]]; then
@@ -13,8 +15,7 @@ if [[ ! -x "${bin}" ]]; then
 		exit 1
 	fi
 	echo "installing chromium" >&2
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+	apt_install --recommends chromium
 fi
 "${bin}" --version >&2
 echo "${bin}"

@@ -8,6 +8,8 @@
 #   tests/setup/claude.sh                    install if missing, print the path
 #   eval "$(tests/setup/claude.sh --env)"    export DISINTO_CLAUDE_BIN
 set -euo pipefail
+# shellcheck source=tests/setup/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 version=2.1.328
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/disinto/claude-code/${version}"
@@ -18,11 +20,8 @@ installed() {
 }
 
 if ! installed; then
-	command -v npm >/dev/null || { echo "npm not found: apt-get install -y nodejs npm (node >= 22)" >&2; exit 1; }
-	mkdir -p "${cache}"
 	echo "installing @anthropic-ai/claude-code@${version} into ${cache}" >&2
-	npm install --prefix "${cache}" --no-audit --no-fund --loglevel=error \
-		"@anthropic-ai/claude-code@${version}" >&2
+	npm_install "${cache}" "@anthropic-ai/claude-code@${version}"
 	# The package's bin entry is a placeholder until its postinstall copies
 	# the native binary from the platform package over it. If npm skipped
 	# the install script, do that step here.

@@ -20,6 +20,8 @@
 #   tests/setup/docker.sh            do everything
 #   tests/setup/docker.sh --engine   only install and start the engine
 set -euo pipefail
+# shellcheck source=tests/setup/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/disinto"
@@ -52,14 +54,8 @@ install_packages() {
 	if ((${#missing[@]} == 0)); then
 		return
 	fi
-	if [[ "$(id -u)" != 0 ]]; then
-		log "need root to install: ${missing[*]} (sudo apt-get install ${missing[*]})"
-		exit 1
-	fi
 	log "installing ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >/dev/null
+	apt_install "${missing[@]}"
 }
 
 install_compose() {
@@ -114,6 +110,20 @@ start_engine() {
 	log "dockerd did not answer within 60s; last log lines:"
 	tail -n 20 "${cache}/dockerd.log" >&2
 	exit 1
+}
+
+# describe_engine prints what a failure on another machine is diagnosed
+# from: the engine's version, storage driver and cgroup setup, and each
+# network with the subnet and gateway it reports (a freshly started
+# Debian engine reports the default bridge without a gateway; the tests
+# find the host's address on it without relying on one).
+describe_engine() {
+	docker version --format 'engine: server {{.Server.Version}} (API {{.Server.APIVersion}}), client {{.Client.Version}}' >&2 || true
+	docker info --format 'engine: storage driver {{.Driver}}, cgroup {{.CgroupDriver}} v{{.CgroupVersion}}, root {{.DockerRootDir}}, {{.Images}} images, {{.Containers}} containers, swarm {{.Swarm.LocalNodeState}}' >&2 || true
+	local id
+	for id in $(docker network ls -q); do
+		docker network inspect --format 'engine: network {{.Name}} driver {{.Driver}}{{range .IPAM.Config}} subnet {{.Subnet}} gateway {{if .Gateway}}{{.Gateway}}{{else}}(none){{end}}{{end}}{{with index .Options "com.docker.network.bridge.name"}} interface {{.}}{{end}}' "${id}" >&2 || true
+	done
 }
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
@@ -179,6 +189,7 @@ main() {
 	trap 'rm -rf "${work}"' EXIT
 	timed "packages" install_packages
 	timed "engine" start_engine
+	describe_engine
 	if [[ "${1:-}" == "--engine" ]]; then
 		return
 	fi

@@ -12,6 +12,8 @@
 # cache. Idempotent. Needs the engine running (tests/setup/docker.sh) and
 # npm.
 set -euo pipefail
+# shellcheck source=tests/setup/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/disinto/images"
@@ -28,9 +30,7 @@ log() { printf 'reproduce.sh: %s\n' "$*" >&2; }
 host_mcp="${XDG_CACHE_HOME:-$HOME/.cache}/disinto/playwright-mcp/${playwright_mcp_version}"
 if [[ ! -f "${host_mcp}/node_modules/@playwright/mcp/cli.js" ]]; then
 	log "installing @playwright/mcp@${playwright_mcp_version} into ${host_mcp}"
-	mkdir -p "${host_mcp}"
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "${host_mcp}" --no-audit --no-fund --loglevel=error \
-		"@playwright/mcp@${playwright_mcp_version}" >&2
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm_install "${host_mcp}" "@playwright/mcp@${playwright_mcp_version}"
 fi
 
 # The hash the tests compute the same way: sha256 of the runner's
