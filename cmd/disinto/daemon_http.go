@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/ledger"
@@ -58,7 +59,7 @@ type statusReport struct {
 	// runs.
 	Heartbeats []agent.Heartbeat `json:"heartbeats"`
 	// Vault are the vault actions as the dispatchers last saw them.
-	Vault []vaultStatus `json:"vault,omitempty"`
+	Vault []agentvault.Status `json:"vault,omitempty"`
 	// Edge is the edge's routes and the chat's users, when configured.
 	Edge *edgeStatus `json:"edge,omitempty"`
 }

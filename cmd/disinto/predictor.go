@@ -31,8 +31,8 @@ func newPredictorAgent(d agentDeps) (agent.Agent, error) {
 	}
 	runner := d.formulaRunner(rp)
 	var requests predictor.Vault
-	if v, err := vaultFor(d.Config, p, filepath.Join(s.dataDir, "vault", p.Name, "predictor-ops"), s.redactor, d.Log); err == nil {
-		q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS, Log: d.Log})
+	if v, err := d.vaultParts("predictor-ops"); err == nil {
+		q, err := v.Requester(d.Log)
 		if err != nil {
 			return nil, err
 		}

@@ -9,13 +9,12 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
-	"github.com/disinto/disinto/formulas"
-	"github.com/disinto/disinto/lib/config"
+	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/release"
-	"github.com/disinto/disinto/lib/runner"
 	"github.com/disinto/disinto/lib/secrets"
 	"github.com/disinto/disinto/lib/vault"
 )
@@ -69,8 +68,8 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string, 
 	if err != nil {
 		return err
 	}
-	p := v.project
-	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: v.bot.Token, User: v.bot.User, Redactor: v.redactor})
+	p := v.Project
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: v.Bot.Token, User: v.Bot.User, Redactor: v.Redactor()})
 	if err != nil {
 		return err
 	}
@@ -85,7 +84,7 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string, 
 			return err
 		}
 		var prev string
-		if req.Attempt, prev, err = releaseAttempt(ctx, v.ops, base); err != nil {
+		if req.Attempt, prev, err = releaseAttempt(ctx, v.Ops, base); err != nil {
 			return err
 		}
 		if sha == "" && prev != "" {
@@ -100,7 +99,7 @@ func (a *app) requestRelease(ctx context.Context, project, version, sha string, 
 	if err != nil {
 		return err
 	}
-	q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS})
+	q, err := v.Requester(zerolog.Nop())
 	if err != nil {
 		return err
 	}
@@ -216,12 +215,12 @@ func releaseCommit(ctx context.Context, f releaseForge, repo, branch, version, w
 
 // releaseMirrors are the project's mirrors the release pushes to: those
 // whose token is stored and allowed by the ops repository's policy.
-func (a *app) releaseMirrors(ctx context.Context, v *vaultParts) ([]string, error) {
-	if len(v.project.Mirrors) == 0 {
+func (a *app) releaseMirrors(ctx context.Context, v *agentvault.Parts) ([]string, error) {
+	if len(v.Project.Mirrors) == 0 {
 		return nil, nil
 	}
 	pol := vault.DefaultPolicy()
-	data, err := v.ops.Read(ctx, vault.PolicyPath)
+	data, err := v.Ops.Read(ctx, vault.PolicyPath)
 	switch {
 	case err == nil:
 		if pol, err = vault.ParsePolicy(vault.PolicyPath, data); err != nil {
@@ -235,7 +234,7 @@ func (a *app) releaseMirrors(ctx context.Context, v *vaultParts) ([]string, erro
 		return nil, err
 	}
 	var out []string
-	for _, m := range sortedKeys(v.project.Mirrors) {
+	for _, m := range sortedKeys(v.Project.Mirrors) {
 		s := release.MirrorSecret(m)
 		if slices.Contains(stored, s) && slices.Contains(pol.Secrets, s) {
 			out = append(out, m)
@@ -252,78 +251,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// releaseRun runs a release action as lib/release's mechanical job: the
-// image's disinto runner-job release with the action's secrets (no model
-// credential), then its result line checked against the job. A result
-// that is missing or does not describe this release fails the run,
-// whatever the exit status.
-func (v *vaultRunner) releaseRun(ctx context.Context, job vault.Job) (vault.Outcome, error) {
-	plan, err := release.Plan(job.Action, release.Target{ForgeURL: v.project.ForgeURL, Repo: v.project.Repo, Mirrors: v.project.Mirrors})
-	if err != nil {
-		return vault.Outcome{ExitCode: -1, Logs: "refused before it ran: " + err.Error()}, nil
-	}
-	rj := runner.Job{ID: job.Action.ID, Kind: runner.Mechanical, Script: plan.Script, Env: plan.Env,
-		Secrets: job.Secrets, Network: v.network, Timeout: job.Timeout}
-	out, err := v.outcome(ctx, rj)
-	if err != nil || out.TimedOut {
-		return out, err
-	}
-	res, perr := release.ParseResult(out.Logs, plan)
-	switch {
-	case perr != nil:
-		out.Logs += "\n[" + perr.Error() + "]"
-		if out.ExitCode == 0 {
-			out.ExitCode = 1
-		}
-	case !res.Succeeded() && out.ExitCode == 0:
-		out.ExitCode = 1
-	}
-	if perr == nil {
-		out.Report = res.JSON()
-	}
-	if perr == nil && res.Succeeded() && v.tags != nil {
-		v.confirm(ctx, plan, &out)
-	}
-	return out, nil
-}
-
-// tagReader reads a tag of the project repository.
-type tagReader func(ctx context.Context, name string) (forge.Tag, error)
-
-// releaseTags reads the tags of d.Project's repository as the vault bot,
-// which the dispatcher runs as (nil when it has no token: then there is
-// no dispatcher either).
-func releaseTags(d agentDeps) (tagReader, error) {
-	b, err := d.Config.Bot(config.RoleVault)
-	if err != nil || b.Token == "" {
-		return nil, nil
-	}
-	fc, err := forge.New(forge.Options{URL: d.Project.ForgeURL, Token: b.Token, User: b.User, Logger: d.Log,
-		Redactor: d.Services.redactor})
-	if err != nil {
-		return nil, err
-	}
-	owner, name, _ := strings.Cut(d.Project.Repo, "/")
-	return fc.Repo(owner, name).GetTag, nil
-}
-
-// confirm checks on the forge, not in the job's word, that the tag is on
-// the released commit: a tag missing or elsewhere fails the run. A forge
-// that does not answer is noted in the log and decides nothing.
-func (v *vaultRunner) confirm(ctx context.Context, plan release.Job, out *vault.Outcome) {
-	t, err := v.tags(ctx, plan.Version)
-	switch {
-	case errors.Is(err, forge.ErrNotFound):
-		out.Logs += "\n[the forge has no tag " + plan.Version + ", though the job reported one]"
-		out.ExitCode = max(out.ExitCode, 1)
-	case err != nil:
-		out.Logs += "\n[the tag was not confirmed on the forge: " + err.Error() + "]"
-	case t.SHA != plan.SHA:
-		out.Logs += fmt.Sprintf("\n[the forge's tag %s is at %s, not %s]", plan.Version, t.SHA, plan.SHA)
-		out.ExitCode = max(out.ExitCode, 1)
-	default:
-		out.Logs += fmt.Sprintf("\n[confirmed on the forge: %s at %s]", plan.Version, plan.SHA)
-	}
 }

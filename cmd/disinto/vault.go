@@ -12,69 +12,16 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/git"
-	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/vault"
 )
 
-// vaultParts are what every vault operation of one project is built
-// from: the ops repository as the vault identity, on the forge and as a
-// checkout of its own.
-type vaultParts struct {
-	project  *config.Project
-	bot      config.Bot
-	forge    *forge.RepoClient
-	ops      *ops.Repo
-	identity vault.Identity
-	admins   []string
-	bots     []string
-	redactor *redact.Redactor
-}
-
-// vaultFor resolves the vault parts of p with the checkout at dir. The
-// vault bot must have credentials of its own: acting as the dev bot would
-// let an agent's identity commit actions (spec 70 §3.9).
-func vaultFor(cfg *config.Config, p *config.Project, dir string, red *redact.Redactor, log zerolog.Logger) (*vaultParts, error) {
-	if p.OpsRepo == "" {
-		return nil, fmt.Errorf("project %s (%s): no ops_repo", p.Name, p.File)
-	}
-	b, err := cfg.Bot(config.RoleVault)
-	if err != nil || b.Fallback || b.Password == "" {
-		return nil, fmt.Errorf("project %s: %w", p.Name, vault.ErrNoVaultIdentity)
-	}
-	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, Logger: log, Redactor: red})
-	if err != nil {
-		return nil, err
-	}
-	owner, name, _ := strings.Cut(p.OpsRepo, "/")
-	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
-		Redactor: red, Log: log})
-	gname, email := git.Identity(b.User)
-	return &vaultParts{
-		project: p, bot: b, forge: fc.Repo(owner, name),
-		ops: ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git", Dir: dir,
-			Branch: p.PrimaryBranch, Name: gname, Email: email, Log: log}),
-		identity: vault.Identity{Name: gname, Email: email},
-		admins:   maintainers(cfg.Env), bots: cfg.BotUsernames, redactor: red,
-	}, nil
-}
-
-// dispatcher builds the project's dispatcher around runner (nil: inspect
-// only) and the data dir's secrets.
-func (v *vaultParts) dispatcher(run vault.Runner, instance string, log zerolog.Logger, sec vault.SecretSource) (*vault.Dispatcher, error) {
-	return vault.NewDispatcher(vault.DispatcherOptions{
-		Ops: v.ops, Forge: v.forge, Primary: v.project.PrimaryBranch, Formulas: formulas.FS,
-		Vault: v.identity, Admins: v.admins, Bots: v.bots, Runner: run, Secrets: sec,
-		Redactor: v.redactor, Instance: instance, Log: log,
-	})
-}
-
 // cliVault resolves the vault parts of --project for a command.
-func (a *app) cliVault(project string) (*vaultParts, error) {
+func (a *app) cliVault(project string) (*agentvault.Parts, error) {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return nil, err
@@ -84,7 +31,8 @@ func (a *app) cliVault(project string) (*vaultParts, error) {
 		return nil, err
 	}
 	red := redact.New(cfg.Secrets()...)
-	return vaultFor(cfg, p, filepath.Join(a.dataDir, "vault", p.Name, "cli-ops"), red, zerolog.Nop())
+	return agentvault.For(agentvault.PartsOptions{Config: cfg, Project: p, Dir: filepath.Join(a.dataDir, "vault", p.Name, "cli-ops"),
+		Admins: maintainers(cfg.Env), Redactor: red, Log: zerolog.Nop()})
 }
 
 // pickProject returns the named project, or the only one.
@@ -118,12 +66,12 @@ func (a *app) vaultCmd() *cobra.Command {
 }
 
 // inspect returns the project's actions as the dispatcher sees them.
-func (a *app) inspect(cmd *cobra.Command, project string) ([]vault.Entry, *vaultParts, error) {
+func (a *app) inspect(cmd *cobra.Command, project string) ([]vault.Entry, *agentvault.Parts, error) {
 	v, err := a.cliVault(project)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := v.dispatcher(nil, "cli", zerolog.Nop(), nil)
+	d, err := v.Dispatcher(nil, "cli", nil, zerolog.Nop())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,30 +105,9 @@ func printEntries(w io.Writer, es []vault.Entry) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTIER\tSTATE\tDETAIL")
 	for _, e := range es {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, orDash(e.Tier.String()), entryState(e), firstLine(entryDetail(e)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, orDash(e.Tier.String()), e.Status(), firstLine(e.Detail()))
 	}
 	_ = tw.Flush()
-}
-
-// entryState is the state with the result's status.
-func entryState(e vault.Entry) string {
-	if e.Result != nil {
-		return string(e.Result.Status)
-	}
-	return string(e.State)
-}
-
-// entryDetail says why an action waits, or how it was approved.
-func entryDetail(e vault.Entry) string {
-	switch {
-	case e.Result != nil && e.Result.Done():
-		return fmt.Sprintf("exit %d at %s; %s", e.Result.ExitCode, e.Result.Finished.Format("2006-01-02 15:04Z"), e.Result.Approval)
-	case e.Result != nil:
-		return fmt.Sprintf("started %s by %s; no outcome recorded", e.Result.Started.Format("2006-01-02 15:04Z"), e.Result.Dispatcher)
-	case e.Approval != "":
-		return e.Approval
-	}
-	return e.Reason
 }
 
 func firstLine(s string) string {
@@ -203,8 +130,8 @@ func (a *app) vaultShowCmd(project *string) *cobra.Command {
 				if e.ID != args[0] {
 					continue
 				}
-				fmt.Fprintf(a.stdout, "action %s (%s)\nstate: %s\n%s\n\n%s", e.ID, vault.ActionPath(e.ID), entryState(e),
-					entryDetail(e), e.Content())
+				fmt.Fprintf(a.stdout, "action %s (%s)\nstate: %s\n%s\n\n%s", e.ID, vault.ActionPath(e.ID), e.Status(),
+					e.Detail(), e.Content())
 				if e.Result != nil && e.Result.Report != "" {
 					fmt.Fprintf(a.stdout, "\nreport: %s\n", e.Result.Report)
 				}
@@ -275,23 +202,23 @@ func (a *app) vaultHintCmd(project *string) *cobra.Command {
 			id := args[0]
 			for _, e := range es {
 				if e.ID == id {
-					fmt.Fprintf(a.stdout, "%s is %s: %s\n", id, entryState(e), entryDetail(e))
+					fmt.Fprintf(a.stdout, "%s is %s: %s\n", id, e.Status(), e.Detail())
 					if e.State != vault.StatePending {
 						return nil
 					}
 				}
 			}
-			pr, err := v.forge.FindPullByHead(cmd.Context(), vault.BranchPrefix+id)
+			pr, err := v.Forge.FindPullByHead(cmd.Context(), vault.BranchPrefix+id)
 			if errors.Is(err, forge.ErrNotFound) {
-				fmt.Fprintf(a.stdout, "no pull request from %s%s on %s\n", vault.BranchPrefix, id, v.project.OpsRepo)
+				fmt.Fprintf(a.stdout, "no pull request from %s%s on %s\n", vault.BranchPrefix, id, v.Project.OpsRepo)
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			who := "an administrator of " + v.project.OpsRepo
-			if len(v.admins) > 0 {
-				who = strings.Join(v.admins, " or ")
+			who := "an administrator of " + v.Project.OpsRepo
+			if admins := v.Admins(); len(admins) > 0 {
+				who = strings.Join(admins, " or ")
 			}
 			fmt.Fprintf(a.stdout, "pull request #%d (%s), state %s\n", pr.Number, pr.URL, pr.State)
 			fmt.Fprintf(a.stdout, "to run it: %s approves it at its head %s (Files changed, Review, Approve), then merges it.\n",
@@ -321,7 +248,7 @@ func (a *app) vaultRequestCmd(project *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS})
+			q, err := v.Requester(zerolog.Nop())
 			if err != nil {
 				return err
 			}

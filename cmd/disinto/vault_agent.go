@@ -1,38 +1,40 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
+	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/runner"
 	"github.com/disinto/disinto/lib/scheduler"
 	"github.com/disinto/disinto/lib/secrets"
 	"github.com/disinto/disinto/lib/vault"
 )
 
-// vaultInterval is the dispatcher's polling floor (spec 70 §5.8): a
-// merged vault pull request runs within a minute.
-const vaultInterval = 60 * time.Second
+// Variables of the vault runner.
+const (
+	// envRunnerImage names the runner image (runner.DefaultImage, which
+	// docker-compose.yml builds, when unset).
+	envRunnerImage = "DISINTO_RUNNER_IMAGE"
+	// envRunnerNetwork names the Docker network an action's container
+	// joins (the compose network, to reach the forge); unset, it has none.
+	envRunnerNetwork = "DISINTO_RUNNER_NETWORK"
+)
 
-// vaultAgent is the dispatcher of one project as a scheduled job.
-type vaultAgent struct {
-	project string
-	d       *vault.Dispatcher
-	running bool // a runner is wired: ticks run actions
-
-	mu   sync.Mutex
-	last []vault.Entry
-	at   time.Time
+// vaultParts resolves d.Project's vault parts as the vault bot, with an
+// ops checkout of the caller's own under <data>/vault/<project>/<name>.
+func (d agentDeps) vaultParts(name string) (*agentvault.Parts, error) {
+	s := d.Services
+	return agentvault.For(agentvault.PartsOptions{Config: d.Config, Project: d.Project,
+		Dir: filepath.Join(s.dataDir, "vault", d.Project.Name, name), Admins: maintainers(d.Config.Env),
+		Redactor: s.redactor, Log: d.Log})
 }
-
-var _ agent.Agent = (*vaultAgent)(nil)
 
 // newVaultAgent builds project d.Project's dispatcher as the vault bot,
 // with its own ops checkout under <data>/vault/<project>/ops and the data
@@ -40,7 +42,7 @@ var _ agent.Agent = (*vaultAgent)(nil)
 // ops repository.
 func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	s := d.Services
-	v, err := vaultFor(d.Config, d.Project, filepath.Join(s.dataDir, "vault", d.Project.Name, "ops"), s.redactor, d.Log)
+	v, err := d.vaultParts("ops")
 	if err != nil {
 		return nil, err
 	}
@@ -48,92 +50,63 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := vaultRunners(v, container, s.dataDir, d.Log)
-	disp, err := v.dispatcher(run, s.instance, d.Log, secretSource{secrets.Open(s.dataDir)})
+	run := agentvault.Runners(v, container, filepath.Join(s.dataDir, "vault", d.Project.Name, "mirror-clone"), d.Log)
+	disp, err := v.Dispatcher(run, s.instance, agentvault.Secrets(secrets.Open(s.dataDir)), d.Log)
 	if err != nil {
 		return nil, err
 	}
-	return &vaultAgent{project: d.Project.Name, d: disp, running: run != nil}, nil
+	return agentvault.New(d.Project.Name, disp, run != nil), nil
 }
 
-// Tick inspects the actions, or with a runner starts one dispatcher
-// cycle as the runtime's background work: an action runs up to its own
-// timeout (an hour by default), longer than a tick may take, and cycles
-// never overlap (a tick while one runs starts nothing).
-func (v *vaultAgent) Tick(ctx context.Context, run *agent.Run) error {
-	if !v.running {
-		es, err := v.d.Inspect(ctx)
-		v.keep(es, err)
-		return err
+// newVaultRunner returns the runner the vault actions of d.Project run in:
+// lib/runner's ephemeral container on the engine DOCKER_HOST names (the
+// opt-in socket override; the socket is root-equivalent, so it is never
+// inferred). Without an engine there is none, and the dispatcher only
+// inspects: status lists the pending and finished actions, nothing runs.
+func newVaultRunner(d agentDeps) (vault.Runner, error) {
+	eng := dockerEngine(d.Config.Env)
+	if eng == nil {
+		return nil, nil
 	}
-	run.Go(ctx, "cycle", func(ctx context.Context) {
-		es, err := v.d.Cycle(ctx)
-		v.keep(es, err)
-		if err != nil {
-			run.Log.Warn().Err(err).Msg("vault dispatcher cycle")
-		}
+	r, err := runner.New(runner.Options{
+		Engine: eng.Client(), Image: strings.TrimSpace(d.Config.Env.Get(envRunnerImage)),
+		Labels: map[string]string{"org.disinto.project": d.Project.Name},
+		Log:    d.Log,
 	})
-	return nil
-}
-
-// keep remembers what a cycle saw, for status.
-func (v *vaultAgent) keep(es []vault.Entry, err error) {
-	if es == nil && err != nil {
-		return
+	if err != nil {
+		return nil, fmt.Errorf("vault runner of project %s: %w", d.Project.Name, err)
 	}
-	v.mu.Lock()
-	v.last, v.at = es, time.Now()
-	v.mu.Unlock()
-}
-
-// secretSource adapts the secret store to the dispatcher.
-type secretSource struct{ s *secrets.Store }
-
-// Get returns the secret, wrapping vault.ErrSecretMissing when it is not
-// stored.
-func (s secretSource) Get(name string) (string, error) {
-	v, err := s.s.Get(name)
-	if errors.Is(err, secrets.ErrNotFound) {
-		return "", fmt.Errorf("%w: %w", vault.ErrSecretMissing, err)
+	var tags agentvault.TagReader
+	if b, err := d.Config.Bot(config.RoleVault); err == nil {
+		if tags, err = agentvault.ReleaseTags(d.Project, b, d.Services.redactor, d.Log); err != nil {
+			return nil, err
+		}
 	}
-	return v, err
-}
-
-// vaultStatus is one action in status.
-type vaultStatus struct {
-	Project string    `json:"project"`
-	ID      string    `json:"id"`
-	Tier    string    `json:"tier,omitempty"`
-	State   string    `json:"state"`
-	Detail  string    `json:"detail,omitempty"`
-	Checked time.Time `json:"checked"`
+	return agentvault.NewContainerRunner(agentvault.ContainerOptions{Runner: r, Project: d.Project,
+		Network: strings.TrimSpace(d.Config.Env.Get(envRunnerNetwork)),
+		Backend: d.Config.Backends[config.DefaultBackend], Tags: tags}), nil
 }
 
 // vaultAgents are the daemon's dispatchers.
 type vaultAgents struct {
 	mu     sync.Mutex
-	agents []*vaultAgent
+	agents []*agentvault.Agent
 }
 
 // status lists every project's actions as last seen.
-func (va *vaultAgents) status() []vaultStatus {
+func (va *vaultAgents) status() []agentvault.Status {
 	va.mu.Lock()
 	defer va.mu.Unlock()
-	out := []vaultStatus{}
+	out := []agentvault.Status{}
 	for _, v := range va.agents {
-		v.mu.Lock()
-		for _, e := range v.last {
-			out = append(out, vaultStatus{Project: v.project, ID: e.ID, Tier: e.Tier.String(), State: entryState(e),
-				Detail: mirrorLabel(e) + firstLine(entryDetail(e)), Checked: v.at})
-		}
-		v.mu.Unlock()
+		out = append(out, v.Status()...)
 	}
 	return out
 }
 
 // addVaultJobs schedules a dispatcher per project with an ops repository
-// and a vault identity, every vaultInterval; a project without one is
-// said once and left out.
+// and a vault identity, every agentvault.Interval; a project without one
+// is said once and left out.
 func (a *app) addVaultJobs(d *daemon, registry map[config.Role]agentFactory) error {
 	factory, ok := registry[config.RoleVault]
 	if !ok {
@@ -151,16 +124,16 @@ func (a *app) addVaultJobs(d *daemon, registry map[config.Role]agentFactory) err
 		if err != nil {
 			return err
 		}
-		if va, ok := ag.(*vaultAgent); ok {
+		if va, ok := ag.(*agentvault.Agent); ok {
 			d.vaults.mu.Lock()
 			d.vaults.agents = append(d.vaults.agents, va)
 			d.vaults.mu.Unlock()
-			if !va.running {
+			if !va.Running() {
 				d.log.Warn().Str("project", p.Name).Msg("vault dispatcher inspects only: no Docker engine (DOCKER_HOST unset), so no action runs")
 			}
 		}
 		j := jobFor(d.rt, ag, p, config.RoleVault, nil)
-		j.Interval, j.FirstRun = vaultInterval, scheduler.FirstRunEveryStart
+		j.Interval, j.FirstRun = agentvault.Interval, scheduler.FirstRunEveryStart
 		if err := d.sched.Add(j); err != nil {
 			return err
 		}
@@ -169,7 +142,7 @@ func (a *app) addVaultJobs(d *daemon, registry map[config.Role]agentFactory) err
 }
 
 // printVault prints the vault section of status.
-func printVault(w io.Writer, vs []vaultStatus) {
+func printVault(w io.Writer, vs []agentvault.Status) {
 	if len(vs) == 0 {
 		return
 	}

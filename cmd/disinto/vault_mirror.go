@@ -3,14 +3,9 @@ package main
 import (
 	"path/filepath"
 
-	"github.com/rs/zerolog"
-
 	"github.com/disinto/disinto/agents/dev"
-	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/git"
-	"github.com/disinto/disinto/lib/text"
-	"github.com/disinto/disinto/lib/vault"
 )
 
 // devMirrorVault is the dev agent's way to the mirror pushes of p: the
@@ -23,12 +18,12 @@ func devMirrorVault(d agentDeps, name string) dev.MirrorVault {
 	if len(p.Mirrors) == 0 {
 		return nil
 	}
-	v, err := vaultFor(d.Config, p, filepath.Join(s.dataDir, "vault", p.Name, name), s.redactor, d.Log)
+	v, err := d.vaultParts(name)
 	if err != nil {
 		d.Log.Warn().Str("project", p.Name).Str("reason", s.redactor.String(err.Error())).Msg("dev: mirrors are not pushed: they go through the vault")
 		return nil
 	}
-	q, err := vault.NewRequester(vault.RequestOptions{Ops: v.ops, Forge: v.forge, Formulas: formulas.FS, Log: d.Log})
+	q, err := v.Requester(d.Log)
 	if err != nil {
 		return nil
 	}
@@ -49,25 +44,6 @@ func mirrorNames(p *config.Project) map[string]string {
 	return out
 }
 
-// vaultRunners are the runners of v's dispatcher: the mirror pushes run
-// in the daemon itself (vault.MirrorPusher, as the vault bot, with the
-// mirror's secret in git's credential helper for the push only), every
-// other formula in the runner container (container; nil without a
-// Docker engine, and those actions wait). Nil when neither can run.
-func vaultRunners(v *vaultParts, container vault.Runner, dataDir string, log zerolog.Logger) vault.Runner {
-	p := v.project
-	if len(p.Mirrors) == 0 {
-		return container
-	}
-	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: v.bot.User, Password: v.bot.Password},
-		Redactor: v.redactor, Log: log})
-	pusher := vault.NewMirrorPusher(vault.MirrorPusherOptions{
-		Mirrors: p.Mirrors, Git: g, SourceURL: p.ForgeURL + "/" + p.Repo + ".git",
-		Clone: filepath.Join(dataDir, "vault", p.Name, "mirror-clone"), Primary: p.PrimaryBranch, Log: log,
-	})
-	return vault.Runners{By: map[string]vault.Runner{vault.MirrorFormula: pusher}, Default: container}
-}
-
 // devOpsDir names the ops checkout of a dev agent's mirror requests: one
 // per dev agent, since two agents never share a checkout.
 func devOpsDir(stateDir string) string {
@@ -75,15 +51,4 @@ func devOpsDir(stateDir string) string {
 		return "dev-ops"
 	}
 	return "dev-ops-" + filepath.Base(stateDir)
-}
-
-// mirrorLabel says, in status, which mirror push an action is ("" for
-// any other action): the pushes pending are the vault's pending
-// mirror-push actions.
-func mirrorLabel(e vault.Entry) string {
-	a := e.Action()
-	if a.Formula != vault.MirrorFormula {
-		return ""
-	}
-	return "mirror push to " + a.Vars[vault.MirrorVarName] + " of " + text.ShortSHA(a.Vars[vault.MirrorVarSHA]) + ": "
 }

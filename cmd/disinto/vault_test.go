@@ -101,7 +101,7 @@ func TestVaultJobScheduled(t *testing.T) {
 			t.Errorf("jobs %v, want %s", got, tc.want)
 		}
 		for _, v := range d.vaults.agents {
-			if v.running {
+			if v.Running() {
 				t.Error("a dispatcher without a runner runs actions")
 			}
 		}

@@ -462,3 +462,26 @@ func (e Entry) Content() []byte { return e.content }
 
 // Action is the validated action (zero for an invalid one).
 func (e Entry) Action() Action { return e.action }
+
+// Status is where the action stands, in one word: its result's status
+// once it ran, its state before.
+func (e Entry) Status() string {
+	if e.Result != nil {
+		return string(e.Result.Status)
+	}
+	return string(e.State)
+}
+
+// Detail says how the action ended or where it was left, how a ready one
+// was approved, or why it waits.
+func (e Entry) Detail() string {
+	switch {
+	case e.Result != nil && e.Result.Done():
+		return fmt.Sprintf("exit %d at %s; %s", e.Result.ExitCode, e.Result.Finished.Format("2006-01-02 15:04Z"), e.Result.Approval)
+	case e.Result != nil:
+		return fmt.Sprintf("started %s by %s; no outcome recorded", e.Result.Started.Format("2006-01-02 15:04Z"), e.Result.Dispatcher)
+	case e.Approval != "":
+		return e.Approval
+	}
+	return e.Reason
+}
