@@ -42,7 +42,7 @@ type EnablementPauser struct {
 // PauseNewRuns implements Pauser.
 func (e EnablementPauser) PauseNewRuns() ([]config.Role, error) {
 	var paused []config.Role
-	for _, r := range config.ScheduledRoles {
+	for _, r := range config.ScheduledRoles() {
 		if r == config.RoleSupervisor {
 			continue
 		}

@@ -22,8 +22,8 @@ func (a *app) completions(c *cobra.Command) {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			roles := make([]string, 0, len(config.ScheduledRoles))
-			for _, r := range config.ScheduledRoles {
+			roles := make([]string, 0, len(config.ScheduledRoles()))
+			for _, r := range config.ScheduledRoles() {
 				roles = append(roles, string(r))
 			}
 			return roles, cobra.ShellCompDirectiveNoFileComp

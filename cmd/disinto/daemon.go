@@ -16,24 +16,9 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
-	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/scheduler"
 )
-
-// Stagger of each role inside its project's slot: review first, dev 2 s
-// later (the reference), the slow agents further apart so that a catch-up
-// after a long outage does not start them all at once.
-var roleStagger = map[config.Role]time.Duration{
-	config.RoleReview:     0,
-	config.RoleDev:        2 * time.Second,
-	config.RoleSupervisor: 10 * time.Second,
-	config.RoleGardener:   30 * time.Second,
-	config.RoleArchitect:  60 * time.Second,
-	config.RolePlanner:    90 * time.Second,
-	config.RolePredictor:  120 * time.Second,
-	config.RoleReproduce:  20 * time.Second,
-}
 
 // projectSpread is the window over which projects' slots are spread.
 const projectSpread = time.Minute
@@ -253,124 +238,4 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 		return nil, err
 	}
 	return d, nil
-}
-
-// errNotScheduled, wrapped in an agent factory's error, leaves that role
-// of that project out of the schedule with a warning (and a line in
-// status) instead of stopping the daemon: a default role the operator has
-// not set up, such as the architect without its own identity, must not
-// stop the roles that work.
-var errNotScheduled = errors.New("role not scheduled")
-
-func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
-	missing := map[config.Role]bool{}
-	for _, p := range d.cfg.Projects {
-		for _, role := range config.ScheduledRoles {
-			if !d.cfg.RoleEnabled(p, role) {
-				continue
-			}
-			factory, ok := registry[role]
-			if !ok {
-				missing[role] = true
-				continue
-			}
-			ag, err := d.newAgent(factory, p, role)
-			if errors.Is(err, errNotScheduled) {
-				why := d.redactor.String(err.Error())
-				d.log.Warn().Str("project", p.Name).Str("role", string(role)).Str("reason", why).Msg("role not scheduled")
-				d.unscheduled = append(d.unscheduled, why)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if r, ok := ag.(agent.Reporter); ok {
-				d.reporters = append(d.reporters, r)
-			}
-			// An agent acts as its role's bot; one that needs no token
-			// (none configured, as in tests) has no gate.
-			d.journals.add(d.services, p, role, d.logs.For("daemon"))
-			var g *gate
-			if bot, err := d.cfg.Bot(role); err == nil {
-				g = d.gates.of(p.ForgeURL, bot, p.Name+"/"+string(role), d.services.http, d.logs.For("daemon"))
-			}
-			if err := d.sched.Add(jobFor(d.rt, ag, p, role, g)); err != nil {
-				return err
-			}
-			if role == config.RoleDev {
-				if err := a.addLocalDevJobs(d, p); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if err := a.addVaultJobs(d, registry); err != nil {
-		return err
-	}
-	if err := a.addFilerJobs(d, registry); err != nil {
-		return err
-	}
-	for _, role := range config.ScheduledRoles {
-		if missing[role] {
-			d.unimplemented = append(d.unimplemented, string(role))
-		}
-	}
-	if len(d.unimplemented) > 0 {
-		d.log.Warn().Strs("roles", d.unimplemented).Msg("configured roles have no implementation yet; not scheduled")
-	}
-	return nil
-}
-
-// jobFor turns one agent into a scheduler job with the project's cadence.
-// A job whose bot's token the forge rejects runs no tick until the token
-// authenticates again (g re-checks it at each run); a tick that meets a
-// rejected token closes g.
-func jobFor(rt *agent.Runtime, ag agent.Agent, p *config.Project, role config.Role, g *gate) scheduler.Job {
-	j := scheduler.Job{
-		Project:  p.Name,
-		Role:     string(role),
-		Interval: p.Roles[role].Interval,
-		Offset:   scheduler.ProjectSlot(p.Name, projectSpread) + roleStagger[role],
-	}
-	if j.Interval <= 0 {
-		j.Interval = config.DefaultIntervals[role]
-	}
-	if sch := p.Roles[role].Schedule; sch != nil {
-		// A cron schedule decides every regular run (AfterFinish is
-		// ignored); the interval stays only as the backoff's measure.
-		j.Schedule = sch
-	}
-	switch role {
-	case config.RoleReview, config.RoleDev:
-		// Cheap when idle; after a restart, in-flight work resumes at once.
-		j.FirstRun = scheduler.FirstRunEveryStart
-	case config.RoleSupervisor:
-		// The reference supervisor runs at start, then 20 min after each run.
-		j.AfterFinish = true
-	default:
-		j.FirstRun = scheduler.FirstRunAfterInterval
-	}
-	j.Run = func(ctx context.Context, t scheduler.Tick) error {
-		cause := agent.CauseSchedule
-		if t.Cause == scheduler.CauseTrigger {
-			cause = agent.CauseEvent
-		}
-		if g != nil && g.isClosed() {
-			if err := g.check(ctx); err != nil || g.isClosed() {
-				return nil // said when it closed; said again when it opens
-			}
-		}
-		err := rt.Tick(ctx, ag, p, role, cause)
-		if errors.Is(err, agent.ErrPaused) {
-			return nil
-		}
-		var te *agent.TickError
-		if errors.As(err, &te) && te.Code == ledger.CodeForgeUnauthorized && g != nil {
-			if cerr := g.check(ctx); cerr == nil && g.isClosed() {
-				return nil
-			}
-		}
-		return err
-	}
-	return j
 }

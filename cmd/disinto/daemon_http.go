@@ -101,16 +101,16 @@ func (d *daemon) hookMux() http.Handler {
 		d.log.Warn().Msg("DISINTO_WEBHOOK_SECRET is not set: webhooks disabled, polling only")
 		return m
 	}
-	repos := map[string][]string{}
+	repos, ops := map[string][]string{}, map[string][]string{}
 	for _, p := range d.cfg.Projects {
 		repos[p.Repo] = append(repos[p.Repo], p.Name)
 		if p.OpsRepo != "" && p.OpsRepo != p.Repo {
-			repos[p.OpsRepo] = append(repos[p.OpsRepo], opsAlias(p.Name))
+			ops[p.OpsRepo] = append(ops[p.OpsRepo], p.Name)
 		}
 	}
 	h, err := webhook.New(webhook.Options{
-		Secret: []byte(d.cfg.WebhookSecret), Projects: repos,
-		Trigger: filerTrigger{sched: d.sched, next: vaultTrigger{sched: d.sched, next: laneTrigger{sched: d.sched, localDev: d.localDev}}},
+		Secret: []byte(d.cfg.WebhookSecret), Projects: repos, Ops: ops,
+		Trigger: laneTrigger{sched: d.sched, localDev: d.localDev},
 		Log:     d.logs.For("webhook"), Observe: d.metrics.ObserveWebhook,
 	})
 	if err != nil {

@@ -247,7 +247,7 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
 	reg := map[config.Role]agentFactory{}
-	for _, r := range config.ScheduledRoles {
+	for _, r := range config.ScheduledRoles() {
 		reg[r] = func(agentDeps) (agent.Agent, error) { return sessionAgent{}, nil }
 	}
 	for _, tc := range []struct{ roles, want string }{

@@ -12,19 +12,6 @@ import (
 	"github.com/disinto/disinto/lib/config"
 )
 
-// TestFilerTrigger: an event of an ops repository wakes the project's
-// filer and goes on to the vault's routing; a project repository's event
-// does not wake the filer.
-func TestFilerTrigger(t *testing.T) {
-	sched, next := &triggers{}, &triggers{}
-	ft := filerTrigger{sched: sched, next: next}
-	ft.Trigger(opsAlias("alpha"), "review")
-	ft.Trigger("alpha", "dev")
-	if strings.Join(sched.got, " ") != "alpha/filer" || strings.Join(next.got, " ") != opsAlias("alpha")+"/review alpha/dev" {
-		t.Fatalf("sched %v, next %v", sched.got, next.got)
-	}
-}
-
 // TestFilerJobScheduled: the filer runs on the architect's cadence when
 // it has an identity of its own and the architect is enabled, never as
 // the dev bot.

@@ -69,8 +69,8 @@ func buildReviewGraph(ctx context.Context, repo *forge.RepoClient, opsFiles grap
 
 // roleNames is the agent registry of the graph: every role.
 func roleNames() []string {
-	out := make([]string, 0, len(config.AllRoles))
-	for _, r := range config.AllRoles {
+	out := make([]string, 0, len(config.AllRoles()))
+	for _, r := range config.AllRoles() {
 		out = append(out, string(r))
 	}
 	return out

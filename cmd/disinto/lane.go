@@ -148,7 +148,7 @@ func claudeBackend(b config.Backend) claude.Backend {
 // agent per [agents.<name>] section that plays dev, each acting as its own
 // bot on its own backend every poll_interval. The forge's claim protocol
 // keeps two dev agents of one project off each other's issues.
-func (a *app) addLocalDevJobs(d *daemon, p *config.Project) error {
+func (a *app) addLocalDevJobs(d *daemon, p *config.Project, spec config.RoleSpec) error {
 	for _, la := range d.cfg.LocalDevAgents(p) {
 		ag, bot, err := d.newLocalDevAgent(p, la)
 		if err != nil {
@@ -159,7 +159,7 @@ func (a *app) addLocalDevJobs(d *daemon, p *config.Project) error {
 		}
 		role := localJobRole(la.Name)
 		g := d.gates.of(p.ForgeURL, bot, p.Name+"/"+role, d.services.http, d.logs.For("daemon"))
-		j := jobFor(d.rt, ag, p, config.RoleDev, g)
+		j := jobFor(d.rt, ag, p, spec, g)
 		j.Role, j.Interval = role, la.PollInterval
 		if err := d.sched.Add(j); err != nil {
 			return err

@@ -27,11 +27,11 @@ func TestJobForSchedule(t *testing.T) {
 		config.RolePlanner:    {Enabled: true, Interval: 12 * time.Hour},
 	}}
 	rt := agent.New(agent.Options{Log: zerolog.Nop()})
-	sup := jobFor(rt, failTick{}, p, config.RoleSupervisor, nil)
+	sup := jobFor(rt, failTick{}, p, specOf(t, config.RoleSupervisor), nil)
 	if sup.Schedule == nil || sup.Schedule.String() != "0 2 * * *" {
 		t.Fatalf("supervisor job schedule = %v", sup.Schedule)
 	}
-	planner := jobFor(rt, failTick{}, p, config.RolePlanner, nil)
+	planner := jobFor(rt, failTick{}, p, specOf(t, config.RolePlanner), nil)
 	if planner.Schedule != nil || planner.Interval != 12*time.Hour {
 		t.Fatalf("planner job = %+v", planner)
 	}
@@ -87,4 +87,14 @@ func TestOfflineStatusShowsCadence(t *testing.T) {
 	if got["planner"] != "30 3 * * *" || got["dev"] != "every 5m" {
 		t.Errorf("cadences = %v", got)
 	}
+}
+
+// specOf is role's row of the role table.
+func specOf(t *testing.T, role config.Role) config.RoleSpec {
+	t.Helper()
+	s, ok := config.SpecOf(role)
+	if !ok {
+		t.Fatalf("no row for role %s", role)
+	}
+	return s
 }

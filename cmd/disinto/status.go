@@ -102,13 +102,26 @@ func (a *app) offlineStatus() statusReport {
 			sup := supervisor.LastReport(filepath.Join(a.dataDir, "state", p.Name, "supervisor"), p.Name)
 			rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
 			rep.InFlight = append(rep.InFlight, architectHoldings(a.dataDir, p)...)
-			for role, rs := range p.Roles {
-				cadences[p.Name+"/"+string(role)] = rs
+			// Every role the table runs for the project, companions too.
+			for _, spec := range config.RoleSpecs() {
+				if cfg.RoleRuns(p, spec) {
+					var rs config.RoleSettings
+					rs.Interval, rs.Schedule = p.Cadence(spec)
+					cadences[p.Name+"/"+string(spec.Name)] = rs
+				}
 			}
 		}
 	}
 	if store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json")); err == nil {
-		for key, st := range store.All() {
+		states := store.All()
+		// The jobs that ran, and those the configuration runs that have
+		// not run yet.
+		for key := range cadences {
+			if _, ok := states[key]; !ok {
+				states[key] = scheduler.JobState{}
+			}
+		}
+		for key, st := range states {
 			p, r, _ := strings.Cut(key, "/")
 			js := scheduler.JobStatus{Project: p, Role: r, JobState: st}
 			if rs, ok := cadences[key]; ok {

@@ -12,7 +12,6 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/runner"
-	"github.com/disinto/disinto/lib/scheduler"
 	"github.com/disinto/disinto/lib/secrets"
 	"github.com/disinto/disinto/lib/vault"
 )
@@ -43,6 +42,9 @@ func (d agentDeps) vaultParts(name string) (*agentvault.Parts, error) {
 func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	s := d.Services
 	v, err := d.vaultParts("ops")
+	if errors.Is(err, vault.ErrNoVaultIdentity) {
+		return nil, fmt.Errorf("%w: %w (FORGE_VAULT_TOKEN, FORGE_VAULT_PASS)", errNotScheduled, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +56,9 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	disp, err := v.Dispatcher(run, s.instance, agentvault.Secrets(secrets.Open(s.dataDir)), d.Log)
 	if err != nil {
 		return nil, err
+	}
+	if run == nil {
+		d.Log.Warn().Str("project", d.Project.Name).Msg("vault dispatcher inspects only: no Docker engine (DOCKER_HOST unset), so no action runs")
 	}
 	return agentvault.New(d.Project.Name, disp, run != nil), nil
 }
@@ -87,10 +92,23 @@ func newVaultRunner(d agentDeps) (vault.Runner, error) {
 		Backend: d.Config.Backends[config.DefaultBackend], Tags: tags}), nil
 }
 
+// actionReporter is an agent that lists the vault actions it last saw,
+// for status: the vault role's dispatchers.
+type actionReporter interface {
+	Status() []agentvault.Status
+}
+
 // vaultAgents are the daemon's dispatchers.
 type vaultAgents struct {
 	mu     sync.Mutex
-	agents []*agentvault.Agent
+	agents []actionReporter
+}
+
+// add registers a dispatcher.
+func (va *vaultAgents) add(r actionReporter) {
+	va.mu.Lock()
+	defer va.mu.Unlock()
+	va.agents = append(va.agents, r)
 }
 
 // status lists every project's actions as last seen.
@@ -104,43 +122,6 @@ func (va *vaultAgents) status() []agentvault.Status {
 	return out
 }
 
-// addVaultJobs schedules a dispatcher per project with an ops repository
-// and a vault identity, every agentvault.Interval; a project without one
-// is said once and left out.
-func (a *app) addVaultJobs(d *daemon, registry map[config.Role]agentFactory) error {
-	factory, ok := registry[config.RoleVault]
-	if !ok {
-		return nil
-	}
-	for _, p := range d.cfg.Projects {
-		if p.OpsRepo == "" {
-			continue
-		}
-		ag, err := d.newAgent(factory, p, config.RoleVault)
-		if errors.Is(err, vault.ErrNoVaultIdentity) {
-			d.log.Info().Str("project", p.Name).Msg("vault dispatcher not scheduled: no vault identity (FORGE_VAULT_TOKEN, FORGE_VAULT_PASS)")
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if va, ok := ag.(*agentvault.Agent); ok {
-			d.vaults.mu.Lock()
-			d.vaults.agents = append(d.vaults.agents, va)
-			d.vaults.mu.Unlock()
-			if !va.Running() {
-				d.log.Warn().Str("project", p.Name).Msg("vault dispatcher inspects only: no Docker engine (DOCKER_HOST unset), so no action runs")
-			}
-		}
-		j := jobFor(d.rt, ag, p, config.RoleVault, nil)
-		j.Interval, j.FirstRun = agentvault.Interval, scheduler.FirstRunEveryStart
-		if err := d.sched.Add(j); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // printVault prints the vault section of status.
 func printVault(w io.Writer, vs []agentvault.Status) {
 	if len(vs) == 0 {
@@ -150,33 +131,4 @@ func printVault(w io.Writer, vs []agentvault.Status) {
 	for _, v := range vs {
 		fmt.Fprintf(w, "  %s/%s  %s  %s  %s\n", v.Project, v.ID, orDash(v.Tier), v.State, v.Detail)
 	}
-}
-
-// opsAliasSuffix marks, in the webhook receiver's repository map, a
-// project's ops repository: no project name contains it.
-const opsAliasSuffix = "#ops"
-
-// opsAlias is the name under which project's ops repository is given to
-// the webhook receiver: its events wake the project's vault dispatcher
-// and nothing else.
-func opsAlias(project string) string { return project + opsAliasSuffix }
-
-// vaultTrigger routes the ops repositories' events to the vault
-// dispatchers (a merged vault pull request runs within seconds, the
-// minute's poll is the floor) and every other event to next.
-type vaultTrigger struct {
-	sched interface {
-		Trigger(project, role string) bool
-	}
-	next interface {
-		Trigger(project, role string) bool
-	}
-}
-
-// Trigger implements webhook.Triggerer.
-func (t vaultTrigger) Trigger(project, role string) bool {
-	if p, ok := strings.CutSuffix(project, opsAliasSuffix); ok {
-		return t.sched.Trigger(p, string(config.RoleVault))
-	}
-	return t.next.Trigger(project, role)
 }

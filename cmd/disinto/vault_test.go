@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 )
@@ -52,18 +53,6 @@ func TestVaultNeedsItsOwnIdentity(t *testing.T) {
 	}
 }
 
-// TestVaultTrigger: an ops repository's event wakes only the project's
-// vault dispatcher; the project repository's events go on as before.
-func TestVaultTrigger(t *testing.T) {
-	sched, next := &triggers{}, &triggers{}
-	vt := vaultTrigger{sched: sched, next: next}
-	vt.Trigger(opsAlias("alpha"), "dev")
-	vt.Trigger("alpha", "review")
-	if strings.Join(sched.got, " ") != "alpha/vault" || strings.Join(next.got, " ") != "alpha/review" {
-		t.Fatalf("sched %v, next %v", sched.got, next.got)
-	}
-}
-
 // TestVaultJobScheduled: a project gets a vault job when the vault bot
 // has credentials of its own, none when it would act as the dev bot.
 func TestVaultJobScheduled(t *testing.T) {
@@ -101,7 +90,7 @@ func TestVaultJobScheduled(t *testing.T) {
 			t.Errorf("jobs %v, want %s", got, tc.want)
 		}
 		for _, v := range d.vaults.agents {
-			if v.Running() {
+			if v.(*agentvault.Agent).Running() {
 				t.Error("a dispatcher without a runner runs actions")
 			}
 		}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -26,11 +27,8 @@ func tokenVars(r Role) []string {
 		return []string{"FORGE_TOKEN_OVERRIDE", "FORGE_TOKEN", "FORGE_DEV_TOKEN", "FORGE_TOKEN_DEV"}
 	}
 	up := strings.ToUpper(string(r))
-	vars := []string{"FORGE_" + up + "_TOKEN", "FORGE_TOKEN_" + up}
-	if r == RoleReview {
-		vars = append(vars, "REVIEW_BOT_TOKEN")
-	}
-	return vars
+	spec, _ := SpecOf(r)
+	return append([]string{"FORGE_" + up + "_TOKEN", "FORGE_TOKEN_" + up}, spec.TokenVars...)
 }
 
 func passwordVars(r Role) []string {
@@ -42,17 +40,25 @@ func passwordVars(r Role) []string {
 }
 
 // Bot resolves the identity of role. A role without a token of its own
-// falls back to the dev-bot identity (token and password together, so API
-// and git pushes act as the same user) — except review: a review posted by
-// the dev bot would approve its own pull requests, and branch protection
-// only counts review-bot's approvals, so review has no fallback.
+// acts as the dev bot (token and password together, so API and git
+// pushes act as the same user) only where its row allows the fallback:
+// review has none (a review posted by the dev bot would approve its own
+// pull requests, and branch protection counts only review-bot's
+// approvals), nor have the architect, filer and vault, whose rights are
+// narrower than the dev bot's. Without a token and a fallback the error
+// wraps ErrNoIdentity.
 func (c *Config) Bot(role Role) (Bot, error) {
 	return botFromEnv(c.Env, role)
 }
 
+// ErrNoIdentity: a role has no token of its own and may not act as the
+// dev bot.
+var ErrNoIdentity = errors.New("no forge identity")
+
 func botFromEnv(env Env, role Role) (Bot, error) {
-	if err := role.Validate(); err != nil {
-		return Bot{}, err
+	spec, ok := SpecOf(role)
+	if !ok {
+		return Bot{}, role.Validate()
 	}
 	if name := strings.TrimSpace(env.Get("DISINTO_DEV_BOT")); name != "" && role == RoleDev {
 		return localBotFromEnv(env, name)
@@ -66,11 +72,13 @@ func botFromEnv(env Env, role Role) (Bot, error) {
 	if b.Token != "" {
 		return b, nil
 	}
-	switch role {
-	case RoleReview:
-		return Bot{}, fmt.Errorf("no token for the review bot: set FORGE_REVIEW_TOKEN (review has no fallback to FORGE_TOKEN, or the dev bot would approve its own pull requests)")
-	case RoleDev:
+	switch {
+	case role == RoleReview:
+		return Bot{}, fmt.Errorf("%w: no token for the review bot: set FORGE_REVIEW_TOKEN (review has no fallback to FORGE_TOKEN, or the dev bot would approve its own pull requests)", ErrNoIdentity)
+	case role == RoleDev:
 		return Bot{}, fmt.Errorf("no token for the dev bot: set FORGE_TOKEN")
+	case !spec.Fallback:
+		return Bot{}, fmt.Errorf("%w: no token for the %s bot: set %s (run disinto init); the %s does not act as the dev bot", ErrNoIdentity, role, tokenVars(role)[0], role)
 	}
 	dev, err := botFromEnv(env, RoleDev)
 	if err != nil || dev.Token == "" {

@@ -61,7 +61,7 @@ func TestExampleEqualsDefaults(t *testing.T) {
 		{"supervisor interval", p.Roles[config.RoleSupervisor].Interval, 20 * time.Minute},
 		{"claude timeout", full.Claude.Timeout, 7200 * time.Second},
 		{"claude idle grace", full.Claude.IdleGrace, 30 * time.Second},
-		{"roles", len(full.Roles), len(config.ScheduledRoles)},
+		{"roles", len(full.Roles), len(config.ScheduledRoles())},
 		{"anthropic sessions", full.Backends["anthropic"].MaxSessions, 1},
 	}
 	for _, c := range checks {

@@ -6,18 +6,22 @@ import (
 	"strings"
 )
 
-// LocalRoles are the roles an [agents.<name>] section may list: the roles
-// a local-model agent with its own identity can play in this release.
-var LocalRoles = []Role{RoleDev}
+// LocalRoles are the roles an [agents.<name>] section may list: the rows
+// of the role table that run in lanes (Lanes).
+func LocalRoles() []Role {
+	var out []Role
+	for _, s := range RoleSpecs() {
+		if s.Lanes {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
 
 // LocalRoleSupported reports whether a local-model agent can play r.
 func LocalRoleSupported(r Role) bool {
-	for _, l := range LocalRoles {
-		if l == r {
-			return true
-		}
-	}
-	return false
+	s, _ := SpecOf(r)
+	return s.Lanes
 }
 
 // HasRole reports whether the local agent plays r.

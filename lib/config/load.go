@@ -26,8 +26,15 @@ const (
 	DefaultClaudeIdleGrace = 30 * time.Second
 )
 
-// DefaultBotUsernames are the logins whose comments count as bot comments.
-var DefaultBotUsernames = []string{"dev-bot", "review-bot", "planner-bot", "gardener-bot", "vault-bot", "supervisor-bot", "predictor-bot", "architect-bot", "filer-bot"}
+// DefaultBotUsernames are the logins whose comments count as bot
+// comments: the default login of every role of the table.
+func DefaultBotUsernames() []string {
+	var out []string
+	for _, s := range RoleSpecs() {
+		out = append(out, s.DefaultBotUser())
+	}
+	return out
+}
 
 // Config is the whole validated configuration of one daemon.
 type Config struct {
@@ -114,6 +121,24 @@ func (c *Config) RoleEnabled(p *Project, role Role) bool {
 	return found && p.Roles[role].Enabled
 }
 
+// RoleRuns reports whether the role table's rules run spec's role for
+// project p: a scheduled role when AGENT_ROLES and the project enable it,
+// a companion when the role it follows runs (one that follows none
+// always does), and either only with an ops repository when it needs
+// one. The daemon schedules, and doctor checks, exactly these.
+func (c *Config) RoleRuns(p *Project, spec RoleSpec) bool {
+	if spec.NeedsOps && p.OpsRepo == "" {
+		return false
+	}
+	switch {
+	case spec.Scheduled:
+		return c.RoleEnabled(p, spec.Name)
+	case spec.Follows != "":
+		return c.RoleEnabled(p, spec.Follows)
+	}
+	return true
+}
+
 // Secrets returns every secret value the configuration holds, for the
 // redactor.
 func (c *Config) Secrets() []string {
@@ -183,7 +208,7 @@ func LoadWith(projectsDir, envFile string, environ []string, dec Decrypter) (*Co
 // what Load calls after reading the files, and what tests call directly.
 func Parse(files map[string][]byte, env Env) (*Config, error) {
 	var ps Problems
-	c := &Config{Env: env, BotUsernames: DefaultBotUsernames}
+	c := &Config{Env: env, BotUsernames: DefaultBotUsernames()}
 	backends := newBackendSet(env)
 	envIntervals, eps := intervalsFromEnv(env)
 	ps = append(ps, eps...)

@@ -19,31 +19,14 @@ const (
 	DefaultLocalAPIKey   = "sk-no-key-required"
 )
 
-// DefaultIntervals is the reference cadence per scheduled role.
-var DefaultIntervals = map[Role]time.Duration{
-	RoleReview:     300 * time.Second,
-	RoleDev:        300 * time.Second,
-	RoleGardener:   6 * time.Hour,
-	RoleArchitect:  6 * time.Hour,
-	RolePlanner:    12 * time.Hour,
-	RolePredictor:  24 * time.Hour,
-	RoleSupervisor: 20 * time.Minute,
-	// The reference dispatcher's cycle: a bug report waits at most a
-	// minute for its sidecar.
-	RoleReproduce: 60 * time.Second,
-}
-
-// IntervalEnv names the environment variable (seconds) that overrides the
-// default interval of each scheduled role.
-var IntervalEnv = map[Role]string{
-	RoleReview:     "POLL_INTERVAL",
-	RoleDev:        "POLL_INTERVAL",
-	RoleGardener:   "GARDENER_INTERVAL",
-	RoleArchitect:  "ARCHITECT_INTERVAL",
-	RolePlanner:    "PLANNER_INTERVAL",
-	RolePredictor:  "PREDICTOR_INTERVAL",
-	RoleSupervisor: "SUPERVISOR_INTERVAL",
-	RoleReproduce:  "REPRODUCE_INTERVAL",
+// DefaultInterval is the reference cadence of role r (its row's
+// Interval; a companion that follows a role takes that role's).
+func DefaultInterval(r Role) time.Duration {
+	s, _ := SpecOf(r)
+	if s.Follows != "" {
+		return DefaultInterval(s.Follows)
+	}
+	return s.Interval
 }
 
 // CI systems a project can declare.
@@ -344,7 +327,7 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 				continue
 			}
 			if !LocalRoleSupported(role) {
-				bad(key+".roles", "role %q is not supported for a local-model agent in this release (supported: %s)", s, joinRoles(LocalRoles))
+				bad(key+".roles", "role %q is not supported for a local-model agent in this release (supported: %s)", s, joinRoles(LocalRoles()))
 				continue
 			}
 			la.Roles = append(la.Roles, role)
@@ -360,12 +343,12 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 	// Roles: defaults, then the environment, then the file.
 	for name := range r.Roles {
 		if role := Role(name); role.Validate() != nil || !role.Scheduled() {
-			bad("roles."+name, "unknown role %q (scheduled roles: %s)", name, joinRoles(ScheduledRoles))
+			bad("roles."+name, "unknown role %q (scheduled roles: %s)", name, joinRoles(ScheduledRoles()))
 		}
 	}
-	for _, role := range ScheduledRoles {
+	for _, role := range ScheduledRoles() {
 		on := !role.OptIn()
-		s := RoleSettings{Enabled: on, Interval: DefaultIntervals[role], Backend: DefaultBackend}
+		s := RoleSettings{Enabled: on, Interval: DefaultInterval(role), Backend: DefaultBackend}
 		if d, ok := envIntervals[role]; ok {
 			s.Interval = d
 		}
@@ -423,8 +406,11 @@ func intervalsFromEnv(env Env) (map[Role]time.Duration, Problems) {
 	out := map[Role]time.Duration{}
 	var ps Problems
 	reported := map[string]bool{}
-	for _, role := range ScheduledRoles {
-		name := IntervalEnv[role]
+	for _, spec := range RoleSpecs() {
+		role, name := spec.Name, spec.IntervalEnv
+		if !spec.Scheduled || name == "" {
+			continue
+		}
 		v := env.Get(name)
 		if v == "" {
 			continue

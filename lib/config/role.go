@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// Role names an agent. The set is closed: every role the daemon knows is
-// listed here once.
+// Role names an agent. The set is the role table's: every role the daemon
+// knows is one row of it (RoleSpecs).
 type Role string
 
-// The roles. Vault and filer hold forge identities but are not scheduled
-// agents of their own.
+// The roles of the table (roletable.go). Vault and filer hold forge
+// identities but are companions, not scheduled by AGENT_ROLES.
 const (
 	RoleDev        Role = "dev"
 	RoleReview     Role = "review"
@@ -26,36 +26,27 @@ const (
 	RoleReproduce Role = "reproduce"
 )
 
-// ScheduledRoles are the roles the daemon runs on an interval, in the order
-// the reference starts them (review first, dev after it).
-var ScheduledRoles = []Role{RoleReview, RoleDev, RoleGardener, RoleArchitect, RolePlanner, RolePredictor, RoleSupervisor, RoleReproduce}
-
-// AllRoles is every role that has a forge identity.
-var AllRoles = append(append([]Role{}, ScheduledRoles...), RoleVault, RoleFiler)
-
-// Validate reports whether r is a known role.
+// Validate reports whether r is a role of the table.
 func (r Role) Validate() error {
-	for _, k := range AllRoles {
-		if r == k {
-			return nil
-		}
+	if _, ok := SpecOf(r); ok {
+		return nil
 	}
-	return fmt.Errorf("unknown role %q (known: %s)", string(r), joinRoles(AllRoles))
+	return fmt.Errorf("unknown role %q (known: %s)", string(r), joinRoles(AllRoles()))
 }
 
 // OptIn reports whether r runs only for projects that enable it
-// (`[roles.<role>] enabled = true`): the bug-report sidecars need the
-// Docker engine and an image of their own.
-func (r Role) OptIn() bool { return r == RoleReproduce }
+// (`[roles.<role>] enabled = true`), as the bug-report sidecars, which
+// need the Docker engine and an image of their own.
+func (r Role) OptIn() bool {
+	s, _ := SpecOf(r)
+	return s.OptIn
+}
 
-// Scheduled reports whether the daemon runs r on an interval.
+// Scheduled reports whether the daemon runs r on an interval of its own
+// configuration (AGENT_ROLES, [roles.<role>]).
 func (r Role) Scheduled() bool {
-	for _, k := range ScheduledRoles {
-		if r == k {
-			return true
-		}
-	}
-	return false
+	s, _ := SpecOf(r)
+	return s.Scheduled
 }
 
 // String returns the role name.
@@ -68,7 +59,7 @@ func (r Role) String() string { return string(r) }
 func ParseRoles(s string) ([]Role, error) {
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
 	if len(fields) == 0 {
-		return append([]Role(nil), ScheduledRoles...), nil
+		return ScheduledRoles(), nil
 	}
 	seen := map[Role]bool{}
 	var out []Role
@@ -78,7 +69,7 @@ func ParseRoles(s string) ([]Role, error) {
 			return nil, err
 		}
 		if !r.Scheduled() {
-			return nil, fmt.Errorf("role %q is not a scheduled agent (scheduled: %s)", string(r), joinRoles(ScheduledRoles))
+			return nil, fmt.Errorf("role %q is not a scheduled agent (scheduled: %s)", string(r), joinRoles(ScheduledRoles()))
 		}
 		if !seen[r] {
 			seen[r] = true

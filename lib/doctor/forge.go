@@ -121,6 +121,11 @@ func collectBots(r *Report, cfg *config.Config) []*bot {
 	byKey := map[string]*bot{}
 	var order []string
 	use := func(p *config.Project, role config.Role, job string, b config.Bot, err error) {
+		if errors.Is(err, config.ErrNoIdentity) {
+			// The daemon leaves such a role out and runs the others.
+			r.add(CheckToken, job, Warning, "not scheduled: "+err.Error(), fixInit)
+			return
+		}
 		if err != nil {
 			r.add(CheckToken, job, Blocking, err.Error(), fixInit)
 			return
@@ -136,12 +141,14 @@ func collectBots(r *Report, cfg *config.Config) []*bot {
 		e.jobs = append(e.jobs, job)
 	}
 	for _, p := range cfg.Projects {
-		for _, role := range cfg.Roles {
-			if !cfg.RoleEnabled(p, role) {
+		// Every role the daemon would run, companions included, as the
+		// role table says.
+		for _, spec := range config.RoleSpecs() {
+			if !cfg.RoleRuns(p, spec) {
 				continue
 			}
-			b, err := cfg.Bot(role)
-			use(p, role, p.Name+"/"+string(role), b, err)
+			b, err := cfg.Bot(spec.Name)
+			use(p, spec.Name, p.Name+"/"+string(spec.Name), b, err)
 		}
 		for _, la := range cfg.LocalDevAgents(p) {
 			b, err := cfg.LocalBot(la)

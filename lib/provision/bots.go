@@ -28,51 +28,20 @@ type botSpec struct {
 	Ops     forge.Permission
 }
 
-// Token scope sets. Reviews, branches, merges and file commits are
-// repository scope; issues, labels and comments are issue scope; GET /user
-// (identity checks) is user scope.
-var (
-	writerScopes = []string{forge.ScopeWriteRepository, forge.ScopeWriteIssue, forge.ScopeReadUser}
-	readerScopes = []string{forge.ScopeReadRepository, forge.ScopeWriteIssue, forge.ScopeReadUser}
-)
-
-// access is the permission table of the core bots (00 §4.1, corrected):
-// review-bot needs write on the project, or its approvals do not count;
-// architect-bot is read-only on the project and writes the ops repo (it
-// proposes sprints there; spec 50 §1); predictor-bot needs write, or the
-// forge drops the labels of the predictions it files.
-//
-// filer-bot writes the project's issues and nothing else. A collaborator
-// permission covers every unit of a repository, and read is too little to
-// label or close someone else's issue, so it is a writer of the project;
-// its token's scopes (repository read, issue write) keep it from pushing,
-// creating branches or merging. On the ops repo it is a reader: it reads
-// merged sprint pull requests and their files, and comments on them what
-// it filed.
-var access = map[config.Role]struct {
-	project, ops forge.Permission
-	scopes       []string
-}{
-	config.RoleDev:        {forge.PermWrite, forge.PermWrite, writerScopes},
-	config.RoleReview:     {forge.PermWrite, forge.PermRead, writerScopes},
-	config.RoleGardener:   {forge.PermWrite, forge.PermWrite, writerScopes},
-	config.RolePlanner:    {forge.PermWrite, forge.PermWrite, writerScopes},
-	config.RolePredictor:  {forge.PermWrite, forge.PermRead, readerScopes},
-	config.RoleArchitect:  {forge.PermRead, forge.PermWrite, writerScopes},
-	config.RoleSupervisor: {forge.PermRead, forge.PermRead, readerScopes},
-	config.RoleVault:      {forge.PermWrite, forge.PermWrite, writerScopes},
-	config.RoleFiler:      {forge.PermWrite, forge.PermRead, readerScopes},
-	// reproduce-bot labels, comments on and files issues of the project.
-	config.RoleReproduce: {forge.PermWrite, "", readerScopes},
-}
-
-// coreBots returns the identities of every role, with the variable names
-// lib/config reads.
+// coreBots returns the identity of every role of the role table, with
+// the variable names lib/config reads, the permissions its row gives it
+// on the project and ops repositories (00 §4.1, corrected: review-bot
+// needs write on the project or its approvals do not count; architect-bot
+// is read-only on the project and writes the ops repository;
+// predictor-bot needs write, or the forge drops the labels of the
+// predictions it files; filer-bot writes issues only, by its scopes) and
+// its token's scopes.
 func coreBots() []botSpec {
 	var out []botSpec
-	for _, r := range config.AllRoles {
-		a := access[r]
-		b := botSpec{Login: config.DefaultBotUser(r), Key: string(r), Scopes: a.scopes, Project: a.project, Ops: a.ops}
+	for _, spec := range config.RoleSpecs() {
+		r := spec.Name
+		b := botSpec{Login: spec.DefaultBotUser(), Key: string(r), Scopes: spec.Scopes,
+			Project: forge.Permission(spec.Project), Ops: forge.Permission(spec.Ops)}
 		if r == config.RoleDev {
 			b.TokenVar, b.PassVar = "FORGE_TOKEN", "FORGE_PASS"
 		} else {
@@ -126,7 +95,7 @@ func localSpec(name, login string) botSpec {
 	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
 	return botSpec{
 		Login: login, Key: name, TokenVar: "FORGE_TOKEN_" + up, PassVar: "FORGE_PASS_" + up,
-		UserVar: "FORGE_BOT_USER_" + up, Scopes: writerScopes, Project: forge.PermWrite,
+		UserVar: "FORGE_BOT_USER_" + up, Scopes: config.WriterScopes, Project: forge.PermWrite,
 	}
 }
 
@@ -330,5 +299,6 @@ func (p *run) authenticates(ctx context.Context, login, pass, tok string) (bool,
 // TokenScopes returns the scopes provisioning grants the token of role
 // (a local-model dev agent's are dev's), for checks of existing tokens.
 func TokenScopes(role config.Role) []string {
-	return append([]string(nil), access[role].scopes...)
+	spec, _ := config.SpecOf(role)
+	return append([]string(nil), spec.Scopes...)
 }

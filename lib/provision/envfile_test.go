@@ -125,7 +125,7 @@ func TestCoreBotsMatchConfigVariables(t *testing.T) {
 		env[b.PassVar] = "pass-of-" + b.Login
 	}
 	cfg := &config.Config{Env: config.NewEnv(env)}
-	for _, r := range config.AllRoles {
+	for _, r := range config.AllRoles() {
 		bot, err := cfg.Bot(r)
 		if err != nil {
 			t.Fatalf("%s: %v", r, err)

@@ -87,7 +87,7 @@ func verify(t *testing.T, srv *forgetest.Server, opts provision.Options) *config
 	if v := readEnv(t, opts.EnvFile)["FORGE_ADMIN_PASS"]; v != "" {
 		t.Error("the admin password was stored in the agents' env file")
 	}
-	for _, role := range config.AllRoles {
+	for _, role := range config.AllRoles() {
 		bot, err := cfg.Bot(role)
 		if err != nil || bot.Fallback {
 			t.Fatalf("%s: %v %+v", role, err, bot)
@@ -350,7 +350,7 @@ func checkScopes(t *testing.T, srv *forgetest.Server, cfg *config.Config) {
 		config.RoleDev: forge.LabelInProgress, config.RoleGardener: forge.LabelTechDebt, config.RolePlanner: forge.LabelPriority,
 		config.RolePredictor: forge.LabelPredictionUnreviewed, config.RoleFiler: forge.LabelVision, config.RoleReview: forge.LabelTechDebt,
 	}
-	for _, role := range config.AllRoles {
+	for _, role := range config.AllRoles() {
 		b := mustBot(t, cfg, role)
 		rc := srv.Client(t, b.Token, b.User).Repo(owner, name)
 		if _, err := rc.Get(ctx); err != nil {

@@ -89,28 +89,23 @@ func ParseEvent(eventType string, body []byte) (Event, error) {
 	return ev, nil
 }
 
-// Roles returns the roles an event type wakes; nil means the event is
-// ignored.
+// Roles returns the roles an event type of a project repository wakes,
+// from the role table (each row's Wakes); nil means the event is ignored.
 func Roles(eventType string) []config.Role {
-	switch eventType {
-	case "issues", "issue_label", "issue_assign", "issue_milestone", "issue_comment",
-		"pull_request_comment", "pull_request_review_approved", "pull_request_review_rejected",
-		"pull_request_review_comment", "pull_request_review", "pull_request_approved",
-		"pull_request_rejected", "push":
-		return []config.Role{config.RoleDev}
-	case "pull_request", "pull_request_sync", "pull_request_label", "pull_request_assign",
-		"pull_request_review_request", "pull_request_milestone", "status":
-		return []config.Role{config.RoleReview, config.RoleDev}
-	}
-	return nil
+	return config.EventRoles(eventType)
 }
 
 // Options configures a Handler.
 type Options struct {
 	Secret []byte
 	// Projects maps a repository full name (owner/name, any case) to the
-	// names of the projects that use it.
+	// names of the projects that use it; Ops maps an ops repository's to
+	// the projects whose ops repository it is. An event of a project
+	// repository wakes the roles whose row names its type (Wakes); any
+	// event of an ops repository wakes the roles that watch it
+	// (WakesOnOps).
 	Projects map[string][]string
+	Ops      map[string][]string
 	Trigger  Triggerer
 	Log      zerolog.Logger
 	// MaxBody caps the request body (default DefaultMaxBody).
@@ -122,8 +117,8 @@ type Options struct {
 
 // Handler is the webhook receiver. It is safe for concurrent use.
 type Handler struct {
-	opts  Options
-	repos map[string][]string
+	opts       Options
+	repos, ops map[string][]string
 }
 
 // New returns a Handler. An empty secret is an error: unsigned webhooks are
@@ -138,12 +133,48 @@ func New(opts Options) (*Handler, error) {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
-	repos := make(map[string][]string, len(opts.Projects))
-	for repo, ps := range opts.Projects {
+	return &Handler{opts: opts, repos: lowerKeys(opts.Projects), ops: lowerKeys(opts.Ops)}, nil
+}
+
+// lowerKeys folds the repository names of m to lower case, merging those
+// that differ only in case.
+func lowerKeys(m map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(m))
+	for repo, ps := range m {
 		k := strings.ToLower(repo)
-		repos[k] = append(repos[k], ps...)
+		out[k] = append(out[k], ps...)
 	}
-	return &Handler{opts: opts, repos: repos}, nil
+	return out
+}
+
+// target is one (project, role) an event wakes.
+type target struct {
+	project string
+	role    config.Role
+}
+
+// targets are the (project, role) pairs ev wakes: the roles of its type
+// for every project of its repository, and the ops watchers for every
+// project whose ops repository it is. An event type no role wants wakes
+// nothing, in either.
+func (h *Handler) targets(ev Event) []target {
+	roles := Roles(ev.Type)
+	if len(roles) == 0 {
+		return nil
+	}
+	repo := strings.ToLower(ev.Repo)
+	var out []target
+	for _, p := range h.repos[repo] {
+		for _, r := range roles {
+			out = append(out, target{p, r})
+		}
+	}
+	for _, p := range h.ops[repo] {
+		for _, r := range config.OpsEventRoles() {
+			out = append(out, target{p, r})
+		}
+	}
+	return out
 }
 
 // Sign returns the hex HMAC-SHA256 of body, as Forgejo sends it.
@@ -215,20 +246,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad payload", http.StatusBadRequest)
 		return
 	}
-	projects := h.repos[strings.ToLower(ev.Repo)]
-	roles := Roles(ev.Type)
-	if len(projects) == 0 || len(roles) == 0 {
+	targets := h.targets(ev)
+	if len(targets) == 0 {
 		log.Debug().Str("repo", ev.Repo).Msg("webhook ignored: no project or no interested role")
 		h.observe(typ, "ignored")
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	for _, p := range projects {
-		for _, role := range roles {
-			if h.opts.Trigger.Trigger(p, string(role)) {
-				log.Info().Str(logx.KeyProject, p).Str("role", string(role)).Str("action", ev.Action).
-					Int64("number", ev.Number).Msg("webhook triggered agent")
-			}
+	for _, t := range targets {
+		if h.opts.Trigger.Trigger(t.project, string(t.role)) {
+			log.Info().Str(logx.KeyProject, t.project).Str("role", string(t.role)).Str("action", ev.Action).
+				Int64("number", ev.Number).Msg("webhook triggered agent")
 		}
 	}
 	h.observe(typ, "accepted")

@@ -26,6 +26,8 @@ func (r *recorder) Trigger(project, role string) bool {
 
 var secret = []byte("s3cret")
 
+const opsEvent = `{"action":"closed","number":3,"pull_request":{"number":3,"merged":true},"repository":{"full_name":"owner/alpha-ops"}}`
+
 const labelled = `{"action":"label_updated","number":12,"issue":{"number":12},"repository":{"full_name":"Owner/Alpha"}}`
 
 func TestHandler(t *testing.T) {
@@ -51,6 +53,12 @@ func TestHandler(t *testing.T) {
 		{"uninteresting event", "POST", map[string]string{"X-Gitea-Event": "wiki", "X-Gitea-Signature": webhook.Sign(secret, []byte(labelled))},
 			labelled, http.StatusNoContent, nil},
 		{"GET", "GET", nil, "", http.StatusMethodNotAllowed, nil},
+		// Any event of an ops repository wakes the roles that watch it
+		// (the vault dispatcher, the sprint filer), and no project role.
+		{"ops repository event", "POST", map[string]string{"X-Forgejo-Event": "pull_request", "X-Forgejo-Signature": webhook.Sign(secret, []byte(opsEvent))},
+			opsEvent, http.StatusAccepted, []string{"alpha/vault", "alpha/filer"}},
+		{"ops repository, uninteresting event", "POST", map[string]string{"X-Forgejo-Event": "wiki", "X-Forgejo-Signature": webhook.Sign(secret, []byte(opsEvent))},
+			opsEvent, http.StatusNoContent, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,6 +66,7 @@ func TestHandler(t *testing.T) {
 			var observed []string
 			h, err := webhook.New(webhook.Options{
 				Secret: secret, Projects: map[string][]string{"owner/alpha": {"alpha"}},
+				Ops:     map[string][]string{"Owner/Alpha-Ops": {"alpha"}},
 				Trigger: rec, Log: logx.Nop(),
 				Observe: func(typ, result string) { observed = append(observed, typ+":"+result) },
 			})

@@ -120,7 +120,7 @@ func (p *idlePair) pair() {
 		}
 	}
 	p.mu.Lock()
-	p.now = p.now.Add(config.DefaultIntervals[config.RoleDev])
+	p.now = p.now.Add(config.DefaultInterval(config.RoleDev))
 	p.mu.Unlock()
 }
 

@@ -134,7 +134,7 @@ func (m *manyProjects) cycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	m.mu.Lock()
-	m.now = m.now.Add(config.DefaultIntervals[config.RoleDev])
+	m.now = m.now.Add(config.DefaultInterval(config.RoleDev))
 	m.mu.Unlock()
 }
 
