@@ -38,7 +38,7 @@ build:
 setup:
 	tests/setup/all.sh
 
-lint: fmt-check vet staticcheck formula-lint cross
+lint: fmt-check vet staticcheck formula-lint cross forgejo-contract
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; \
@@ -57,6 +57,11 @@ staticcheck: $(STATICCHECK)
 
 formula-lint:
 	go run ./cmd/disinto formula lint formulas/*.toml
+
+# The product against Forgejo's source (API routes and fields, `forgejo
+# admin` flags, webhook headers), which no test can run here.
+forgejo-contract:
+	cd tools/forgejocheck && go test ./...
 
 # The CLI also builds for macOS (operators run status and logs there).
 cross:

@@ -1,8 +1,9 @@
 # Test-only stand-in for the Forgejo image: the Gitea server the forge tests
 # use (built by tests/setup/gitea.sh), laid out like the Forgejo image so the
 # product compose file runs unchanged against it: user git (uid 1000), data
-# in /data, config at /data/gitea/conf/app.ini, `forgejo` on PATH, and a
-# healthcheck-friendly wget.
+# in /data, config at /data/gitea/conf/app.ini, `forgejo` on PATH (the
+# entrypoint, which takes only the commands and flags the product runs),
+# and a healthcheck-friendly wget.
 #
 # Context: a directory holding the gitea binary and the options/, templates/
 # and public/ trees of its module source (assembled by tests/setup/docker.sh).
@@ -20,7 +21,7 @@ COPY public /app/gitea/public
 COPY gitea /app/gitea/gitea
 COPY forge-entrypoint.sh /usr/local/bin/forge-entrypoint
 RUN ln -s /app/gitea/gitea /usr/local/bin/gitea \
-    && ln -s /app/gitea/gitea /usr/local/bin/forgejo \
+    && ln -s /usr/local/bin/forge-entrypoint /usr/local/bin/forgejo \
     && chmod 0755 /usr/local/bin/forge-entrypoint
 ENV USER=git GITEA_CUSTOM=/data/gitea GITEA_WORK_DIR=/data/gitea
 USER git

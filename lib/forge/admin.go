@@ -217,7 +217,9 @@ func (r *RepoClient) SetBranchProtection(ctx context.Context, p Protection) erro
 	if err := r.c.check(fmt.Sprintf("get protection of %s in %s", p.Branch, r.slug), resp, err); err != nil {
 		return err
 	}
-	// Editing takes the same JSON fields as creating, minus the names.
+	// Editing takes the same JSON fields as creating, minus the names: the
+	// path names the rule, and neither Gitea nor Forgejo reads them there.
+	opt.BranchName, opt.RuleName = "", ""
 	if err := r.c.do(ctx, "PATCH", r.path("/branch_protections/%s", escapePath(p.Branch)), nil, opt, nil); err != nil {
 		return fmt.Errorf("edit protection of %s in %s: %w", p.Branch, r.slug, err)
 	}

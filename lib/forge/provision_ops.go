@@ -256,20 +256,23 @@ func (r *RepoClient) IsCollaborator(ctx context.Context, login string) (bool, er
 // EnsureManualMerge lets the repository's pull requests be marked as
 // merged by a commit already on their base branch, which is how a merge
 // that the forge pushed but never recorded gets recorded (see Merge). It
-// reports whether the setting had to be changed.
+// reports whether the setting had to be changed. Forgejo takes the
+// setting but does not show it in its repository answer: there it is set
+// on every call (which changes nothing once it is on) and reported
+// unchanged, so provisioning does not claim a change on every run.
 func (r *RepoClient) EnsureManualMerge(ctx context.Context) (changed bool, err error) {
 	var cur struct {
-		AllowManualMerge bool `json:"allow_manual_merge"`
+		AllowManualMerge *bool `json:"allow_manual_merge"`
 	}
 	if err := r.c.do(ctx, "GET", r.path(""), nil, nil, &cur); err != nil {
 		return false, fmt.Errorf("get repo %s: %w", r.slug, err)
 	}
-	if cur.AllowManualMerge {
+	if cur.AllowManualMerge != nil && *cur.AllowManualMerge {
 		return false, nil
 	}
 	body := map[string]any{"allow_manual_merge": true}
 	if err := r.c.do(ctx, "PATCH", r.path(""), nil, body, nil); err != nil {
 		return false, fmt.Errorf("allow manual merges in %s: %w", r.slug, err)
 	}
-	return true, nil
+	return cur.AllowManualMerge != nil, nil
 }

@@ -165,7 +165,11 @@ golang_image() {
 }
 
 forge_image() {
-	if have_image "${forge_image}"; then
+	# Rebuilt when the entrypoint changed (it also holds the forgejo CLI's
+	# accepted commands and flags).
+	local sum
+	sum="$(sha256sum "${root}/docker/test/forge-entrypoint.sh" | cut -d' ' -f1)"
+	if have_image "${forge_image}" && [[ "$(docker image inspect -f '{{index .Config.Labels "org.disinto.entrypoint"}}' "${forge_image}")" == "${sum}" ]]; then
 		return
 	fi
 	local env ctx="${work}/forge"
@@ -181,7 +185,7 @@ forge_image() {
 	chmod -R u+w "${ctx}"
 	cp "${root}/docker/test/forge-entrypoint.sh" "${ctx}/"
 	DOCKER_BUILDKIT=0 docker build -q -f "${root}/docker/test/forge.Dockerfile" \
-		-t "${forge_image}" --label org.disinto.test-standin=true "${ctx}" >/dev/null
+		-t "${forge_image}" --label org.disinto.test-standin=true --label "org.disinto.entrypoint=${sum}" "${ctx}" >/dev/null
 }
 
 main() {
