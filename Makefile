@@ -14,6 +14,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN_CACHE)/staticcheck-$(STATICCHECK_VERSION)
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
+MODULE := github.com/disinto/disinto
 
 .PHONY: test quick build setup lint vet fmt-check staticcheck formula-lint cross unit clean
 
@@ -70,8 +71,19 @@ cross:
 # The fault suite runs after the others, alone: it measures how the daemon
 # converges under injected faults, against a forge whose checks lag when
 # the other suites load the machine at the same time.
+#
+# go test runs as many test binaries at once as there are cores, in the
+# order it is given them: the slowest packages go first (SLOW_FIRST, by a
+# cold run's times, which .ci/run prints), so that no long suite starts
+# last and runs alone. A package missing from the list still runs, after
+# them.
+SLOW_FIRST := ./tests/e2e ./tests/compose ./agents/architect ./lib/release ./agents/planner ./lib/vault \
+	./lib/forge ./lib/provision ./lib/runner ./agents/gardener ./tests/security ./agents/reproduce
 unit:
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v '/tests/faults$$')
+	@slow="$$(go list $(SLOW_FIRST))"; \
+	rest="$$(go list ./... | grep -v -x -F -e '$(MODULE)/tests/faults' $$(printf -- '-e %s ' $$slow))"; \
+	echo "go test $(GO_TEST_FLAGS) <$$(echo $$slow $$rest | wc -w) packages, slowest first>"; \
+	go test $(GO_TEST_FLAGS) $$slow $$rest
 	go test $(GO_TEST_FLAGS) ./tests/faults
 
 clean:
