@@ -31,9 +31,6 @@ import (
 // forgeAPI is what the gardener does on the forge, as its bot.
 type forgeAPI interface {
 	applyForge
-	formulaagent.WatchForge
-	formulaagent.PublishForge
-	Me(ctx context.Context) (forge.User, error)
 	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
 	ListTree(ctx context.Context, ref string) ([]string, error)
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)

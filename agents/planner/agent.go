@@ -50,7 +50,6 @@ const role = "planner"
 type forgeAPI interface {
 	fileForge
 	formulaagent.WatchForge
-	Me(ctx context.Context) (forge.User, error)
 	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
 }
 

@@ -36,7 +36,6 @@ const role = "predictor"
 type forgeAPI interface {
 	fileForge
 	formulaagent.WatchForge
-	Me(ctx context.Context) (forge.User, error)
 	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
 }
 
