@@ -79,8 +79,11 @@ type Spec struct {
 	Env map[string]string
 	// System is appended to the system prompt.
 	System string
-	// Conversation, when set, resumes or starts a stored conversation;
-	// nil runs a session nobody resumes.
+	// ResumeID continues the conversation of that id, kept by the caller
+	// (--resume; the CLI finds it only from the directory it ran in).
+	// Conversation, when set, resumes or starts a conversation the store
+	// keeps instead; with neither, the session starts one.
+	ResumeID     string
 	Conversation *Conversation
 	Logger       *zerolog.Logger
 }
@@ -133,7 +136,7 @@ func (s Spec) invocation() (Invocation, error) {
 			return Invocation{}, err
 		}
 	}
-	return Invocation{Prompt: s.Prompt, Dir: dir, Workspace: s.Workspace, Model: s.Bounds.Model, Backend: s.Bounds.Backend,
+	return Invocation{Prompt: s.Prompt, ResumeID: s.ResumeID, Dir: dir, Workspace: s.Workspace, Model: s.Bounds.Model, Backend: s.Bounds.Backend,
 		MaxTurns: s.Bounds.MaxTurns, Timeout: s.Bounds.Timeout, Env: s.Env, AppendSystemPrompt: s.System,
 		Label: s.Label, Logger: s.Logger}, nil
 }
