@@ -130,12 +130,8 @@ func NewRunner(o Options) *Runner {
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
-	if o.MaxTurns <= 0 {
-		o.MaxTurns = DefaultTurns
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
+	b := claude.Bounds{MaxTurns: o.MaxTurns, Timeout: o.Timeout}.Or(claude.Bounds{MaxTurns: DefaultTurns, Timeout: DefaultTimeout})
+	o.MaxTurns, o.Timeout = b.MaxTurns, b.Timeout
 	if o.Now == nil {
 		o.Now = time.Now
 	}
