@@ -161,7 +161,7 @@ func (a *Agent) body(ctx context.Context, r *formulaagent.Run) (formulaagent.Out
 		// (a rejection withdraws it) even when nothing else changed.
 		timer = a.now()
 	}
-	return formulaagent.Outcome{Timer: timer, Record: res.record()}, nil
+	return formulaagent.Outcome{Timer: timer, Record: res.record}, nil
 }
 
 // dustSave keeps the accumulator the run left.

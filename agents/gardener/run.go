@@ -46,7 +46,7 @@ func (r *result) outcome() string {
 	return "clean"
 }
 
-func (r *result) record() *ledger.Record {
+func (r *result) record() ledger.Record {
 	return formulaagent.SessionRecord(ledger.Record{Reason: ledger.ReasonGroomed, PR: r.PR,
 		Detail: fmt.Sprintf("%s; %d merged manifests applied", r.outcome(), r.Applied)}, r.Session)
 }

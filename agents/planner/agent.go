@@ -158,7 +158,7 @@ func (a *Agent) body(ctx context.Context, r *formulaagent.Run, st state, opsHead
 		return formulaagent.Outcome{}, runErr
 	}
 	settle := func(ctx context.Context) error { return a.settle(ctx, r.Obs, r.Me, res, r.Log) }
-	return formulaagent.Outcome{Record: res.record(), Settle: settle}, nil
+	return formulaagent.Outcome{Record: res.record, Settle: settle}, nil
 }
 
 // opsHead is the ops primary branch's head on the forge ("" without an

@@ -109,7 +109,7 @@ func numbers(ns []int64) string {
 	return b.String()
 }
 
-func (r *result) record() *ledger.Record {
+func (r *result) record() ledger.Record {
 	return formulaagent.SessionRecord(ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), PR: max(r.ops.PR, r.ops.TreePR),
 		Detail: strings.Join(r.Summary(), "; ")}, r.session)
 }

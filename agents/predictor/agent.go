@@ -117,7 +117,7 @@ func (a *Agent) Begin(ctx context.Context, r *formulaagent.Run) (formulaagent.Bo
 		if err := a.last.save(last{OpsHead: opsHead, Filed: res.issues(), Run: a.now()}); err != nil {
 			return formulaagent.Outcome{}, err
 		}
-		return formulaagent.Outcome{Record: res.record()}, nil
+		return formulaagent.Outcome{Record: res.record}, nil
 	}, why, nil
 }
 

@@ -84,7 +84,7 @@ func (r *result) Summary() []string {
 	return append(out, r.Lines...)
 }
 
-func (r *result) record() *ledger.Record {
+func (r *result) record() ledger.Record {
 	detail := fmt.Sprintf("%d predictions filed", len(r.Filed))
 	if s := r.Summary(); len(s) > 0 {
 		detail += "; " + strings.Join(s, "; ")

@@ -29,9 +29,10 @@ type Body func(ctx context.Context, r *Run) (Outcome, error)
 
 // Outcome is how a run that succeeded ends.
 type Outcome struct {
-	// Record is the run's ledger record; nil when the role records its
-	// own.
-	Record *ledger.Record
+	// Record returns the run's ledger record, asked once the watermark is
+	// left (a Settle may add to what the run did); nil when the role
+	// records its own.
+	Record func() ledger.Record
 	// Timer is the earliest timer the run left (zero: none): from then on
 	// the watch sees the timer due.
 	Timer time.Time
@@ -98,13 +99,13 @@ func (r *Runner) Tick(ctx context.Context, run *agent.Run, role Role) error {
 	if err != nil || out.Record == nil {
 		return err
 	}
-	return run.Record(*out.Record)
+	return run.Record(out.Record())
 }
 
 // SessionRecord is the ledger record of a run that ran session res, with
 // what the role says of it.
-func SessionRecord(rec ledger.Record, res claude.Result) *ledger.Record {
+func SessionRecord(rec ledger.Record, res claude.Result) ledger.Record {
 	rec.SessionID, rec.CostUSD, rec.Turns = res.SessionID, res.CostUSD, res.NumTurns
 	rec.InputTokens, rec.OutputTokens = res.Usage.InputTokens, res.Usage.OutputTokens
-	return &rec
+	return rec
 }
