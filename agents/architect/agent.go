@@ -34,11 +34,9 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/redact"
-	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // FormulaName is the architect's formula (formulas/run-architect.toml).
@@ -117,16 +115,12 @@ type Options struct {
 	// bot is read-only there and the forge lets no reader label. Unset:
 	// the architect's own Forge tries, and a refusal leaves the comment.
 	Labeler Labeler
-	// Claude runs the sessions in workspaces of Sandbox; Sessions keeps
-	// each sprint's session id.
-	Claude   claude.Runner
-	Sandbox  *sandbox.Sandbox
+	// Runner is the role's runtime: its tick, formula, sessions (in
+	// workspaces of its sandbox) and clock, and its state dir, which
+	// holds the record besides the lock and the watermark. Sessions
+	// keeps each sprint's session id.
+	Runner   *formulaagent.Runner
 	Sessions *claude.SessionStore
-	// Formula is the architect formula; LiveFormula, when set, returns
-	// the formula in force now.
-	Formula     *formula.Formula
-	LiveFormula func() *formula.Formula
-	Lessons     func(context.Context) string
 	// Deciders are the humans whose decisions and answers count; Bots are
 	// the factory's bot logins, which never count (nor does the
 	// architect itself).
@@ -134,24 +128,16 @@ type Options struct {
 	Bots     []string
 	// MaxOpen bounds the open sprint pull requests; default
 	// DefaultMaxOpen.
-	MaxOpen int
-	// Model, Backend, MaxTurns and Timeout bound each session.
-	Model, Backend string
-	MaxTurns       int
-	Timeout        time.Duration
-	// StateDir holds the lock, the watermark and the record.
-	StateDir string
+	MaxOpen  int
 	Redactor *redact.Redactor
-	Now      func() time.Time
 	Log      zerolog.Logger
 }
 
 // Agent is the architect of one project.
 type Agent struct {
 	o     Options
-	watch formulaagent.Watch
+	now   func() time.Time
 	store storeFile
-	self  forge.Self
 
 	mu     sync.Mutex
 	report []agent.Item
@@ -164,9 +150,6 @@ var (
 
 // New returns the architect of o.Project.
 func New(o Options) *Agent {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
@@ -176,22 +159,12 @@ func New(o Options) *Agent {
 	if o.MaxOpen <= 0 {
 		o.MaxOpen = DefaultMaxOpen
 	}
-	if o.MaxTurns <= 0 {
-		o.MaxTurns = formulaagent.DefaultTurns
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = formulaagent.DefaultTimeout
-	}
-	a := &Agent{o: o,
-		watch: formulaagent.Watch{Forge: o.Forge, Primary: o.Primary, File: filepath.Join(o.StateDir, "watch.json")},
-		store: storeFile{path: filepath.Join(o.StateDir, "sprints.json")}}
+	a := &Agent{o: o, now: o.Runner.Now, store: storeFile{path: o.Runner.StatePath("sprints.json")}}
 	if rec, err := a.store.load(); err == nil {
 		a.setReport(rec)
 	}
 	return a
 }
-
-func (a *Agent) formula() *formula.Formula { return formula.InForce(a.o.LiveFormula, a.o.Formula) }
 
 // pass is one complete run: what it read and what it leaves.
 type pass struct {
@@ -207,75 +180,72 @@ type pass struct {
 	timer time.Time
 }
 
-// Tick is one architect run: under the project's lock, skip when neither
-// the project's issues and primary branch nor the open sprint pull
-// requests changed; otherwise advance every sprint pull request through
-// the machine, then pitch what the budget allows.
-func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
-	log := run.Logger()
-	unlock, err := formulaagent.Lock(a.o.StateDir)
-	if errors.Is(err, formulaagent.ErrBusy) {
-		log.Info().Str("reason", err.Error()).Msg("architect run skipped")
-		return nil
-	}
+// Tick is one architect run (formulaagent.Runner.Tick): skip when
+// neither the project's issues and primary branch nor the open sprint
+// pull requests changed; otherwise advance every sprint pull request
+// through the machine, then pitch what the budget allows.
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }
+
+// Begin implements formulaagent.Role: besides the primary branch and the
+// issues, the architect watches its open sprint pull requests (their
+// fingerprint).
+func (a *Agent) Begin(ctx context.Context, r *formulaagent.Run) (formulaagent.Body, string, error) {
+	me, err := r.Identity(ctx)
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	me, err := a.self.Login(ctx, a.o.Forge.Me)
-	if err != nil {
-		return err
-	}
-	obs, err := a.watch.Changed(ctx, a.o.Now())
-	if err != nil {
-		return err
+		return nil, "", err
 	}
 	rec, err := a.store.load()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	fp, err := a.fingerprint(ctx, me)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	if obs.Why == "" && fp == rec.Fingerprint {
-		log.Debug().Msg("nothing changed since the last architect run")
-		return nil
+	if r.Obs.Why == "" && fp == rec.Fingerprint {
+		return nil, "", nil
 	}
-	why := obs.Why
+	why := r.Obs.Why
 	if why == "" {
 		why = "sprint pull requests changed"
 	}
-	p := &pass{a: a, run: run, rec: rec, me: me, who: newPeople(a.o.Deciders, a.o.Bots, me),
-		log: log.With().Str("why", why).Logger()}
+	return func(ctx context.Context, r *formulaagent.Run) (formulaagent.Outcome, error) {
+		return a.body(ctx, r, rec, fp)
+	}, why, nil
+}
+
+// body is a run that goes ahead, from the record rec and the fingerprint
+// fp of the sprints before it.
+func (a *Agent) body(ctx context.Context, r *formulaagent.Run, rec *record, fp string) (formulaagent.Outcome, error) {
+	p := &pass{a: a, run: r.Run, rec: rec, me: r.Me, who: newPeople(a.o.Deciders, a.o.Bots, r.Me), log: r.Log}
 	if len(a.o.Deciders) == 0 {
 		p.log.Warn().Msg("no humans may decide on sprints (set maintainers in the project file or FORGE_ADMIN_USERS)")
 	}
 	runErr := p.all(ctx)
 	if err := a.store.save(rec); err != nil {
-		return errors.Join(runErr, err)
+		return formulaagent.Outcome{}, errors.Join(runErr, err)
 	}
 	a.setReport(rec)
 	if runErr != nil {
 		// No watermark: the next run looks at everything again.
-		return runErr
+		return formulaagent.Outcome{}, runErr
 	}
 	// A run that changed its sprints (or saw a human change them while
 	// it ran) leaves no fingerprint: the next run looks again, and only
 	// a run that finds everything as it left it makes the next one cheap.
-	end, err := a.fingerprint(ctx, me)
+	end, err := a.fingerprint(ctx, r.Me)
 	if err != nil {
-		return err
+		return formulaagent.Outcome{}, err
 	}
 	rec.Fingerprint = ""
 	if end == fp {
 		rec.Fingerprint = fp
 	}
 	if err := a.store.save(rec); err != nil {
-		return err
+		return formulaagent.Outcome{}, err
 	}
-	p.due(a.o.Now().Add(fullRunEvery))
-	return a.watch.Save(obs, p.timer)
+	p.due(a.now().Add(fullRunEvery))
+	return formulaagent.Outcome{Timer: p.timer}, nil
 }
 
 // all advances every sprint pull request, then pitches.
@@ -307,7 +277,7 @@ func (p *pass) all(ctx context.Context) error {
 func (p *pass) sprint(ctx context.Context, s sprintPR) error {
 	pr := p.rec.PRs[s.Number]
 	if pr == nil {
-		pr = &prRecord{Vision: s.Vision, Branch: s.Branch, Opened: p.a.o.Now()}
+		pr = &prRecord{Vision: s.Vision, Branch: s.Branch, Opened: p.a.now()}
 		p.rec.PRs[s.Number] = pr
 	}
 	if s.State != forge.StateOpen {

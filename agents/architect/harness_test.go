@@ -20,6 +20,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger/ledgertest"
 	"github.com/disinto/disinto/lib/ops"
@@ -151,11 +152,12 @@ func (r *rig) build() {
 	proposer := ops.Open(ops.Options{Git: g, URL: r.proj.ForgeURL + "/" + r.opsRepo.Slug() + ".git",
 		Dir: filepath.Join(r.data, "ops"), Name: name, Email: email})
 	r.rt = agent.New(agent.Options{Ledger: r.led, Log: zerolog.Nop(), Now: func() time.Time { return r.now }})
+	rn := formulaagent.NewRunner(formulaagent.Options{Role: role, Project: r.proj.Name, Forge: botRepo,
+		StateDir: filepath.Join(r.data, "state", "proj", "architect"), Formula: f, Claude: runner, Sandbox: sb,
+		Timeout: 3 * time.Minute, Now: func() time.Time { return r.now }, Log: zerolog.Nop()})
 	r.a = New(Options{Project: r.proj.Name, Forge: botRepo, Ops: r.botOps, Proposer: proposer, Labeler: r.labeler,
-		Claude: runner, Sandbox: sb, Sessions: claude.NewSessionStore(filepath.Join(r.data, "state"), nil),
-		Formula: f, Deciders: r.deciders, Bots: []string{"architect-bot", "dev-bot", r.bot.Login, r.other.Login},
-		Timeout: 3 * time.Minute, StateDir: filepath.Join(r.data, "state", "proj", "architect"),
-		Now: func() time.Time { return r.now }, Log: zerolog.Nop()})
+		Runner: rn, Sessions: claude.NewSessionStore(filepath.Join(r.data, "state"), nil),
+		Deciders: r.deciders, Bots: []string{"architect-bot", "dev-bot", r.bot.Login, r.other.Login}, Log: zerolog.Nop()})
 }
 
 // tick runs one architect pass as the daemon's runtime does.

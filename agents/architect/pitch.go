@@ -77,7 +77,7 @@ func (p *pass) pitches(ctx context.Context, sprints []sprintPR) error {
 		}
 		hash := bodyHash(v.Body)
 		if f, ok := p.rec.Failed[v.Number]; ok && f.Hash == hash {
-			if due := f.At.Add(pitchRetry); p.a.o.Now().Before(due) {
+			if due := f.At.Add(pitchRetry); p.a.now().Before(due) {
 				p.due(due)
 				continue
 			}
@@ -184,8 +184,8 @@ func (p *pass) pitch(ctx context.Context, v forge.Issue, comments []forge.Commen
 		return err
 	}
 	fail := func(why string) error {
-		p.rec.Failed[v.Number] = pitchFailure{Hash: bodyHash(v.Body), At: o.Now(), Why: why}
-		p.due(o.Now().Add(pitchRetry))
+		p.rec.Failed[v.Number] = pitchFailure{Hash: bodyHash(v.Body), At: p.a.now(), Why: why}
+		p.due(p.a.now().Add(pitchRetry))
 		p.log.Warn().Int64("issue", v.Number).Str("why", why).Msg("pitch refused")
 		return p.record(ledger.Record{Reason: ledger.ReasonRefused, Code: CodeInvalid, Issue: v.Number, Detail: why,
 			SessionID: out.res.SessionID, CostUSD: out.res.CostUSD, Turns: out.res.NumTurns,
@@ -218,7 +218,7 @@ func (p *pass) pitch(ctx context.Context, v forge.Issue, comments []forge.Commen
 		// (stage pitched) and posts it.
 		return fmt.Errorf("sprint #%d: footer: %w", pr.Number, err)
 	}
-	p.rec.PRs[pr.Number] = &prRecord{Vision: v.Number, Branch: branch, Stage: StageAwaitingDecision, Opened: o.Now()}
+	p.rec.PRs[pr.Number] = &prRecord{Vision: v.Number, Branch: branch, Stage: StageAwaitingDecision, Opened: p.a.now()}
 	delete(p.rec.Failed, v.Number)
 	if v.HasLabel(forge.LabelUnderspecified) && p.markedUnderspecified(comments) {
 		if err := p.a.labeler().RemoveLabels(ctx, v.Number, forge.LabelUnderspecified); err != nil {

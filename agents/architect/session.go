@@ -17,6 +17,7 @@ import (
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/formulaagent"
 )
 
 // The session's outbox: the complete sprint document, and its reply (the
@@ -104,24 +105,9 @@ type sessionOut struct {
 // design session resumes the sprint's own.
 func (p *pass) session(ctx context.Context, in sessionIn) (sessionOut, error) {
 	o := p.a.o
-	if o.Claude == nil || o.Sandbox == nil || p.a.formula() == nil {
-		return sessionOut{}, errors.New("architect: no model runner, sandbox or formula")
-	}
-	ws, err := o.Sandbox.Workspace(workspaceKey(o.Project, in.branch))
+	ws, err := o.Runner.Workspace(workspaceKey(o.Project, in.branch)...)
 	if err != nil {
-		return sessionOut{}, err
-	}
-	dir := ws.Repo()
-	if in.mode == ModePitch {
-		if err := os.RemoveAll(dir); err != nil {
-			return sessionOut{}, err
-		}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return sessionOut{}, err
-	}
-	if err := ws.Own(dir); err != nil {
-		return sessionOut{}, err
+		return sessionOut{}, fmt.Errorf("architect: %w", err)
 	}
 	for _, f := range []string{SprintFile, ReplyFile} {
 		if err := os.Remove(ws.Out(f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -129,35 +115,23 @@ func (p *pass) session(ctx context.Context, in sessionIn) (sessionOut, error) {
 		}
 	}
 	env := map[string]string{EnvSprint: ws.Out(SprintFile), EnvReply: ws.Out(ReplyFile)}
-	prompt, err := p.render(ctx, in, env)
+	prompt, f, err := p.render(ctx, in, env)
 	if err != nil {
 		return sessionOut{}, err
 	}
-	f := p.a.formula()
-	model := o.Model
-	if model == "" {
-		model = f.Model
-	}
-	inv := claude.Invocation{Prompt: prompt, Dir: dir, Workspace: ws, Model: model, Backend: o.Backend,
-		MaxTurns: o.MaxTurns, Timeout: o.Timeout, Env: env,
-		Label: fmt.Sprintf("%s-%s-%s", role, o.Project, strings.TrimPrefix(in.branch, "architect/"))}
-	var res claude.Result
-	key := sessionKey(o.Project, in.branch)
+	s := formulaagent.Scratch{Workspace: ws, Fresh: in.mode == ModePitch, Prompt: prompt, Formula: f, Env: env,
+		Label: strings.TrimPrefix(in.branch, "architect/")}
+	c := &claude.Conversation{Store: o.Sessions, Key: sessionKey(o.Project, in.branch)}
 	switch {
 	case in.mode == ModePitch || o.Sessions == nil:
-		res, err = o.Claude.Run(ctx, inv)
-		if err == nil && o.Sessions != nil && claude.ValidSessionID(res.SessionID) {
-			err = o.Sessions.Save(key, res.SessionID, dir)
-		}
-	case in.followUp != nil && stored(o.Sessions, key):
+		c.New = true
+	case in.followUp != nil && stored(o.Sessions, c.Key):
 		// The conversation holds the rest; should the CLI have lost it,
 		// the full prompt starts a new one.
-		full := inv.Prompt
-		inv.Prompt = in.followUp(env)
-		res, err = claude.Continue(ctx, o.Claude, o.Sessions, key, inv, full)
-	default:
-		res, err = claude.Continue(ctx, o.Claude, o.Sessions, key, inv, "")
+		c.Recovery, s.Prompt = prompt, in.followUp(env)
 	}
+	s.Conversation = c
+	res, err := o.Runner.Converse(ctx, s)
 	out := sessionOut{res: res}
 	if err != nil {
 		return out, fmt.Errorf("architect %s session for #%d: %w", in.mode, in.vision.Number, err)
@@ -173,9 +147,10 @@ func (p *pass) session(ctx context.Context, in sessionIn) (sessionOut, error) {
 	return out, nil
 }
 
-// render renders the formula for in, with the project's and the ops
-// repository's context files read through the forge.
-func (p *pass) render(ctx context.Context, in sessionIn, env map[string]string) (string, error) {
+// render renders the formula in force for in, with the project's and the
+// ops repository's context files read through the forge; it returns the
+// formula it rendered.
+func (p *pass) render(ctx context.Context, in sessionIn, env map[string]string) (string, *formula.Formula, error) {
 	o := p.a.o
 	var vars []formula.EnvVar
 	for _, k := range []string{EnvReply, EnvSprint} {
@@ -185,22 +160,17 @@ func (p *pass) render(ctx context.Context, in sessionIn, env map[string]string) 
 	if in.pr > 0 {
 		pr = "#" + strconv.FormatInt(in.pr, 10)
 	}
-	lessons := ""
-	if o.Lessons != nil {
-		lessons = o.Lessons(ctx)
-	}
-	out, err := formula.Render(p.a.formula(), formula.RenderInput{
-		Role: role, Project: o.Project,
+	out, f, err := o.Runner.Prompt(ctx, formula.RenderInput{
 		Vars: map[string]string{"project": o.Project, "mode": string(in.mode), "vision_issue": strconv.FormatInt(in.vision.Number, 10),
 			"sprint_pr": pr, "sprint_file": env[EnvSprint], "reply_file": env[EnvReply]},
 		RepoFS: forgeFS{ctx: ctx, get: o.Forge.GetFile, ref: o.Primary},
 		OpsFS:  forgeFS{ctx: ctx, get: o.Ops.GetFile, ref: o.OpsPrimary},
-		Blocks: in.blocks, Lessons: lessons, Env: vars, Logger: o.Log,
+		Blocks: in.blocks, Env: vars,
 	})
 	if err != nil {
-		return "", fmt.Errorf("architect: render the formula: %w", err)
+		return "", nil, fmt.Errorf("architect: render the formula: %w", err)
 	}
-	return out, nil
+	return out, f, nil
 }
 
 // stored reports whether store holds a conversation for k (a corrupt

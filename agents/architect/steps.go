@@ -8,7 +8,6 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
-	"github.com/disinto/disinto/lib/sandbox"
 )
 
 // Outcome codes of the architect's records.
@@ -168,10 +167,8 @@ func (p *pass) cleanup(ctx context.Context, s sprintPR, pr *prRecord) error {
 			return fmt.Errorf("sprint #%d: delete branch %s: %w", s.Number, s.Branch, err)
 		}
 	}
-	if p.a.o.Sandbox != nil {
-		if err := p.a.o.Sandbox.Remove(workspaceKey(p.a.o.Project, s.Branch)); err != nil {
-			return err
-		}
+	if err := p.a.o.Runner.RemoveWorkspace(workspaceKey(p.a.o.Project, s.Branch)...); err != nil {
+		return err
 	}
 	if p.a.o.Sessions != nil {
 		if err := p.a.o.Sessions.Delete(sessionKey(p.a.o.Project, s.Branch)); err != nil {
@@ -223,6 +220,6 @@ func (p *pass) record(r ledger.Record) error {
 }
 
 // workspaceKey is the sandbox workspace of the sprint on branch.
-func workspaceKey(project, branch string) string {
-	return sandbox.Key(role, project, strings.TrimPrefix(branch, "architect/"))
+func workspaceKey(project, branch string) []string {
+	return []string{role, project, strings.TrimPrefix(branch, "architect/")}
 }

@@ -97,11 +97,9 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 	if st.Timeline.SessionStarted.IsZero() {
 		st.Timeline.SessionStarted = a.o.Now()
 	}
-	res, err := a.o.Claude.Run(ctx, claude.Invocation{
-		Prompt: prompt, ResumeID: resume, Dir: ws.Repo(), Workspace: ws, Model: a.o.Model, Backend: a.o.Backend,
-		MaxTurns: a.lim.MaxTurns, Timeout: a.lim.SessionTimeout, Env: env,
-		Label: fmt.Sprintf("dev-%s-issue-%d", a.o.Project, st.Issue), Logger: log,
-	})
+	res, err := claude.Call(ctx, a.o.Claude, claude.Spec{Label: fmt.Sprintf("dev-%s-issue-%d", a.o.Project, st.Issue),
+		Prompt: prompt, ResumeID: resume, Workspace: ws, Dir: ws.Repo(), Env: env, Logger: log,
+		Bounds: claude.Bounds{Model: a.o.Model, Backend: a.o.Backend, MaxTurns: a.lim.MaxTurns, Timeout: a.lim.SessionTimeout}})
 	st.CostUSD += res.CostUSD
 	st.InputTokens += res.Usage.InputTokens + res.Usage.CacheRead + res.Usage.CacheCreation
 	st.OutputTokens += res.Usage.OutputTokens

@@ -14,9 +14,7 @@ package gardener
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +23,6 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/text"
@@ -34,9 +31,6 @@ import (
 // forgeAPI is what the gardener does on the forge, as its bot.
 type forgeAPI interface {
 	applyForge
-	formulaagent.WatchForge
-	formulaagent.PublishForge
-	Me(ctx context.Context) (forge.User, error)
 	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
 	ListTree(ctx context.Context, ref string) ([]string, error)
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
@@ -62,37 +56,29 @@ const (
 type Options struct {
 	Project string
 	Primary string
-	// Forge acts as the gardener bot; Runner checks out, runs the session
-	// and publishes as it.
+	// Forge acts as the gardener bot; Runner is the role's runtime: its
+	// tick, formula, session and pull requests, as the same bot, and its
+	// state dir, which holds the dust accumulator and the applied
+	// manifests besides the lock and the watermark.
 	Forge  forgeAPI
 	Runner *formulaagent.Runner
-	// Formula is the gardener formula; LiveFormula, when set, returns the
-	// formula in force now (overrides).
-	Formula     *formula.Formula
-	LiveFormula func() *formula.Formula
-	Lessons     func(context.Context) string
-	// StateDir holds the lock, the watermark, the dust accumulator and
-	// the applied manifests.
-	StateDir string
 	// ReviewBot is the review agent's login: its change request on the
 	// head of the open gardener pull request closes it, and the next run
 	// decides afresh. Empty: nobody's review closes it.
 	ReviewBot string
 	Redactor  *redact.Redactor
 	Hooks     Hooks
-	Now       func() time.Time
 	Log       zerolog.Logger
 }
 
 // Agent is the gardener of one project.
 type Agent struct {
 	o      Options
-	watch  formulaagent.Watch
+	now    func() time.Time
 	dust   dustFile
 	judged judgedFile
 
 	mu   sync.Mutex
-	self forge.Self
 	last lastRun
 }
 
@@ -110,25 +96,16 @@ var (
 
 // New returns the gardener of o.Project.
 func New(o Options) *Agent {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
-	return &Agent{o: o,
-		watch:  formulaagent.Watch{Forge: o.Forge, Primary: o.Primary, File: filepath.Join(o.StateDir, "watch.json")},
-		dust:   dustFile{path: filepath.Join(o.StateDir, "dust.jsonl")},
-		judged: judgedFile{path: filepath.Join(o.StateDir, "judged.json")}}
+	return &Agent{o: o, now: o.Runner.Now,
+		dust:   dustFile{path: o.Runner.StatePath("dust.jsonl")},
+		judged: judgedFile{path: o.Runner.StatePath("judged.json")}}
 }
 
-func (a *Agent) formula() *formula.Formula { return formula.InForce(a.o.LiveFormula, a.o.Formula) }
-
-// identity returns the gardener bot's login.
-func (a *Agent) identity(ctx context.Context) (string, error) { return a.self.Login(ctx, a.o.Forge.Me) }
-
 func (a *Agent) applier(me string) *applier {
-	return &applier{f: a.o.Forge, dir: filepath.Join(a.o.StateDir, "applied"), me: me, hooks: a.o.Hooks, log: a.o.Log}
+	return &applier{f: a.o.Forge, dir: a.o.Runner.StatePath("applied"), me: me, hooks: a.o.Hooks, log: a.o.Log}
 }
 
 // Report implements agent.Reporter: the gardener pull request whose
@@ -147,59 +124,44 @@ func (a *Agent) Report() agent.Report {
 func (a *Agent) setLast(pr int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	since := a.o.Now()
+	since := a.now()
 	if pr != 0 && pr == a.last.PR {
 		since = a.last.Since
 	}
 	a.last = lastRun{PR: pr, Since: since}
 }
 
-// Tick is one gardener run: under the project's lock, skip when nothing
-// changed; apply the manifests of merged gardener pull requests; then,
-// unless a gardener pull request is still open, groom and propose.
-func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
-	unlock, err := formulaagent.Lock(a.o.StateDir)
-	if errors.Is(err, formulaagent.ErrBusy) {
-		log := run.Logger()
-		log.Info().Str("reason", err.Error()).Msg("gardener run skipped")
-		return nil
+// Tick is one gardener run (formulaagent.Runner.Tick): skip when
+// nothing changed; apply the manifests of merged gardener pull requests;
+// then, unless a gardener pull request is still open, groom and propose.
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }
+
+// Begin implements formulaagent.Role: the gardener watches only the
+// primary branch, the issues and its timers.
+func (a *Agent) Begin(_ context.Context, r *formulaagent.Run) (formulaagent.Body, string, error) {
+	if r.Obs.Why == "" {
+		return nil, "", nil
 	}
+	return a.body, r.Obs.Why, nil
+}
+
+// body is a run that goes ahead.
+func (a *Agent) body(ctx context.Context, r *formulaagent.Run) (formulaagent.Outcome, error) {
+	res, err := a.run(ctx, r.Me, r.Obs.Head, r.Log)
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	obs, err := a.watch.Changed(ctx, a.o.Now())
-	if err != nil {
-		return err
-	}
-	if obs.Why == "" {
-		log := run.Logger()
-		log.Debug().Msg("nothing changed since the last gardener run")
-		return nil
-	}
-	me, err := a.identity(ctx)
-	if err != nil {
-		return err
-	}
-	log := run.Logger().With().Str("why", obs.Why).Logger()
-	res, err := a.run(ctx, me, obs.Head, log)
-	if err != nil {
-		return err
+		return formulaagent.Outcome{}, err
 	}
 	a.setLast(max(res.PR, res.Pending))
 	if err := a.dustSave(res); err != nil {
-		return err
+		return formulaagent.Outcome{}, err
 	}
 	timer := res.timer
 	if res.PR > 0 || res.Pending > 0 {
 		// A pull request waits for its review: the next run looks at it
 		// (a rejection withdraws it) even when nothing else changed.
-		timer = a.o.Now()
+		timer = a.now()
 	}
-	if err := a.watch.Save(obs, timer); err != nil {
-		return err
-	}
-	return run.Record(res.record())
+	return formulaagent.Outcome{Timer: timer, Record: res.record}, nil
 }
 
 // dustSave keeps the accumulator the run left.

@@ -64,8 +64,8 @@ func (r *rig) build() {
 	if err != nil {
 		r.T.Fatal(err)
 	}
-	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Runner: r.FormulaRunner(), Formula: f,
-		StateDir: r.StateDir(), Hooks: r.hooks, ReviewBot: r.reviewer.Login, Now: r.Clock, Log: zerolog.Nop()})
+	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Runner: r.FormulaRunner(f),
+		Hooks: r.hooks, ReviewBot: r.reviewer.Login, Log: zerolog.Nop()})
 }
 
 // mustTick runs one pass as the daemon's runtime does, failing on an error.

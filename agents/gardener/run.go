@@ -47,10 +47,8 @@ func (r *result) outcome() string {
 }
 
 func (r *result) record() ledger.Record {
-	return ledger.Record{Reason: ledger.ReasonGroomed, PR: r.PR,
-		Detail:    fmt.Sprintf("%s; %d merged manifests applied", r.outcome(), r.Applied),
-		SessionID: r.Session.SessionID, CostUSD: r.Session.CostUSD, Turns: r.Session.NumTurns,
-		InputTokens: r.Session.Usage.InputTokens, OutputTokens: r.Session.Usage.OutputTokens}
+	return formulaagent.SessionRecord(ledger.Record{Reason: ledger.ReasonGroomed, PR: r.PR,
+		Detail: fmt.Sprintf("%s; %d merged manifests applied", r.outcome(), r.Applied)}, r.Session)
 }
 
 // isNotFound reports a missing forge object.
@@ -93,7 +91,7 @@ func (a *Agent) run(ctx context.Context, me, head string, log zerolog.Logger) (*
 		return nil, fmt.Errorf("list issues: %w", err)
 	}
 	t := newTracker(all)
-	now := a.o.Now()
+	now := a.now()
 	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, now))
 	if err != nil {
 		return nil, err
@@ -223,17 +221,14 @@ func (a *Agent) groom(ctx context.Context, w *formulaagent.Work, t *tracker, ent
 // deterministic decisions still go out.
 func (a *Agent) judge(ctx context.Context, w *formulaagent.Work, ask []forge.Issue, asked map[int64][]Verdict,
 	stale []docFile, tree []string, g *groomed, log zerolog.Logger) (map[int64]Proposal, error) {
-	f := a.formula()
-	out := w.Out(ProposalsFile)
-	res, err := w.Session(ctx, formulaagent.SessionInput{Formula: f,
-		Vars: map[string]string{"project": a.o.Project, "primary_branch": a.o.Primary, "proposals_file": out},
+	ans, err := w.Ask(ctx, formulaagent.SessionInput{
+		Vars: map[string]string{"project": a.o.Project, "primary_branch": a.o.Primary},
 		Blocks: []formula.Block{
 			{Title: "Your tasks", Body: tasks(ask, asked, len(stale))},
 			{Title: "The issues to judge", Body: a.o.Redactor.String(issueText(ask)), Untrusted: true},
 			{Title: "The AGENTS.md files to bring up to date", Body: docText(stale), Untrusted: true},
-		},
-		Lessons: a.lessons(ctx), Env: map[string]string{EnvProposals: out}})
-	g.session = res
+		}}, formulaagent.Outbox{File: ProposalsFile, Env: EnvProposals, Var: "proposals_file", Max: maxProposals, What: "proposals"})
+	g.session = ans.Session
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -245,12 +240,11 @@ func (a *Agent) judge(ctx context.Context, w *formulaagent.Work, ask []forge.Iss
 	if len(ask) == 0 {
 		return map[int64]Proposal{}, nil
 	}
-	data, err := w.ReadOut(ProposalsFile, maxProposals)
-	if err != nil {
+	if ans.Missing != nil {
 		g.lines = append(g.lines, "the session wrote no proposals")
 		return map[int64]Proposal{}, nil
 	}
-	props, refused, err := parseProposals(data, asked)
+	props, refused, err := parseProposals(ans.Data, asked)
 	if err != nil {
 		g.lines = append(g.lines, "proposals refused: "+err.Error())
 		return map[int64]Proposal{}, nil
@@ -260,13 +254,6 @@ func (a *Agent) judge(ctx context.Context, w *formulaagent.Work, ask []forge.Iss
 		g.lines = append(g.lines, "refused: "+e.Error())
 	}
 	return props, nil
-}
-
-func (a *Agent) lessons(ctx context.Context) string {
-	if a.o.Lessons == nil {
-		return ""
-	}
-	return a.o.Lessons(ctx)
 }
 
 // decide builds the manifest in the processing order of spec 30 §4.1,
@@ -328,7 +315,7 @@ func (a *Agent) decide(t *tracker, blockers []forge.Issue, props map[int64]Propo
 		}
 	}
 	// 6. Ripe dust groups become bundles.
-	kept, ripe := stage(entries, fresh, a.o.Now())
+	kept, ripe := stage(entries, fresh, a.now())
 	groups := make([]string, 0, len(ripe))
 	for grp := range ripe {
 		groups = append(groups, grp)
@@ -353,7 +340,7 @@ func (a *Agent) decide(t *tracker, blockers []forge.Issue, props map[int64]Propo
 	for _, d := range t.duplicates() {
 		g.lines = append(g.lines, fmt.Sprintf("possible duplicates: #%d and #%d", d[0], d[1]))
 	}
-	for _, n := range t.stale(a.o.Now()) {
+	for _, n := range t.stale(a.now()) {
 		g.lines = append(g.lines, fmt.Sprintf("#%d has not changed for 14 days", n))
 	}
 	return m

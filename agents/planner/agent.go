@@ -27,7 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -35,7 +34,6 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/graph"
 	"github.com/disinto/disinto/lib/ops"
@@ -52,32 +50,21 @@ const role = "planner"
 type forgeAPI interface {
 	fileForge
 	formulaagent.WatchForge
-	Me(ctx context.Context) (forge.User, error)
 	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
 }
 
 var _ forgeAPI = (*forge.RepoClient)(nil)
-
-// Graph is the structural analysis of the project shown to the session
-// (orphans, cycles, thin objectives, bottlenecks).
-type Graph interface {
-	// Context returns the analysis as text, "" when there is none.
-	Context(ctx context.Context) (string, error)
-}
 
 // Options configures an Agent.
 type Options struct {
 	Project string
 	Primary string
 	// Forge acts as the planner bot on the project's repository; Runner
-	// checks out the primary branch and runs the session.
+	// is the role's runtime: its tick, formula and session, and its state
+	// dir, which holds the run counter besides the lock and the
+	// watermark.
 	Forge  forgeAPI
 	Runner *formulaagent.Runner
-	// Formula is the planner formula; LiveFormula, when set, returns the
-	// formula in force now (overrides).
-	Formula     *formula.Formula
-	LiveFormula func() *formula.Formula
-	Lessons     func(context.Context) string
 	// Ops is the planner bot's own checkout of the ops repository, and
 	// OpsForge the ops repository on the forge as the same bot; OpsPrimary
 	// its primary branch (default "main"). Without Ops the run keeps no
@@ -89,20 +76,16 @@ type Options struct {
 	// (default graph.DefaultTreePath).
 	TreePath string
 	// Graph is the structural analysis (nil: none).
-	Graph Graph
-	// StateDir holds the lock, the watermark and the run counter.
-	StateDir string
+	Graph    formulaagent.Graph
 	Redactor *redact.Redactor
-	Now      func() time.Time
 	Log      zerolog.Logger
 }
 
 // Agent is the planner of one project.
 type Agent struct {
 	o     Options
-	watch formulaagent.Watch
+	now   func() time.Time
 	state stateFile
-	self  forge.Self
 }
 
 var (
@@ -112,55 +95,36 @@ var (
 
 // New returns the planner of o.Project.
 func New(o Options) *Agent {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
 	if o.OpsPrimary == "" {
 		o.OpsPrimary = "main"
 	}
-	return &Agent{o: o,
-		watch: formulaagent.Watch{Forge: o.Forge, Primary: o.Primary, File: filepath.Join(o.StateDir, "watch.json")},
-		state: stateFile{path: filepath.Join(o.StateDir, "state.json")}}
+	return &Agent{o: o, now: o.Runner.Now, state: stateFile{path: o.Runner.StatePath("state.json")}}
 }
-
-func (a *Agent) formula() *formula.Formula { return formula.InForce(a.o.LiveFormula, a.o.Formula) }
 
 func (a *Agent) treePath() string { return cmpOr(a.o.TreePath, graph.DefaultTreePath) }
 
-// identity returns the planner bot's login.
-func (a *Agent) identity(ctx context.Context) (string, error) { return a.self.Login(ctx, a.o.Forge.Me) }
-
-// Tick is one planner run: under the project's lock, skip when nothing it
-// reads changed since the last run (its own changes excluded) and no
+// Tick is one planner run (formulaagent.Runner.Tick): skip when nothing
+// it reads changed since the last run (its own changes excluded) and no
 // prediction waits for triage; otherwise run the session and apply the
 // plan.
-func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
-	unlock, err := formulaagent.Lock(a.o.StateDir)
-	if errors.Is(err, formulaagent.ErrBusy) {
-		log := run.Logger()
-		log.Info().Str("reason", err.Error()).Msg("planner run skipped")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	obs, err := a.watch.Changed(ctx, a.o.Now())
-	if err != nil {
-		return err
-	}
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }
+
+// Begin implements formulaagent.Role: besides the primary branch and the
+// issues, the planner watches the ops repository and the predictions it
+// left untriaged.
+func (a *Agent) Begin(ctx context.Context, r *formulaagent.Run) (formulaagent.Body, string, error) {
 	st, err := a.state.load()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	opsHead, err := a.opsHead(ctx)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	why := obs.Why
+	why := r.Obs.Why
 	switch {
 	case why != "":
 	case opsHead != st.OpsHead:
@@ -168,35 +132,33 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	case len(st.Untriaged) > 0:
 		why = "predictions wait for triage"
 	default:
-		log := run.Logger()
-		log.Debug().Msg("nothing changed since the last planner run")
-		return nil
+		return nil, "", nil
 	}
-	me, err := a.identity(ctx)
-	if err != nil {
-		return err
-	}
-	log := run.Logger().With().Str("why", why).Logger()
-	res, runErr := a.run(ctx, run.ID, st.Runs+1, me, st.PRs, log)
+	return func(ctx context.Context, r *formulaagent.Run) (formulaagent.Outcome, error) {
+		return a.body(ctx, r, st, opsHead)
+	}, why, nil
+}
+
+// body is a run that goes ahead, from the state st the last run left.
+func (a *Agent) body(ctx context.Context, r *formulaagent.Run, st state, opsHead string) (formulaagent.Outcome, error) {
+	res, runErr := a.run(ctx, r.ID, st.Runs+1, r.Me, st.PRs, r.Log)
 	if res == nil {
-		return runErr
+		return formulaagent.Outcome{}, runErr
 	}
-	st = state{Runs: st.Runs + 1, OpsHead: res.ops.Head, Untriaged: res.untriaged, PRs: res.pending, Run: a.o.Now()}
+	st = state{Runs: st.Runs + 1, OpsHead: res.ops.Head, Untriaged: res.untriaged, PRs: res.pending, Run: a.now()}
 	if res.ops.Head == "" {
 		st.OpsHead = opsHead
 	}
 	if err := a.state.save(st); err != nil {
-		return err
+		return formulaagent.Outcome{}, err
 	}
 	if runErr != nil {
 		// What was done stays done; the watermark stays where it was, so
 		// the next run looks again (and finds what it filed by title).
-		return runErr
+		return formulaagent.Outcome{}, runErr
 	}
-	if err := a.settle(ctx, obs, me, res, log); err != nil {
-		return err
-	}
-	return run.Record(res.record())
+	settle := func(ctx context.Context) error { return a.settle(ctx, r.Obs, r.Me, res, r.Log) }
+	return formulaagent.Outcome{Record: res.record, Settle: settle}, nil
 }
 
 // opsHead is the ops primary branch's head on the forge ("" without an

@@ -9,6 +9,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgefake"
+	"github.com/disinto/disinto/lib/formulaagent"
 )
 
 // fakeAgent is a planner acting as planner-bot on an in-memory forge, for
@@ -21,7 +22,8 @@ func fakeAgent(t *testing.T) (*Agent, *forgefake.Repo, *forgefake.Repo) {
 	if _, err := owner.EnsureLabels(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return New(Options{Project: "proj", Forge: bot, StateDir: t.TempDir()}), owner, bot
+	runner := formulaagent.NewRunner(formulaagent.Options{Role: role, Project: "proj", Forge: bot, StateDir: t.TempDir()})
+	return New(Options{Project: "proj", Forge: bot, Runner: runner}), owner, bot
 }
 
 // TestPrioritiseGuard: a priority list none of whose issues is open moves

@@ -182,7 +182,7 @@ func PRTitle(t time.Time) string { return "chore: planner run " + t.UTC().Format
 // the requests.
 func (a *Agent) writeOps(ctx context.Context, runID string, w opsWrite, v *opsView) (opsResult, error) {
 	res := opsResult{Head: v.head}
-	now := a.o.Now()
+	now := a.now()
 	if len(w.own) > 0 {
 		msg := fmt.Sprintf("planner: run %s: prerequisite tree and memory\n\nWritten by the planner bot; the run is %s in the ledger.", runID, runID)
 		sha, err := a.o.Ops.Commit(ctx, msg, func(ops.Files) ([]git.FileChange, error) { return w.own, nil })

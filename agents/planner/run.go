@@ -110,9 +110,8 @@ func numbers(ns []int64) string {
 }
 
 func (r *result) record() ledger.Record {
-	return ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), PR: max(r.ops.PR, r.ops.TreePR), Detail: strings.Join(r.Summary(), "; "),
-		SessionID: r.session.SessionID, CostUSD: r.session.CostUSD, Turns: r.session.NumTurns,
-		InputTokens: r.session.Usage.InputTokens, OutputTokens: r.session.Usage.OutputTokens}
+	return formulaagent.SessionRecord(ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), PR: max(r.ops.PR, r.ops.TreePR),
+		Detail: strings.Join(r.Summary(), "; ")}, r.session)
 }
 
 // run is the body of a changed run: read the ops repository and the
@@ -139,7 +138,7 @@ func (a *Agent) run(ctx context.Context, runID string, runNo int, me string, pen
 	if err != nil {
 		return nil, err
 	}
-	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, a.o.Now()))
+	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, a.now()))
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +206,7 @@ func (a *Agent) tracker(ctx context.Context, v *opsView) (tracker, error) {
 	if t.open, err = a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateOpen}); err != nil {
 		return t, fmt.Errorf("list open issues: %w", err)
 	}
-	closed, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateClosed, Since: a.o.Now().Add(-recentlyClosed)})
+	closed, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateClosed, Since: a.now().Add(-recentlyClosed)})
 	if err != nil {
 		return t, fmt.Errorf("list closed issues: %w", err)
 	}
@@ -238,7 +237,6 @@ func (a *Agent) tracker(ctx context.Context, v *opsView) (tracker, error) {
 // the reason is in the summary.
 func (a *Agent) session(ctx context.Context, w *formulaagent.Work, t tracker, v *opsView, runNo int, due bool,
 	res *result, log zerolog.Logger) (Plan, error) {
-	out := w.Out(PlanFile)
 	red := a.o.Redactor.String
 	blocks := []formula.Block{
 		{Title: "Your tasks", Body: tasks(runNo, due, len(t.predictions), v, a.o.Project)},
@@ -254,30 +252,24 @@ func (a *Agent) session(ctx context.Context, w *formulaagent.Work, t tracker, v 
 		}
 		blocks = append(blocks, formula.Block{Title: "Prerequisite tree (ops:" + a.treePath() + ")", Body: red(tree), Untrusted: true})
 	}
-	if g := a.graph(ctx, log); g != "" {
-		blocks = append(blocks, formula.Block{Title: "Structural analysis", Body: red(g), Untrusted: true})
-	}
-	in := formulaagent.SessionInput{Formula: a.formula(),
-		Vars:   map[string]string{"project": a.o.Project, "plan_file": out},
-		Blocks: blocks, Lessons: a.lessons(ctx), Env: map[string]string{EnvPlan: out}}
+	blocks = append(blocks, formulaagent.GraphBlock(ctx, a.o.Graph, a.o.Redactor, log)...)
+	in := formulaagent.SessionInput{Vars: map[string]string{"project": a.o.Project}, Blocks: blocks}
 	if v != nil && v.head != "" {
 		in.OpsFS = v.files.FS()
 	}
-	s, err := w.Session(ctx, in)
-	res.session = s
+	ans, err := w.Ask(ctx, in, formulaagent.Outbox{File: PlanFile, Env: EnvPlan, Var: "plan_file", Max: maxOutbox, What: "a plan"})
+	res.session = ans.Session
+	if err == nil {
+		err = ans.Failed()
+	}
 	if err != nil {
 		return Plan{}, fmt.Errorf("planner session: %w", err)
 	}
-	data, err := w.ReadOut(PlanFile, maxOutbox)
-	if err != nil && s.IsError {
-		return Plan{}, fmt.Errorf("planner session: %w: ended in error (%s) without a plan: %s",
-			formulaagent.ErrSession, s.Subtype, red(strings.Join(s.Errors, "; ")))
-	}
-	if err != nil {
+	if ans.Missing != nil {
 		res.lines = append(res.lines, "the session wrote no plan")
 		return Plan{}, nil
 	}
-	p, refused, err := ParsePlan(data)
+	p, refused, err := ParsePlan(ans.Data)
 	if err != nil {
 		log.Warn().Str("error", err.Error()).Msg("plan refused")
 		res.lines = append(res.lines, "plan refused: "+err.Error())
@@ -300,7 +292,7 @@ func (a *Agent) writeAll(ctx context.Context, runID string, runNo int, due bool,
 		}
 		return nil
 	}
-	now := a.o.Now()
+	now := a.now()
 	var w opsWrite
 	if plan.Tree != nil {
 		treeText := plan.Tree.Render(a.o.Project, now, res.applied.ref(res.decisions))
@@ -365,23 +357,4 @@ func undated(tree string) string {
 		}
 	}
 	return strings.TrimSpace(strings.Join(out, "\n"))
-}
-
-func (a *Agent) graph(ctx context.Context, log zerolog.Logger) string {
-	if a.o.Graph == nil {
-		return ""
-	}
-	g, err := a.o.Graph.Context(ctx)
-	if err != nil {
-		log.Warn().Str("error", a.o.Redactor.String(err.Error())).Msg("structural analysis unavailable")
-		return ""
-	}
-	return g
-}
-
-func (a *Agent) lessons(ctx context.Context) string {
-	if a.o.Lessons == nil {
-		return ""
-	}
-	return a.o.Lessons(ctx)
 }

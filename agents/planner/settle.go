@@ -21,10 +21,11 @@ import (
 // anyone else during the run keeps the watermark from before the run:
 // the next run looks again.
 func (a *Agent) settle(ctx context.Context, before formulaagent.Observation, me string, res *result, log zerolog.Logger) error {
-	if err := a.watch.Save(before, time.Time{}); err != nil {
+	watch := a.o.Runner.Watch()
+	if err := watch.Save(before, time.Time{}); err != nil {
 		return err
 	}
-	after, err := a.watch.Changed(ctx, a.o.Now())
+	after, err := watch.Changed(ctx, a.now())
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (a *Agent) settle(ctx context.Context, before formulaagent.Observation, me 
 		log.Debug().Int64("issue", i.Number).Msg("an issue changed during the run; the next run looks again")
 		return nil
 	}
-	return a.watch.Save(after, time.Time{})
+	return watch.Save(after, time.Time{})
 }
 
 // newsSince reports whether i was updated after the watermark was

@@ -16,8 +16,6 @@ package predictor
 
 import (
 	"context"
-	"errors"
-	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -25,7 +23,6 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/forge"
-	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/redact"
 )
@@ -39,7 +36,6 @@ const role = "predictor"
 type forgeAPI interface {
 	fileForge
 	formulaagent.WatchForge
-	Me(ctx context.Context) (forge.User, error)
 	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
 }
 
@@ -49,15 +45,11 @@ var _ forgeAPI = (*forge.RepoClient)(nil)
 type Options struct {
 	Project string
 	Primary string
-	// Forge acts as the predictor bot; Runner checks out the primary
-	// branch and runs the session.
+	// Forge acts as the predictor bot; Runner is the role's runtime: its
+	// tick, formula and session, and its state dir, which holds the last
+	// run's filings besides the lock and the watermark.
 	Forge  forgeAPI
 	Runner *formulaagent.Runner
-	// Formula is the predictor formula; LiveFormula, when set, returns
-	// the formula in force now (overrides).
-	Formula     *formula.Formula
-	LiveFormula func() *formula.Formula
-	Lessons     func(context.Context) string
 	// Formulas are the factory's formula names an exploit may run (the
 	// formulas the vault's runner executes).
 	Formulas []string
@@ -67,20 +59,16 @@ type Options struct {
 	// its prediction and the run records that no request was made).
 	Vault Vault
 	// Graph is the structural analysis (nil: none yet).
-	Graph Graph
-	// StateDir holds the lock, the watermark and the last run's filings.
-	StateDir string
+	Graph    formulaagent.Graph
 	Redactor *redact.Redactor
-	Now      func() time.Time
 	Log      zerolog.Logger
 }
 
 // Agent is the predictor of one project.
 type Agent struct {
-	o     Options
-	watch formulaagent.Watch
-	last  lastFile
-	self  forge.Self
+	o    Options
+	now  func() time.Time
+	last lastFile
 }
 
 var (
@@ -90,73 +78,47 @@ var (
 
 // New returns the predictor of o.Project.
 func New(o Options) *Agent {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
-	return &Agent{o: o,
-		watch: formulaagent.Watch{Forge: o.Forge, Primary: o.Primary, File: filepath.Join(o.StateDir, "watch.json")},
-		last:  lastFile{path: filepath.Join(o.StateDir, "last.json")}}
+	return &Agent{o: o, now: o.Runner.Now, last: lastFile{path: o.Runner.StatePath("last.json")}}
 }
 
-func (a *Agent) formula() *formula.Formula { return formula.InForce(a.o.LiveFormula, a.o.Formula) }
+// Tick is one predictor run (formulaagent.Runner.Tick): skip when
+// nothing it reads changed (primary head, issues, ops head) and the
+// previous run filed nothing; otherwise run the session and file what
+// passes.
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }
 
-// identity returns the predictor bot's login.
-func (a *Agent) identity(ctx context.Context) (string, error) { return a.self.Login(ctx, a.o.Forge.Me) }
-
-// Tick is one predictor run: under the project's lock, skip when nothing
-// it reads changed (primary head, issues, ops head) and the previous run
-// filed nothing; otherwise run the session and file what passes.
-func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
-	unlock, err := formulaagent.Lock(a.o.StateDir)
-	if errors.Is(err, formulaagent.ErrBusy) {
-		log := run.Logger()
-		log.Info().Str("reason", err.Error()).Msg("predictor run skipped")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	obs, err := a.watch.Changed(ctx, a.o.Now())
-	if err != nil {
-		return err
-	}
+// Begin implements formulaagent.Role: besides the primary branch and the
+// issues, the predictor watches the ops repository, and a run that filed
+// predictions makes the next one look again.
+func (a *Agent) Begin(ctx context.Context, r *formulaagent.Run) (formulaagent.Body, string, error) {
 	prev, err := a.last.load()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	ops, opsHead := a.ops(ctx, run.Logger())
-	why := obs.Why
+	ops, opsHead := a.ops(ctx, r.Logger())
+	why := r.Obs.Why
 	if why == "" && opsHead != prev.OpsHead {
 		why = "ops repository moved"
 	}
 	if why == "" && len(prev.Filed) == 0 {
-		log := run.Logger()
-		log.Debug().Msg("nothing changed since the last predictor run, which filed nothing")
-		return nil
+		return nil, "", nil
 	}
 	if why == "" {
 		why = "the last run filed predictions"
 	}
-	me, err := a.identity(ctx)
-	if err != nil {
-		return err
-	}
-	log := run.Logger().With().Str("why", why).Logger()
-	res, err := a.run(ctx, me, ops, log)
-	if err != nil {
-		return err
-	}
-	if err := a.last.save(last{OpsHead: opsHead, Filed: res.issues(), Run: a.o.Now()}); err != nil {
-		return err
-	}
-	if err := a.watch.Save(obs, time.Time{}); err != nil {
-		return err
-	}
-	return run.Record(res.record())
+	return func(ctx context.Context, r *formulaagent.Run) (formulaagent.Outcome, error) {
+		res, err := a.run(ctx, r.Me, ops, r.Log)
+		if err != nil {
+			return formulaagent.Outcome{}, err
+		}
+		if err := a.last.save(last{OpsHead: opsHead, Filed: res.issues(), Run: a.now()}); err != nil {
+			return formulaagent.Outcome{}, err
+		}
+		return formulaagent.Outcome{Record: res.record}, nil
+	}, why, nil
 }
 
 // ops returns the ops repository's files and head; a failure to read it

@@ -33,14 +33,6 @@ type OpsTree struct {
 // §3.2).
 var EvidenceAreas = []string{"red-team", "holdout", "evolution", "user-test"}
 
-// Graph is the structural analysis of the project shown to the session
-// (orphans, cycles, thin objectives, bottlenecks). Until the graph
-// builder exists no Graph is wired and the section is left out.
-type Graph interface {
-	// Context returns the analysis as text, "" when there is none.
-	Context(ctx context.Context) (string, error)
-}
-
 // Limits of what the session is shown.
 const (
 	historyLimit  = 50 // predictions per label (spec 40 §3.6)

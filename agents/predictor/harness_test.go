@@ -63,9 +63,8 @@ func (r *rig) build() {
 		t.Fatal(err)
 	}
 	r.NewRuntime(r.enable)
-	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Runner: r.FormulaRunner(), Formula: f,
-		Formulas: []string{"run-gardener", "run-predictor", "run-red-team"}, Ops: mapOps{r}, Vault: r.vault,
-		StateDir: r.StateDir(), Now: r.Clock, Log: r.Log})
+	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Runner: r.FormulaRunner(f),
+		Formulas: []string{"run-gardener", "run-predictor", "run-red-team"}, Ops: mapOps{r}, Vault: r.vault, Log: r.Log})
 }
 
 // mapOps serves the rig's ops tree.

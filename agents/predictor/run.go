@@ -89,9 +89,7 @@ func (r *result) record() ledger.Record {
 	if s := r.Summary(); len(s) > 0 {
 		detail += "; " + strings.Join(s, "; ")
 	}
-	return ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), Detail: detail,
-		SessionID: r.Session.SessionID, CostUSD: r.Session.CostUSD, Turns: r.Session.NumTurns,
-		InputTokens: r.Session.Usage.InputTokens, OutputTokens: r.Session.Usage.OutputTokens}
+	return formulaagent.SessionRecord(ledger.Record{Reason: ledger.ReasonPlanned, Code: r.code(), Detail: detail}, r.Session)
 }
 
 // run is the body of a changed run: read the track record, run the
@@ -102,7 +100,7 @@ func (a *Agent) run(ctx context.Context, me string, ops *OpsTree, log zerolog.Lo
 	if err != nil {
 		return nil, err
 	}
-	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, a.o.Now()))
+	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, a.now()))
 	if err != nil {
 		return nil, err
 	}
@@ -186,36 +184,30 @@ func (a *Agent) history(ctx context.Context, me string) (record, error) {
 // the reason is in the summary.
 func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, ops *OpsTree,
 	formulas map[string]bool, res *result, log zerolog.Logger) ([]Proposal, error) {
-	out := w.Out(ProposalsFile)
 	blocks := []formula.Block{
 		{Title: "Your tasks", Body: tasks(formulas)},
 		{Title: "Your track record", Body: a.o.Redactor.String(rec.text()), Untrusted: true},
 		{Title: "Evidence inventory", Body: evidence(ops), Untrusted: true},
 	}
-	if g := a.graph(ctx, log); g != "" {
-		blocks = append(blocks, formula.Block{Title: "Structural analysis", Body: a.o.Redactor.String(g), Untrusted: true})
+	blocks = append(blocks, formulaagent.GraphBlock(ctx, a.o.Graph, a.o.Redactor, log)...)
+	ans, err := w.Ask(ctx, formulaagent.SessionInput{Vars: map[string]string{"project": a.o.Project}, Blocks: blocks, OpsFS: ops.fs()},
+		formulaagent.Outbox{File: ProposalsFile, Env: EnvProposals, Var: "proposals_file", Max: maxOutbox, What: "proposals"})
+	res.Session = ans.Session
+	if err == nil {
+		// A session that ended in an error before it judged anything is
+		// a failed session too.
+		err = ans.Failed()
 	}
-	s, err := w.Session(ctx, formulaagent.SessionInput{Formula: a.formula(),
-		Vars:   map[string]string{"project": a.o.Project, "proposals_file": out},
-		Blocks: blocks, OpsFS: ops.fs(), Lessons: a.lessons(ctx), Env: map[string]string{EnvProposals: out}})
-	res.Session = s
 	if err != nil {
 		// Nothing was judged: the run fails (classified by the runtime)
 		// and leaves no watermark, so the next run tries again.
 		return nil, fmt.Errorf("predictor session: %w", err)
 	}
-	data, err := w.ReadOut(ProposalsFile, maxOutbox)
-	if err != nil && s.IsError {
-		// The session ended in an error before it judged anything: as a
-		// failed session, the next run tries again.
-		return nil, fmt.Errorf("predictor session: %w: ended in error (%s) without proposals: %s",
-			formulaagent.ErrSession, s.Subtype, a.o.Redactor.String(strings.Join(s.Errors, "; ")))
-	}
-	if err != nil {
+	if ans.Missing != nil {
 		res.Lines = append(res.Lines, "the session wrote no proposals")
 		return nil, nil
 	}
-	p, refused, err := ParseProposals(data)
+	p, refused, err := ParseProposals(ans.Data)
 	if err != nil {
 		res.Lines = append(res.Lines, "proposals refused: "+err.Error())
 		return nil, nil
@@ -228,23 +220,4 @@ func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, o
 		res.Lines = append(res.Lines, "skipped: "+text.Clip(oneLine(p.Skipped), 300))
 	}
 	return p.Proposals, nil
-}
-
-func (a *Agent) graph(ctx context.Context, log zerolog.Logger) string {
-	if a.o.Graph == nil {
-		return ""
-	}
-	g, err := a.o.Graph.Context(ctx)
-	if err != nil {
-		log.Warn().Str("error", a.o.Redactor.String(err.Error())).Msg("structural analysis unavailable")
-		return ""
-	}
-	return g
-}
-
-func (a *Agent) lessons(ctx context.Context) string {
-	if a.o.Lessons == nil {
-		return ""
-	}
-	return a.o.Lessons(ctx)
 }

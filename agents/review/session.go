@@ -97,13 +97,10 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	}
 	outFile := reviewFile(ws)
 	_ = os.Remove(outFile)
-	inv := claude.Invocation{
+	inv := claude.Spec{
 		Dir:       ws.Repo(),
 		Workspace: ws,
-		Model:     a.opts.Model,
-		Backend:   a.opts.Backend,
-		MaxTurns:  DefaultMaxTurns,
-		Timeout:   a.opts.Timeout,
+		Bounds:    claude.Bounds{Model: a.opts.Model, Backend: a.opts.Backend, MaxTurns: DefaultMaxTurns, Timeout: a.opts.Timeout},
 		Env:       map[string]string{formula.EnvReviewFile: outFile},
 		Label:     fmt.Sprintf("review-%s-pr-%d", a.opts.Project.Name, pr.Number),
 		Logger:    &log,
@@ -121,7 +118,7 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 		fail(CodePrompt, "the review prompt could not be built", claude.Result{})
 		return
 	}
-	res, err := a.opts.Claude.Run(ctx, inv)
+	res, err := claude.Call(ctx, a.opts.Claude, inv)
 	if errors.Is(err, claude.ErrSessionNotFound) && inv.ResumeID != "" {
 		log.Info().Msg("review session is gone; starting a fresh one")
 		inv.ResumeID = ""
@@ -129,7 +126,7 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 			fail(CodePrompt, "the review prompt could not be built", claude.Result{})
 			return
 		}
-		res, err = a.opts.Claude.Run(ctx, inv)
+		res, err = claude.Call(ctx, a.opts.Claude, inv)
 	}
 	if ctx.Err() != nil {
 		// Shutdown: nothing was published; the next daemon reviews again.

@@ -14,6 +14,7 @@ import (
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
@@ -115,8 +116,12 @@ func (p *pass) analyse(fd *Finding) {
 // sandbox workspace that holds no credential and no data-dir state (the
 // snapshot is in the prompt), and its report is a Verdict.
 type ModelAnalyst struct {
-	Claude  claude.Runner
+	Claude claude.Runner
+	// Formula is the run-supervisor formula; Live, when set, the formula
+	// in force, resolved at each analysis (.profile and ops repository
+	// overrides), Formula its fallback.
 	Formula *formula.Formula
+	Live    formulaagent.LiveFormula
 	Project string
 	// Sandbox and Key give the session its workspace; without a Sandbox
 	// the session runs in Dir (tests).
@@ -138,29 +143,24 @@ const (
 
 // Analyse implements Analyst.
 func (m *ModelAnalyst) Analyse(ctx context.Context, snap *Snapshot, anomaly Finding) (Verdict, error) {
-	turns, timeout := m.MaxTurns, m.Timeout
-	if turns <= 0 || turns > DefaultAnalystTurns {
-		turns = DefaultAnalystTurns
-	}
-	if timeout <= 0 || timeout > DefaultAnalystTimeout {
-		timeout = DefaultAnalystTimeout
-	}
-	inv := claude.Invocation{Model: m.Model, Backend: m.Backend, MaxTurns: turns, Timeout: timeout, Label: "supervisor-analysis"}
+	b := claude.Bounds{Model: m.Model, Backend: m.Backend, MaxTurns: m.MaxTurns, Timeout: m.Timeout}.
+		Capped(claude.Bounds{MaxTurns: DefaultAnalystTurns, Timeout: DefaultAnalystTimeout})
+	spec := claude.Spec{Label: "supervisor-analysis", Bounds: b, Dir: m.Dir}
 	report := filepath.Join(m.Dir, "report.json")
-	inv.Dir = m.Dir
 	if m.Sandbox != nil {
 		ws, err := m.Sandbox.Workspace(m.Key)
 		if err != nil {
 			return Verdict{}, fmt.Errorf("supervisor analysis: %w", err)
 		}
-		inv.Workspace, inv.Dir, report = ws, ws.Home(), ws.Out("report.json")
+		spec.Workspace, spec.Dir, report = ws, ws.Home(), ws.Out("report.json")
 	} else if err := os.MkdirAll(m.Dir, 0o700); err != nil {
 		return Verdict{}, err
 	}
 	_ = os.Remove(report)
 	data, _ := json.MarshalIndent(snap, "", " ")
-	prompt, err := formula.Render(m.Formula, formula.RenderInput{Role: "supervisor", Project: m.Project,
-		Vars: map[string]string{"project": m.Project, "report_file": report, "max_turns": strconv.Itoa(turns)},
+	f := formulaagent.Formulas{Formula: m.Formula, Live: m.Live}.Resolve(ctx)
+	prompt, err := formula.Render(f, formula.RenderInput{Role: "supervisor", Project: m.Project,
+		Vars: map[string]string{"project": m.Project, "report_file": report, "max_turns": strconv.Itoa(b.MaxTurns)},
 		Blocks: []formula.Block{
 			{Title: "Snapshot", Body: string(data), Untrusted: true},
 			{Title: "Anomaly", Body: anomaly.Summary + "\n" + anomaly.evidence, Untrusted: true},
@@ -168,8 +168,8 @@ func (m *ModelAnalyst) Analyse(ctx context.Context, snap *Snapshot, anomaly Find
 	if err != nil {
 		return Verdict{}, fmt.Errorf("render run-supervisor: %w", err)
 	}
-	inv.Prompt = prompt
-	if _, err := m.Claude.Run(ctx, inv); err != nil && !errors.Is(err, claude.ErrMaxTurns) {
+	spec.Prompt = prompt
+	if _, err := claude.Call(ctx, m.Claude, spec); err != nil && !errors.Is(err, claude.ErrMaxTurns) {
 		return Verdict{}, fmt.Errorf("supervisor analysis: %w", err)
 	}
 	out, _, err := atomicfile.ReadUntrusted(report, maxVerdictBytes)

@@ -1,6 +1,9 @@
 package supervisor
 
 import (
+	"context"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/rs/zerolog"
 )
 
 // An unknown anomaly (repeated run failures) is shown to the real claude
@@ -66,5 +70,61 @@ func TestUnknownAnomalyAsksTheModelOnce(t *testing.T) {
 	}
 	if n := len(srv.MessageRequests("supervisor")); n > DefaultAnalystTurns {
 		t.Fatalf("%d model requests, over the turn bound", n)
+	}
+}
+
+// promptRunner is a model runner that keeps the prompts it is given and
+// writes a valid report where the prompt's report file variable says.
+type promptRunner struct {
+	report  string
+	prompts []string
+}
+
+func (p *promptRunner) Run(_ context.Context, inv claude.Invocation) (claude.Result, error) {
+	p.prompts = append(p.prompts, inv.Prompt)
+	err := os.WriteFile(p.report, []byte(`{"summary": "ok", "findings": []}`), 0o600)
+	return claude.Result{HasResult: true, Subtype: "success"}, err
+}
+
+// An override of run-supervisor landing in the ops checkout after the
+// daemon started reaches the analyst's next prompt, with no resync of
+// the daemon's in between: the formula is resolved at each analysis.
+func TestAnalystUsesTheLiveFormula(t *testing.T) {
+	ctx := t.Context()
+	opsDir := t.TempDir()
+	head := "ops1"
+	live, err := formula.NewLive(ctx, formula.LiveOptions{Name: "run-supervisor", Embedded: formulas.FS, Logger: zerolog.Nop(),
+		Ops: func(context.Context) (*formula.Tree, string, error) { return formula.DirTree(opsDir), head, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runner := &promptRunner{report: filepath.Join(dir, "report.json")}
+	m := &ModelAnalyst{Claude: runner, Formula: live.Formula(), Live: live, Project: "p", Dir: dir}
+	analyse := func() string {
+		t.Helper()
+		if _, err := m.Analyse(ctx, &Snapshot{}, Finding{Rule: RuleRunFailures, Summary: "runs fail"}); err != nil {
+			t.Fatal(err)
+		}
+		return runner.prompts[len(runner.prompts)-1]
+	}
+	const marker = "Classify what the snapshot shows, as the operator asks"
+	if p := analyse(); strings.Contains(p, marker) {
+		t.Fatal("the override is in the prompt before it landed")
+	}
+	shipped, err := fs.ReadFile(formulas.FS, "run-supervisor.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	override := strings.Replace(string(shipped), `title = "Classify what the snapshot shows"`, `title = "`+marker+`"`, 1)
+	if err := os.MkdirAll(filepath.Join(opsDir, "formulas"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(opsDir, "formulas", "run-supervisor.toml"), []byte(override), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	head = "ops2"
+	if p := analyse(); !strings.Contains(p, marker) {
+		t.Fatalf("the ops override did not reach the analyst's prompt:\n%s", p)
 	}
 }

@@ -98,16 +98,19 @@ func (d agentDeps) gitAs(b config.Bot) *git.Git {
 	})
 }
 
-// formulaRunner is the session runner of a scheduled formula role (the
-// gardener, planner, predictor) acting as rp's bot: its own clone of the
-// project under <data>/clones/<project>/<bot>, the shared model runner
-// and sandbox, and the role's model settings.
+// formulaRunner is the runtime of a scheduled formula role (the
+// gardener, planner, predictor, architect) acting as rp's bot: its own
+// clone of the project under <data>/clones/<project>/<bot>, its state
+// under <data>/state/<project>/<role>, its live formula and the bot's
+// lessons, the shared model runner and sandbox, and the role's model
+// settings.
 func (d agentDeps) formulaRunner(rp roleParts) *formulaagent.Runner {
 	p, s, b := d.Project, d.Services, rp.bot
 	return formulaagent.NewRunner(formulaagent.Options{
 		Role: string(d.Role), Project: p.Name, Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.Repo + ".git",
 		CloneDir: s.projectDir("clones", p, b.User), Primary: p.PrimaryBranch, Bot: b.User,
-		Forge: rp.forge, Claude: s.claude, Sandbox: s.sandbox,
+		Forge: rp.forge, StateDir: s.projectDir("state", p, string(d.Role)),
+		Formula: rp.formula, Live: rp.live, Lessons: s.lessonsFor(p, d.Role), Claude: s.claude, Sandbox: s.sandbox,
 		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
 	})
 }

@@ -50,11 +50,8 @@ func newArchitectAgent(d agentDeps) (agent.Agent, error) {
 	o := architect.Options{
 		Project: p.Name, Primary: p.PrimaryBranch,
 		Forge: rp.forge, Ops: rp.forge.Client().Repo(owner, name), Proposer: proposer,
-		Claude: s.claude, Sandbox: s.sandbox, Sessions: claude.NewSessionStore(filepath.Join(d.DataDir, "state"), nil),
-		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
-		Deciders: d.maintainersOf(b), Bots: d.Config.BotUsernames,
-		Model: rp.settings.Model, Backend: rp.settings.Backend,
-		StateDir: s.projectDir("state", p, "architect"), Redactor: s.redactor, Log: d.Log,
+		Runner: d.formulaRunner(rp), Sessions: claude.NewSessionStore(filepath.Join(d.DataDir, "state"), nil),
+		Deciders: d.maintainersOf(b), Bots: d.Config.BotUsernames, Redactor: s.redactor, Log: d.Log,
 	}
 	// The architect bot only reads the project; the filer bot, which may
 	// write its issues, applies the architect's labels.

@@ -25,8 +25,7 @@ func newGardenerAgent(d agentDeps) (agent.Agent, error) {
 	runner := d.formulaRunner(rp)
 	return gardener.New(gardener.Options{
 		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
-		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
-		StateDir: s.projectDir("state", p, "gardener"), ReviewBot: reviewBot, Redactor: s.redactor, Log: d.Log,
+		ReviewBot: reviewBot, Redactor: s.redactor, Log: d.Log,
 	}), nil
 }
 

@@ -33,9 +33,7 @@ func newPlannerAgent(d agentDeps) (agent.Agent, error) {
 	b := rp.bot
 	runner := d.formulaRunner(rp)
 	o := planner.Options{
-		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
-		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
-		StateDir: s.projectDir("state", p, "planner"), Redactor: s.redactor, Log: d.Log,
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner, Redactor: s.redactor, Log: d.Log,
 	}
 	if owner, name, ok := strings.Cut(p.OpsRepo, "/"); ok {
 		user, email := git.Identity(b.User)
@@ -58,7 +56,7 @@ type plannerGraph struct {
 	log  zerolog.Logger
 }
 
-// Context implements planner.Graph.
+// Context implements formulaagent.Graph.
 func (g plannerGraph) Context(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, graphReviewTimeout)
 	defer cancel()

@@ -42,10 +42,8 @@ func newPredictorAgent(d agentDeps) (agent.Agent, error) {
 	}
 	return predictor.New(predictor.Options{
 		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
-		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
 		Formulas: factoryFormulas(), Ops: predictorOps{s: s, p: p}, Vault: requests,
-		Graph:    predictorGraph{s: s, p: p, repo: rp.forge, log: d.Log},
-		StateDir: s.projectDir("state", p, "predictor"), Redactor: s.redactor, Log: d.Log,
+		Graph: predictorGraph{s: s, p: p, repo: rp.forge, log: d.Log}, Redactor: s.redactor, Log: d.Log,
 	}), nil
 }
 

@@ -36,8 +36,9 @@ func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 		Log:         d.Log,
 	}
 	// The model sees only unknown anomalies, in a sandbox workspace of
-	// its own, read-only by its formula and without a forge token.
-	o.Analyst = &supervisor.ModelAnalyst{Claude: s.claude, Formula: rp.formula, Project: p.Name,
+	// its own, read-only by its formula (the live one: overrides reach
+	// it) and without a forge token.
+	o.Analyst = &supervisor.ModelAnalyst{Claude: s.claude, Formula: rp.formula, Live: rp.live, Project: p.Name,
 		Sandbox: s.sandbox, Key: sandbox.Key("supervisor", p.Name), Model: rp.settings.Model, Backend: rp.settings.Backend}
 	o.Checkouts = supervisedCheckouts(d, p)
 	if d.Runtime != nil {

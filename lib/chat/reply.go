@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -127,23 +126,16 @@ func (s *Server) run(ctx context.Context, user, id, msg string) (claude.Result, 
 	if err != nil {
 		return claude.Result{}, err
 	}
-	dir := ws.Repo()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return claude.Result{}, fmt.Errorf("chat workspace: %w", err)
-	}
-	if err := ws.Own(dir); err != nil {
-		return claude.Result{}, err
-	}
 	system, err := s.o.SystemPrompt(user)
 	if err != nil {
 		return claude.Result{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
-	inv := claude.Invocation{Prompt: msg, Dir: dir, Workspace: ws, Model: s.o.Model, MaxTurns: s.o.MaxTurns,
-		Timeout: s.o.Timeout, AppendSystemPrompt: system, Label: sandbox.Key("chat", user, id)}
-	key := claude.SessionKey{Project: sandbox.Key("chat", user), Subject: id}
-	return claude.Continue(ctx, s.o.Runner, s.store, key, inv, s.recovery(user, id))
+	return claude.Call(ctx, s.o.Runner, claude.Spec{Label: sandbox.Key("chat", user, id), Prompt: msg, Workspace: ws,
+		Bounds: claude.Bounds{Model: s.o.Model, MaxTurns: s.o.MaxTurns, Timeout: s.o.Timeout}, System: system,
+		Conversation: &claude.Conversation{Store: s.store, Key: claude.SessionKey{Project: sandbox.Key("chat", user), Subject: id},
+			Recovery: s.recovery(user, id)}})
 }
 
 // recovery is the conversation so far but for its last message (the one

@@ -1,18 +1,26 @@
-// Package formulaagent is the runtime shared by the scheduled roles that
-// are mostly a formula: the gardener, and after it the planner, predictor,
-// architect and supervisor.
+// Package formulaagent is the runtime of the scheduled roles that are
+// mostly a formula: the gardener, planner, predictor and architect (and
+// the live formula of the supervisor's analyst).
 //
-// A run of such a role goes through the same steps, each a small piece
-// here: take the project's lock (Lock), skip the run when nothing it looks
-// at changed (Watch), check out a private copy of the primary branch on
-// the role's own branch inside a session workspace (Checkout), render the
-// formula with the bot's lessons and run one bounded, sandboxed session in
-// that copy (Work.Session), read back only the files the role may change
-// (Work.Collect), commit and push them as the role's bot and open the pull
-// request (Work.Publish), and post a structured summary of the run on it
-// (Summary). The role's own Go validates what the session wrote and
-// applies what was merged; the dev agent merges the approved, green pull
-// request (agents/dev chores).
+// The Runner owns a role's tick (Runner.Tick): it takes the project's
+// lock (Lock), skips the run when nothing it looks at changed (Watch, and
+// whatever else the role's Begin reads), resolves the bot's identity,
+// runs the role's body, then leaves the watermark and the ledger record.
+// A role supplies only what differs: what else it watches (Role.Begin),
+// its inputs, how it validates its session's output and how it applies
+// the result.
+//
+// Inside a run the Runner checks out a private copy of the primary branch
+// on the role's own branch inside a session workspace (Checkout), renders
+// the formula in force (resolved live at each run: .profile and ops
+// repository overrides) with the bot's lessons and runs one bounded,
+// sandboxed session in that copy (Work.Session, Work.Ask, which reads
+// back the role's outbox), reads back only the files the role may change
+// (Work.Collect), commits and pushes them as the role's bot and opens the
+// pull request (Work.Publish), and posts a structured summary of the run
+// on it (Summary). A role that needs no checkout runs its sessions in a
+// scratch directory, new or resuming a stored conversation
+// (Runner.Converse). Every session is built by claude.Call.
 //
 // The session never sees a credential: the clone and every push happen in
 // the daemon with lib/git's credential helper, the session gets a

@@ -3,95 +3,21 @@ package formulaagent
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/git"
-	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/sandbox"
 )
-
-// Defaults of a role's session.
-const (
-	DefaultTurns   = 40
-	DefaultTimeout = 30 * time.Minute
-	// MaxFile bounds one file read back from the session's copy.
-	MaxFile = 256 << 10
-)
-
-// ErrSession wraps why a role's session produced nothing usable.
-var ErrSession = errors.New("session failed")
-
-// Options configures a Runner: the parts every run of one role on one
-// project shares.
-type Options struct {
-	// Role names the role ("gardener"); it prefixes branches
-	// (chore/<role>-...), workspace keys and transcripts.
-	Role    string
-	Project string
-	// Git carries the role bot's credentials; URL is the project's clone
-	// URL without them; CloneDir is the role's own clone.
-	Git      *git.Git
-	URL      string
-	CloneDir string
-	Primary  string
-	// Bot is the role bot's login (the commit identity).
-	Bot string
-	// Forge acts as the role bot.
-	Forge PublishForge
-	// Claude runs the session in a workspace of Sandbox.
-	Claude  claude.Runner
-	Sandbox *sandbox.Sandbox
-	// Model, Backend, MaxTurns and Timeout bound the session; defaults
-	// when empty.
-	Model, Backend string
-	MaxTurns       int
-	Timeout        time.Duration
-	Redactor       *redact.Redactor
-	Log            zerolog.Logger
-}
-
-// PublishForge is what a Runner does on the forge.
-type PublishForge interface {
-	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
-	CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error)
-}
-
-// Runner runs the checkout, session and publication of one role on one
-// project. It is safe for concurrent use, though the role's lock keeps
-// runs apart.
-type Runner struct {
-	o    Options
-	mu   sync.Mutex
-	repo *git.Repo
-}
-
-// NewRunner returns the runner of o.
-func NewRunner(o Options) *Runner {
-	if o.Primary == "" {
-		o.Primary = "main"
-	}
-	if o.MaxTurns <= 0 {
-		o.MaxTurns = DefaultTurns
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	return &Runner{o: o}
-}
 
 // Work is one run's private copy of the primary branch, on the role's
 // branch, in a session workspace.
@@ -108,27 +34,6 @@ type Work struct {
 // (UTC).
 func Branch(role string, t time.Time) string {
 	return "chore/" + role + "-" + t.UTC().Format("20060102-1504")
-}
-
-// clone returns the role's clone, fetched.
-func (r *Runner) clone(ctx context.Context) (*git.Repo, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.repo == nil {
-		repo, err := r.o.Git.EnsureClone(ctx, r.o.URL, r.o.CloneDir, r.o.Primary)
-		if err != nil {
-			return nil, fmt.Errorf("%s clone: %w", r.o.Role, err)
-		}
-		name, email := git.Identity(r.o.Bot)
-		if err := repo.ConfigureIdentity(ctx, name, email); err != nil {
-			return nil, err
-		}
-		r.repo = repo
-	}
-	if err := r.repo.Fetch(ctx); err != nil {
-		return nil, fmt.Errorf("%s fetch: %w", r.o.Role, err)
-	}
-	return r.repo, nil
 }
 
 // Checkout makes a fresh copy of the primary branch on branch in the
@@ -185,12 +90,11 @@ func (w *Work) Repo() *git.Repo { return w.repo }
 // Close removes the workspace.
 func (w *Work) Close() error { return w.r.o.Sandbox.Remove(w.ws.Key()) }
 
-// SessionInput is what a role hands to its session.
+// SessionInput is what a role hands to its session; the runtime adds
+// the formula in force and the bot's lessons.
 type SessionInput struct {
-	Formula *formula.Formula
-	Vars    map[string]string
-	Blocks  []formula.Block
-	Lessons string
+	Vars   map[string]string
+	Blocks []formula.Block
 	// OpsFS is the ops repository the formula's "ops:" context files are
 	// read from (nil: none; they are skipped).
 	OpsFS fs.FS
@@ -198,32 +102,82 @@ type SessionInput struct {
 	Env map[string]string
 }
 
-// Session renders the formula and runs one bounded session in the copy.
-func (w *Work) Session(ctx context.Context, in SessionInput) (claude.Result, error) {
-	o := w.r.o
-	if in.Formula == nil || o.Claude == nil {
-		return claude.Result{}, fmt.Errorf("%w: no formula or runner", ErrSession)
+// Outbox is the file a session answers in: File in the workspace's
+// outbox, its path given to the session as the variable Env and the
+// formula's variable Var, read back at most Max bytes. What names the
+// answer in errors ("a plan").
+type Outbox struct {
+	File, Env, Var string
+	Max            int64
+	What           string
+}
+
+// Answer is what a session left.
+type Answer struct {
+	Session claude.Result
+	// Data is the outbox file; Missing why it could not be read (nil
+	// when it was).
+	Data    []byte
+	Missing error
+	r       *Runner
+	what    string
+}
+
+// Failed is the error of a session that ended in an error without
+// writing its outbox (nil otherwise): it judged nothing.
+func (a Answer) Failed() error {
+	if a.Missing == nil || !a.Session.IsError {
+		return nil
 	}
+	return fmt.Errorf("%w: ended in error (%s) without %s: %s", ErrSession, a.Session.Subtype, a.what,
+		a.r.o.Redactor.String(strings.Join(a.Session.Errors, "; ")))
+}
+
+// Session renders the formula in force and runs one bounded session in
+// the copy.
+func (w *Work) Session(ctx context.Context, in SessionInput) (claude.Result, error) {
+	return w.r.session(ctx, w.Dir(), w.ws, in, w.Primary(ctx))
+}
+
+// Ask runs the session with out's path in its variables and environment
+// and reads back out. The error is the session's failure only; an
+// outbox it could not read is in Missing.
+func (w *Work) Ask(ctx context.Context, in SessionInput, out Outbox) (Answer, error) {
+	path := w.Out(out.File)
+	in.Vars = with(in.Vars, out.Var, path)
+	in.Env = with(in.Env, out.Env, path)
+	res, err := w.Session(ctx, in)
+	a := Answer{Session: res, r: w.r, what: out.What}
+	if err != nil {
+		return a, err
+	}
+	a.Data, a.Missing = w.ReadOut(out.File, out.Max)
+	return a, nil
+}
+
+// with returns m with k set to v (a copy; m is the caller's).
+func with(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for key, val := range m {
+		out[key] = val
+	}
+	out[k] = v
+	return out
+}
+
+// session renders the formula in force with in and the repository repo
+// and runs one session in dir of ws.
+func (r *Runner) session(ctx context.Context, dir string, ws *sandbox.Workspace, in SessionInput, repo fs.FS) (claude.Result, error) {
 	var env []formula.EnvVar
 	for k, v := range in.Env {
 		env = append(env, formula.EnvVar{Name: k, Value: v})
 	}
 	sort.Slice(env, func(i, j int) bool { return env[i].Name < env[j].Name })
-	prompt, err := formula.Render(in.Formula, formula.RenderInput{
-		Role: o.Role, Project: o.Project, Vars: in.Vars, RepoFS: w.Primary(ctx), OpsFS: in.OpsFS,
-		Blocks: in.Blocks, Lessons: in.Lessons, Env: env, Logger: o.Log,
-	})
+	prompt, f, err := r.Prompt(ctx, formula.RenderInput{Vars: in.Vars, RepoFS: repo, OpsFS: in.OpsFS, Blocks: in.Blocks, Env: env})
 	if err != nil {
 		return claude.Result{}, fmt.Errorf("%w: %w", ErrSession, err)
 	}
-	model := o.Model
-	if model == "" {
-		model = in.Formula.Model
-	}
-	res, err := o.Claude.Run(ctx, claude.Invocation{
-		Prompt: prompt, Dir: w.Dir(), Workspace: w.ws, Model: model, Backend: o.Backend,
-		MaxTurns: o.MaxTurns, Timeout: o.Timeout, Env: in.Env, Label: o.Role + "-" + o.Project,
-	})
+	res, err := r.Converse(ctx, Scratch{Workspace: ws, Dir: dir, Prompt: prompt, Formula: f, Env: in.Env})
 	if err != nil {
 		return res, fmt.Errorf("%w: %w", ErrSession, err)
 	}

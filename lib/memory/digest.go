@@ -216,13 +216,6 @@ func (d *Digester) session(ctx context.Context, input, current string) (string, 
 		return "", claude.Result{}, err
 	}
 	defer func() { _ = d.o.Sandbox.Remove(ws.Key()) }()
-	dir := ws.Repo()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", claude.Result{}, err
-	}
-	if err := ws.Own(dir); err != nil {
-		return "", claude.Result{}, err
-	}
 	out := ws.Out(LessonsFile)
 	_ = os.Remove(out)
 	prompt, err := formula.Render(d.o.Formula, formula.RenderInput{
@@ -237,11 +230,9 @@ func (d *Digester) session(ctx context.Context, input, current string) (string, 
 	if err != nil {
 		return "", claude.Result{}, fmt.Errorf("%w: %w", ErrDigestFailed, err)
 	}
-	res, err := d.o.Claude.Run(ctx, claude.Invocation{
-		Prompt: prompt, Dir: dir, Workspace: ws, Model: d.o.Model, Backend: d.o.Backend,
-		MaxTurns: d.o.MaxTurns, Timeout: d.o.Timeout, Env: map[string]string{formula.EnvLessonsFile: out},
-		Label: "digest-" + d.o.Bot,
-	})
+	res, err := claude.Call(ctx, d.o.Claude, claude.Spec{Label: "digest-" + d.o.Bot, Prompt: prompt, Workspace: ws,
+		Bounds: claude.Bounds{Model: d.o.Model, Backend: d.o.Backend, MaxTurns: d.o.MaxTurns, Timeout: d.o.Timeout},
+		Env:    map[string]string{formula.EnvLessonsFile: out}})
 	if err != nil {
 		return "", res, fmt.Errorf("%w: session: %w", ErrDigestFailed, err)
 	}

@@ -63,10 +63,9 @@ func (e *devEnv) startGardener(bot forgetest.User, data string) *gardenerProc {
 		Credentials: &git.Credentials{URL: e.srv.URL, Username: bot.Login, Password: bot.Password}})
 	runner := formulaagent.NewRunner(formulaagent.Options{Role: "gardener", Project: "proj", Git: gt,
 		URL: e.srv.URL + "/" + e.repo.Slug() + ".git", CloneDir: filepath.Join(data, "clone"), Primary: "main",
-		Bot: bot.Login, Forge: repo, Claude: scriptedRunner(t, e.modelURL, data), Sandbox: sb, Timeout: 3 * time.Minute,
-		Log: zerolog.Nop()})
-	g.a = gardener.New(gardener.Options{Project: "proj", Primary: "main", Forge: repo, Runner: runner, Formula: f,
-		StateDir: filepath.Join(data, "state"), Log: zerolog.Nop()})
+		Bot: bot.Login, Forge: repo, StateDir: filepath.Join(data, "state"), Formula: f,
+		Claude: scriptedRunner(t, e.modelURL, data), Sandbox: sb, Timeout: 3 * time.Minute, Log: zerolog.Nop()})
+	g.a = gardener.New(gardener.Options{Project: "proj", Primary: "main", Forge: repo, Runner: runner, Log: zerolog.Nop()})
 	return g
 }
 

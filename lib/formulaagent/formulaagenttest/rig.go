@@ -25,6 +25,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger/ledgertest"
@@ -204,12 +205,14 @@ func (r *Rig) Git() *git.Git {
 		Credentials: &git.Credentials{URL: r.GitURL(), Username: r.Bot.Login, Password: r.Bot.Password}})
 }
 
-// FormulaRunner is the role's runner: the bot's clone under the data dir,
-// the real CLI, the sandbox, and BotRepo for its pull requests.
-func (r *Rig) FormulaRunner() *formulaagent.Runner {
+// FormulaRunner is the role's runtime with formula f: the bot's clone
+// and the state dir under the data dir, the real CLI, the sandbox,
+// BotRepo for its pull requests and the rig's clock.
+func (r *Rig) FormulaRunner(f *formula.Formula) *formulaagent.Runner {
 	return formulaagent.NewRunner(formulaagent.Options{Role: r.role, Project: r.Project.Name, Git: r.Git(),
 		URL: r.GitURL() + "/" + r.Repo.Slug() + ".git", CloneDir: filepath.Join(r.Data, "clone"), Primary: "main",
-		Bot: r.Bot.Login, Forge: r.BotRepo, Claude: r.Claude(), Sandbox: r.Sandbox(), Timeout: 3 * time.Minute, Log: zerolog.Nop()})
+		Bot: r.Bot.Login, Forge: r.BotRepo, StateDir: r.StateDir(), Formula: f, Now: r.Clock,
+		Claude: r.Claude(), Sandbox: r.Sandbox(), Timeout: 3 * time.Minute, Log: zerolog.Nop()})
 }
 
 // StateDir is the role's state directory under the data dir.
