@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,14 +13,11 @@ import (
 	"github.com/disinto/disinto/lib/ops"
 )
 
-// errArchitectFallback refuses the dev bot's token for the architect,
-// which must not write the project repository (spec 50 W-AR-10).
-var errArchitectFallback = errors.New("no token for the architect bot: set FORGE_ARCHITECT_TOKEN " +
-	"(the architect has no fallback to FORGE_TOKEN: the dev bot writes the project repository, and the architect must not)")
-
 // newArchitectAgent builds the architect of one project, acting as
-// architect-bot (FORGE_ARCHITECT_TOKEN, no fallback), which reads the
-// project repository and writes the ops repository: clients of both, an
+// architect-bot (FORGE_ARCHITECT_TOKEN; its row of the role table has no
+// fallback to the dev bot, which writes the project repository, as the
+// architect must not), which reads the project repository and writes the
+// ops repository: clients of both, an
 // ops checkout of its own under <data>/clones/<project>/<bot>-ops for
 // opening sprint pull requests, its state (lock, watermark, record)
 // under <data>/state/<project>/architect, one conversation per sprint
@@ -36,9 +32,6 @@ func newArchitectAgent(d agentDeps) (agent.Agent, error) {
 		return nil, err
 	}
 	b := rp.bot
-	if b.Fallback {
-		return nil, fmt.Errorf("project %s: %w: %w", p.Name, errNotScheduled, errArchitectFallback)
-	}
 	owner, name, ok := strings.Cut(p.OpsRepo, "/")
 	if !ok || owner == "" || name == "" {
 		return nil, fmt.Errorf("project %s (%s): the architect needs ops_repo as owner/name, not %q", p.Name, p.File, p.OpsRepo)
@@ -55,7 +48,7 @@ func newArchitectAgent(d agentDeps) (agent.Agent, error) {
 	}
 	// The architect bot only reads the project; the filer bot, which may
 	// write its issues, applies the architect's labels.
-	if fb, err := d.Config.Bot(config.RoleFiler); err == nil && !fb.Fallback {
+	if fb, err := d.Config.Bot(config.RoleFiler); err == nil {
 		fc, err := s.forgeAs(p, fb, d.Log)
 		if err != nil {
 			return nil, err
