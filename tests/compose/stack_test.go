@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,7 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,8 +125,18 @@ type stack struct {
 	envFile string
 }
 
+// sweep takes the stale stacks down once per test process.
+var sweep sync.Once
+
 func newStack(t *testing.T, vars map[string]string) *stack {
 	t.Helper()
+	sweep.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := sweepStaleStacks(ctx); err != nil {
+			t.Fatalf("take down the stacks of earlier test runs: %v", err)
+		}
+	})
 	s := &stack{
 		t:       t,
 		root:    repoRoot(t),
@@ -143,11 +157,54 @@ func newStack(t *testing.T, vars map[string]string) *stack {
 			out, _ := s.compose(ctx, "logs", "--no-color", "--tail", "60")
 			t.Logf("compose logs:\n%s", out)
 		}
-		if _, err := s.compose(ctx, "down", "-v", "--remove-orphans", "--timeout", "10"); err != nil {
+		if err := downProject(ctx, s.project); err != nil {
 			t.Errorf("down -v: %v", err)
 		}
 	})
 	return s
+}
+
+// downProject removes every container, network and volume of a compose
+// project, whatever profiles its services were started with: compose
+// run on the project's name alone, outside any directory holding a
+// compose file, acts on all that carry the project's label (with the
+// product file, it would leave the services of profiles it was not
+// given, such as the edge's, running).
+func downProject(ctx context.Context, project string) error {
+	_, err := run(ctx, os.TempDir(), baseEnv(), "docker", "compose", "--project-name", project,
+		"down", "-v", "--remove-orphans", "--timeout", "10")
+	return err
+}
+
+// sweepStaleStacks takes down the test stacks (disinto-test-<pid>) of
+// test processes that no longer run, which a killed run leaves behind
+// holding ports, names and volumes; a live process's stack is left alone.
+func sweepStaleStacks(ctx context.Context) error {
+	out, err := run(ctx, os.TempDir(), baseEnv(), "docker", "compose", "ls", "--all", "--format", "json")
+	if err != nil {
+		return err
+	}
+	var projects []struct{ Name string }
+	if err := json.Unmarshal([]byte(out), &projects); err != nil {
+		return fmt.Errorf("docker compose ls: %w", err)
+	}
+	for _, p := range projects {
+		pid, ok := strings.CutPrefix(p.Name, "disinto-test-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n == os.Getpid() || processAlive(n) {
+			continue
+		}
+		if err := downProject(ctx, p.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// processAlive reports whether a process with the id runs.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // compose runs `docker compose` on the stack.
@@ -398,5 +455,43 @@ func (f *forgeAPI) do(ctx context.Context, t testing.TB, method, path string, in
 		if err := json.Unmarshal(data, out); err != nil {
 			t.Fatalf("%s %s: decode: %v", method, path, err)
 		}
+	}
+}
+
+// TestStaleStacksAreSwept: a stack a killed test run left behind, with a
+// service of a profile running, is taken down whole by the next run.
+func TestStaleStacksAreSwept(t *testing.T) {
+	requireEngine(t, "debian:bookworm-slim")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The id of a process that has exited: the stack's owner is gone.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	project := fmt.Sprintf("disinto-test-%d", dead.Process.Pid)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "compose.yml")
+	if err := os.WriteFile(file, []byte("services:\n  idle:\n    image: debian:bookworm-slim\n    command: [sleep, \"600\"]\n"+
+		"    profiles: [extra]\n    volumes: [scratch:/scratch]\nvolumes:\n  scratch: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = downProject(context.Background(), project) })
+	if _, err := run(ctx, dir, baseEnv(), "docker", "compose", "--project-name", project, "-f", file,
+		"--profile", "extra", "up", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sweepStaleStacks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(ctx, dir, baseEnv(), "docker", "compose", "ls", "--all", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, project) {
+		t.Errorf("the stale stack %s is still there: %s", project, out)
+	}
+	if out, _ := run(ctx, dir, baseEnv(), "docker", "volume", "ls", "--quiet"); strings.Contains(out, project) {
+		t.Errorf("the stale stack's volume is still there: %s", out)
 	}
 }
