@@ -59,17 +59,17 @@ func WriteProject(t testing.TB, dir, name, repo, forgeURL string) {
 		t.Fatal(err)
 	}
 	toml := fmt.Sprintf("name = %q\nrepo = %q\nforge_url = %q\nprimary_branch = \"main\"\n\n[ci]\nsystem = \"none\"\n", name, repo, forgeURL)
-	WriteFile(t, filepath.Join(dir, name+".toml"), toml)
+	writeFile(t, filepath.Join(dir, name+".toml"), toml)
 }
 
 // WriteEnvFile writes lines (KEY=VALUE) as the env file path.
 func WriteEnvFile(t testing.TB, path string, lines ...string) {
 	t.Helper()
-	WriteFile(t, path, strings.Join(lines, "\n")+"\n")
+	writeFile(t, path, strings.Join(lines, "\n")+"\n")
 }
 
-// WriteFile writes content to path, readable by its owner only.
-func WriteFile(t testing.TB, path, content string) {
+// writeFile writes content to path, readable by its owner only.
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
