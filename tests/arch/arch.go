@@ -1,6 +1,6 @@
 // Package arch checks the import layering of the module: cmd → agents →
 // lib, never backwards, agents never importing each other, and test
-// harnesses imported only from tests.
+// harnesses and the packages under tests imported only from tests.
 package arch
 
 import (
@@ -104,6 +104,11 @@ func broken(from, to string, isTest bool) string {
 		if under(to, h) && !isTest && !inTests && !inHarness && !strings.HasPrefix(from, filepath.Dir(h)+"/") {
 			return "test harnesses are imported only from tests"
 		}
+	}
+	// What tests share (tests/internal/rig: the binary, its daemon and
+	// the scene it works on) is no part of the product.
+	if top(to) == "tests" && !inTests {
+		return "only tests import tests"
 	}
 	switch top(from) {
 	case "lib":

@@ -34,6 +34,7 @@ func TestFixtureViolations(t *testing.T) {
 		"agents/dev/dev.go imports agents/review: agents never import each other; move shared code to lib",
 		"agents/dev/dev.go imports lib/forge/forgetest: test harnesses are imported only from tests",
 		"agents/review/review.go imports cmd/disinto: agents never import cmd",
+		"cmd/disinto/main_test.go imports tests/internal/rig: only tests import tests",
 		"lib/config/config.go imports lib/low: lib/config imports no other lib package",
 		"lib/low/low.go imports agents/dev: lib imports only lib",
 	}

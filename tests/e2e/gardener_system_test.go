@@ -34,10 +34,10 @@ func TestSystemGardenerOnce(t *testing.T) {
 		t.Fatalf("issue: %+v %v", iss, err)
 	}
 	y.wantScheduledAfter(t, "gardener", 5*time.Hour)
-	if err := y.d.stop(t, time.Minute); err != nil {
+	if err := y.d.Stop(t, time.Minute); err != nil {
 		t.Fatalf("daemon exit: %v", err)
 	}
-	y.mustRun(y.daemonEnv, "run", "gardener", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "gardener", "--project", "widgets", "--once")
 	ps, err := admin.ListPulls(ctx, forge.StateOpen)
 	if err != nil || len(ps) != 1 || !strings.HasPrefix(ps[0].Head, "chore/gardener-") || ps[0].Title != "chore: gardener housekeeping" {
 		t.Fatalf("pull requests after the gardener run: %+v %v", ps, err)
@@ -47,7 +47,7 @@ func TestSystemGardenerOnce(t *testing.T) {
 		t.Fatalf("manifest: %s %v", f.Content, err)
 	}
 	var gardener []ledger.Record
-	for _, r := range ledgerRecords(t, y.data) {
+	for _, r := range ledgerRecords(t, y.Data) {
 		if r.Role == "gardener" {
 			gardener = append(gardener, r)
 		}
@@ -55,7 +55,7 @@ func TestSystemGardenerOnce(t *testing.T) {
 	if len(gardener) != 1 || gardener[0].Reason != ledger.ReasonGroomed || gardener[0].PR != ps[0].Number {
 		t.Fatalf("gardener ledger records: %+v", gardener)
 	}
-	out := y.mustRun(nil, "status")
+	out := y.MustRun(t, nil, "status")
 	for _, want := range []string{"gardener", "groomed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
@@ -63,11 +63,11 @@ func TestSystemGardenerOnce(t *testing.T) {
 	}
 	// A second one-shot run: the pull request waits for its review, so
 	// nothing new is proposed.
-	y.mustRun(y.daemonEnv, "run", "gardener", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "gardener", "--project", "widgets", "--once")
 	if ps, _ := admin.ListPulls(ctx, forge.StateOpen); len(ps) != 1 {
 		t.Errorf("%d open pull requests after a second run", len(ps))
 	}
-	for _, hit := range filesContaining(t, y.data, y.secrets) {
+	for _, hit := range filesContaining(t, y.Data, y.secrets) {
 		t.Error(hit)
 	}
 }

@@ -63,7 +63,7 @@ func (y *system) watch(t *testing.T) *sysWatch {
 // devRecords returns the dev runs the ledger holds.
 func (y *system) devRecords(t *testing.T) []ledger.Record {
 	t.Helper()
-	recs, _, err := ledger.Read(filepath.Join(y.data, "ledger"), ledger.Filter{})
+	recs, _, err := ledger.Read(filepath.Join(y.Data, "ledger"), ledger.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func (s statusJSON) hasJob(role string) bool {
 func (y *system) status(t *testing.T) statusJSON {
 	t.Helper()
 	var st statusJSON
-	out := y.mustRun(nil, "status", "--json")
+	out := y.MustRun(t, nil, "status", "--json")
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // autocompactProbe is a tool call that shows the session's compaction
@@ -88,7 +89,7 @@ func TestLaneCITimeoutAndUnreachableBackend(t *testing.T) {
 
 	n := w.backlogIssue("Wait for CI", "scenario: lane-ci\n\nAdd a file.")
 	var pushed time.Time
-	pollUntil(t, "the pull request", 3*time.Minute, y.died, func() bool {
+	rig.Await(t, "the pull request", 3*time.Minute, y.died, func() bool {
 		ps, err := w.admin.ListPulls(w.ctx, forge.StateOpen)
 		if err != nil {
 			t.Fatal(err)
@@ -99,7 +100,7 @@ func TestLaneCITimeoutAndUnreachableBackend(t *testing.T) {
 		}
 		return false
 	})
-	pollUntil(t, "the CI timeout", 2*time.Minute, y.died, func() bool {
+	rig.Await(t, "the CI timeout", 2*time.Minute, y.died, func() bool {
 		i := w.issue(n)
 		return i.HasLabel(forge.LabelBlocked) && !i.HasLabel(forge.LabelInProgress)
 	})
@@ -139,10 +140,10 @@ func TestLaneCITimeoutAndUnreachableBackend(t *testing.T) {
 	if !st.hasJob("dev@down") {
 		t.Errorf("no dev@down job in status: %+v", st.Jobs)
 	}
-	if out := y.mustRun(nil, "status"); !strings.Contains(out, "backend down (http://"+dead+"): UNREACHABLE since") {
+	if out := y.MustRun(t, nil, "status"); !strings.Contains(out, "backend down (http://"+dead+"): UNREACHABLE since") {
 		t.Errorf("status does not say the backend is unreachable:\n%s", out)
 	}
-	if lines := grepLines(y.d.output(t), "model backend unreachable"); strings.Count(lines, "\n") != 0 || lines == "" {
+	if lines := grepLines(y.d.Out.String(), "model backend unreachable"); strings.Count(lines, "\n") != 0 || lines == "" {
 		t.Errorf("the daemon did not warn exactly once that the backend is unreachable:\n%s", lines)
 	}
 }
@@ -190,7 +191,7 @@ func TestLaneReviewRoundsAndInFlight(t *testing.T) {
 		}
 	}
 	both := false
-	pollUntil(t, "both issues worked at once", 3*time.Minute, y.died, func() bool {
+	rig.Await(t, "both issues worked at once", 3*time.Minute, y.died, func() bool {
 		for _, n := range pair {
 			i := w.issue(n)
 			if !i.HasLabel(forge.LabelInProgress) || !i.AssignedTo("dev-bot") {
@@ -211,7 +212,7 @@ func TestLaneReviewRoundsAndInFlight(t *testing.T) {
 
 	// One round of changes is answered; the second change request blocks.
 	x := w.backlogIssue("Name the thing", "scenario: lane-x\n\nAdd a named thing.")
-	pollUntil(t, "review.exhausted", 4*time.Minute, y.died, func() bool {
+	rig.Await(t, "review.exhausted", 4*time.Minute, y.died, func() bool {
 		i := w.issue(x)
 		return i.HasLabel(forge.LabelBlocked) && !i.HasLabel(forge.LabelInProgress)
 	})
@@ -265,7 +266,7 @@ func TestLaneLocalAgent(t *testing.T) {
 	// The first issue goes to whichever agent is quicker; while it holds
 	// it (in_flight 1), the second can only go to the other.
 	a := w.backlogIssue("First", "scenario: lane-a\n\nAdd a file.")
-	pollUntil(t, "the first issue claimed", 3*time.Minute, y.died, func() bool {
+	rig.Await(t, "the first issue claimed", 3*time.Minute, y.died, func() bool {
 		return w.issue(a).HasLabel(forge.LabelInProgress) && len(w.issue(a).Assignees) == 1
 	})
 	b := w.backlogIssue("Second", "scenario: lane-b\n\nAdd a file.")
@@ -298,11 +299,11 @@ func TestLaneLocalAgent(t *testing.T) {
 	// issue never had a state in the default agent's directory (merged
 	// states are pruned, so the directories are what is left to see).
 	for _, p := range []string{"state/widgets/local/local", "clones/widgets/dev-local", "clones/widgets/dev-bot"} {
-		if st, err := os.Stat(filepath.Join(y.data, p)); err != nil || !st.IsDir() {
+		if st, err := os.Stat(filepath.Join(y.Data, p)); err != nil || !st.IsDir() {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(y.data, fmt.Sprintf("state/widgets/issue-%d", authors["dev-local"]))); err == nil {
+	if _, err := os.Stat(filepath.Join(y.Data, fmt.Sprintf("state/widgets/issue-%d", authors["dev-local"]))); err == nil {
 		t.Errorf("the local agent's issue #%d has a state in the default dev agent's directory", authors["dev-local"])
 	}
 }

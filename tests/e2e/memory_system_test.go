@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/memory"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // memLesson is what the scripted digest session learns.
@@ -66,7 +67,7 @@ func TestMemory(t *testing.T) {
 	}
 	read := func() status {
 		var st status
-		out := y.mustRun(nil, "status", "--json")
+		out := y.MustRun(t, nil, "status", "--json")
 		if err := json.Unmarshal([]byte(out), &st); err != nil {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
@@ -80,14 +81,14 @@ func TestMemory(t *testing.T) {
 		}
 		return "", ""
 	}
-	pollUntil(t, "the broken override refused in status", time.Minute, y.died, func() bool {
+	rig.Await(t, "the broken override refused in status", time.Minute, y.died, func() bool {
 		src, refused := devFormula(read())
 		return src == "embedded:dev.toml" && strings.Contains(refused, "dev-bot/.profile/formula.toml:3")
 	})
-	if out := y.d.output(t); !strings.Contains(out, "formula.toml:3") {
+	if out := y.d.Out.String(); !strings.Contains(out, "formula.toml:3") {
 		t.Errorf("the daemon's log does not name the broken override's line:\n%s", out)
 	}
-	if out := y.mustRun(nil, "status"); !strings.Contains(out, "override refused") {
+	if out := y.MustRun(t, nil, "status"); !strings.Contains(out, "override refused") {
 		t.Errorf("status does not say the override was refused:\n%s", out)
 	}
 
@@ -101,7 +102,7 @@ func TestMemory(t *testing.T) {
 
 	// Its journal entry crosses the bound: one digest, lessons.md lands.
 	var lessons string
-	pollUntil(t, "lessons.md in the dev bot's .profile", 2*time.Minute, y.died, func() bool {
+	rig.Await(t, "lessons.md in the dev bot's .profile", 2*time.Minute, y.died, func() bool {
 		f, err := profile.GetFile(ctx, memory.LessonsFile, "main")
 		lessons = string(f.Content)
 		return err == nil && strings.Contains(lessons, memLesson)
@@ -125,7 +126,7 @@ func TestMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	put("formula.toml", override, cur.SHA)
-	pollUntil(t, "the fixed override in force", time.Minute, y.died, func() bool {
+	rig.Await(t, "the fixed override in force", time.Minute, y.died, func() bool {
 		src, refused := devFormula(read())
 		return src == "profile:dev-bot/.profile/formula.toml" && refused == ""
 	})
@@ -141,7 +142,7 @@ func TestMemory(t *testing.T) {
 	}
 
 	// One bound crossing, one digest; status shows the memory.
-	pollUntil(t, "the second run in the journal", time.Minute, y.died, func() bool {
+	rig.Await(t, "the second run in the journal", time.Minute, y.died, func() bool {
 		for _, j := range read().Journals {
 			if j.Bot == "dev-bot" && strings.Contains(j.LastEntry, fmt.Sprintf("issue #%d", two)) {
 				return true
@@ -157,10 +158,10 @@ func TestMemory(t *testing.T) {
 			t.Errorf("status of the dev bot's memory: %+v", j)
 		}
 	}
-	if out := y.mustRun(nil, "status"); !strings.Contains(out, "lessons of dev-bot: ") || !strings.Contains(out, "last entry ") {
+	if out := y.MustRun(t, nil, "status"); !strings.Contains(out, "lessons of dev-bot: ") || !strings.Contains(out, "last entry ") {
 		t.Errorf("status does not show the lessons and the last entry:\n%s", out)
 	}
-	if err := y.d.stop(t, time.Minute); err != nil {
+	if err := y.d.Stop(t, time.Minute); err != nil {
 		t.Errorf("daemon exit after SIGTERM: %v", err)
 	}
 }

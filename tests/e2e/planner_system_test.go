@@ -47,10 +47,10 @@ func TestSystemPlannerOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	y.wantScheduledAfter(t, "planner", 11*time.Hour)
-	if err := y.d.stop(t, time.Minute); err != nil {
+	if err := y.d.Stop(t, time.Minute); err != nil {
 		t.Fatalf("daemon exit: %v", err)
 	}
-	y.mustRun(y.daemonEnv, "run", "planner", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "planner", "--project", "widgets", "--once")
 	is, err := admin.ListIssues(ctx, forge.IssueQuery{State: forge.StateAll})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestSystemPlannerOnce(t *testing.T) {
 		t.Errorf("tree on the ops primary branch: %s %v", f.Content, err)
 	}
 	var runs []ledger.Record
-	for _, r := range ledgerRecords(t, y.data) {
+	for _, r := range ledgerRecords(t, y.Data) {
 		if r.Role == "planner" {
 			runs = append(runs, r)
 		}
@@ -90,18 +90,18 @@ func TestSystemPlannerOnce(t *testing.T) {
 	if len(runs) != 1 || runs[0].Reason != ledger.ReasonPlanned || !strings.Contains(runs[0].Detail, "filed 1 of a budget of 4") {
 		t.Fatalf("planner ledger records: %+v", runs)
 	}
-	out := y.mustRun(nil, "status")
+	out := y.MustRun(t, nil, "status")
 	for _, want := range []string{"planner", "planned"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
 	}
 	asked := len(y.model.MessageRequests("sys-planner"))
-	y.mustRun(y.daemonEnv, "run", "planner", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "planner", "--project", "widgets", "--once")
 	if got := len(y.model.MessageRequests("sys-planner")); got != asked {
 		t.Errorf("an unchanged run asked the model %d times", got-asked)
 	}
-	for _, hit := range filesContaining(t, y.data, y.secrets) {
+	for _, hit := range filesContaining(t, y.Data, y.secrets) {
 		t.Error(hit)
 	}
 }

@@ -33,10 +33,10 @@ func TestSystemPredictorOnce(t *testing.T) {
 	admin := y.srv.Admin(t).Repo("acme", "widgets")
 	ctx := testCtx(t)
 	y.wantScheduledAfter(t, "predictor", 23*time.Hour)
-	if err := y.d.stop(t, time.Minute); err != nil {
+	if err := y.d.Stop(t, time.Minute); err != nil {
 		t.Fatalf("daemon exit: %v", err)
 	}
-	y.mustRun(y.daemonEnv, "run", "predictor", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "predictor", "--project", "widgets", "--once")
 	predictions := func() []forge.Issue {
 		t.Helper()
 		is, err := admin.ListIssues(ctx, forge.IssueQuery{State: forge.StateAll})
@@ -54,7 +54,7 @@ func TestSystemPredictorOnce(t *testing.T) {
 		t.Errorf("the prediction is authored by %s, not %s", is[0].Author, want)
 	}
 	var runs []ledger.Record
-	for _, r := range ledgerRecords(t, y.data) {
+	for _, r := range ledgerRecords(t, y.Data) {
 		if r.Role == "predictor" {
 			runs = append(runs, r)
 		}
@@ -62,14 +62,14 @@ func TestSystemPredictorOnce(t *testing.T) {
 	if len(runs) != 1 || runs[0].Reason != ledger.ReasonPlanned || !strings.Contains(runs[0].Detail, "1 predictions filed") {
 		t.Fatalf("predictor ledger records: %+v", runs)
 	}
-	out := y.mustRun(nil, "status")
+	out := y.MustRun(t, nil, "status")
 	for _, want := range []string{"predictor", "planned"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
 	}
 	asked := len(y.model.MessageRequests("sys-predictor"))
-	y.mustRun(y.daemonEnv, "run", "predictor", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "predictor", "--project", "widgets", "--once")
 	if n := len(predictions()); n != 1 {
 		t.Errorf("%d issues after a second run", n)
 	}
@@ -77,11 +77,11 @@ func TestSystemPredictorOnce(t *testing.T) {
 		t.Error("the run after a filing run did not look again")
 	}
 	asked = len(y.model.MessageRequests("sys-predictor"))
-	y.mustRun(y.daemonEnv, "run", "predictor", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "predictor", "--project", "widgets", "--once")
 	if got := len(y.model.MessageRequests("sys-predictor")); got != asked {
 		t.Errorf("an unchanged run asked the model %d times", got-asked)
 	}
-	for _, hit := range filesContaining(t, y.data, y.secrets) {
+	for _, hit := range filesContaining(t, y.Data, y.secrets) {
 		t.Error(hit)
 	}
 }

@@ -33,10 +33,10 @@ func TestSystemPredictorExploit(t *testing.T) {
 	y := bootSystem(t, 2*time.Second, claudetest.Scenario{Name: "sys-exploit", Marker: "Find the weakest point", Turns: []claudetest.Turn{
 		claudetest.Tools(claudetest.Bash("cat > \"$DISINTO_PREDICTOR_PROPOSALS\" <<'JSON'\n" + string(proposals) + "\nJSON")),
 		claudetest.Text("done")}})
-	if err := y.d.stop(t, time.Minute); err != nil {
+	if err := y.d.Stop(t, time.Minute); err != nil {
 		t.Fatalf("daemon exit: %v", err)
 	}
-	y.mustRun(y.daemonEnv, "run", "predictor", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "predictor", "--project", "widgets", "--once")
 	ctx := testCtx(t)
 	admin := y.srv.Admin(t)
 	is, err := admin.Repo("acme", "widgets").ListIssues(ctx, forge.IssueQuery{State: forge.StateAll})
@@ -58,7 +58,7 @@ func TestSystemPredictorExploit(t *testing.T) {
 		t.Fatalf("action file: %s %v", f.Content, err)
 	}
 	var runs []ledger.Record
-	for _, r := range ledgerRecords(t, y.data) {
+	for _, r := range ledgerRecords(t, y.Data) {
 		if r.Role == "predictor" {
 			runs = append(runs, r)
 		}

@@ -16,12 +16,12 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/runner/runnertest"
 	"github.com/disinto/disinto/lib/vault"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // releaseImage is the runner image this test builds from
@@ -71,8 +71,8 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 	if err := project.AddCollaborator(ctx, rm.Login, forge.PermWrite); err != nil {
 		t.Fatal(err)
 	}
-	y.secretSet("RELEASE_TOKEN", rm.Token)
-	y.secretSet("MIRROR_BACKUP_TOKEN", mirrorOwner.Token)
+	y.secretSet(t, "RELEASE_TOKEN", rm.Token)
+	y.secretSet(t, "MIRROR_BACKUP_TOKEN", mirrorOwner.Token)
 	opsRepo := admin.Repo("acme", "widgets-ops")
 	// The vault policy allows the mirror's token (an administrator's
 	// change of the ops repository).
@@ -80,7 +80,7 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 
 	// A version that is not vMAJOR.MINOR.PATCH is a usage error and files
 	// nothing.
-	_, errOut, err := y.run(y.daemonEnv, "release", "v1.2", "--project", "widgets")
+	_, errOut, err := y.Run(y.daemonEnv, "release", "v1.2", "--project", "widgets")
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(errOut, "vMAJOR.MINOR.PATCH") {
 		t.Fatalf("release v1.2: %v\n%s", err, errOut)
@@ -93,14 +93,14 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := y.mustRun(y.daemonEnv, "release", "v1.2.0", "--project", "widgets")
+	out := y.MustRun(t, y.daemonEnv, "release", "v1.2.0", "--project", "widgets")
 	const id = "release-widgets-v1-2-0"
 	if !strings.Contains(out, id) || !strings.Contains(out, head.SHA) || !strings.Contains(out, "high tier") ||
 		!strings.Contains(out, "the tag goes to the mirrors: backup") {
 		t.Fatalf("release output:\n%s", out)
 	}
 	// Asking again finds the first request.
-	if again := y.mustRun(y.daemonEnv, "release", "v1.2.0", "--project", "widgets"); !strings.Contains(again, "pull request #1 ") {
+	if again := y.MustRun(t, y.daemonEnv, "release", "v1.2.0", "--project", "widgets"); !strings.Contains(again, "pull request #1 ") {
 		t.Errorf("second request:\n%s", again)
 	}
 	ps, err := opsRepo.ListPulls(ctx, forge.StateOpen)
@@ -121,8 +121,8 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 		t.Fatalf("tagged before the approval: %v", err)
 	}
 	// Status shows it waiting for the administrator.
-	pollUntil(t, "status to show the release pending", 3*time.Minute, y.died, func() bool {
-		st, _, err := y.run(nil, "status")
+	rig.Await(t, "status to show the release pending", 3*time.Minute, y.died, func() bool {
+		st, _, err := y.Run(nil, "status")
 		line := grepLines(st, id)
 		return err == nil && strings.Contains(line, string(vault.StatePending)) && strings.Contains(line, "high")
 	})
@@ -136,12 +136,12 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec vault.Result
-	pollUntil(t, "the release's recorded outcome", 5*time.Minute, y.died, func() bool {
+	rig.Await(t, "the release's recorded outcome", 5*time.Minute, y.died, func() bool {
 		rec = readResult(t, opsRepo, id)
 		return rec.Done()
 	})
 	if rec.Status != vault.StatusSucceeded || rec.ExitCode != 0 {
-		t.Fatalf("result %+v\ndaemon:\n%s", rec, grepLines(y.d.output(t), "vault"))
+		t.Fatalf("result %+v\ndaemon:\n%s", rec, grepLines(y.d.Out.String(), "vault"))
 	}
 	tag, err := project.GetTag(ctx, "v1.2.0")
 	if err != nil || tag.SHA != head.SHA {
@@ -169,21 +169,21 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 			t.Errorf("the result shows %s", name)
 		}
 	}
-	pollUntil(t, "status to show the finished release", time.Minute, y.died, func() bool {
-		st, _, err := y.run(nil, "status")
+	rig.Await(t, "status to show the finished release", time.Minute, y.died, func() bool {
+		st, _, err := y.Run(nil, "status")
 		return err == nil && strings.Contains(grepLines(st, id), string(vault.StatusSucceeded))
 	})
-	if show := y.mustRun(y.daemonEnv, "vault", "show", id, "--project", "widgets"); !strings.Contains(show, `report: {"version":"v1.2.0"`) {
+	if show := y.MustRun(t, y.daemonEnv, "vault", "show", id, "--project", "widgets"); !strings.Contains(show, `report: {"version":"v1.2.0"`) {
 		t.Errorf("vault show:\n%s", show)
 	}
 	commits := resultCommits(t, opsRepo, id)
 	// A release that completed is not asked for again.
-	if _, errOut, err := y.run(y.daemonEnv, "release", "v1.2.0", "--project", "widgets", "--retry"); err == nil ||
+	if _, errOut, err := y.Run(y.daemonEnv, "release", "v1.2.0", "--project", "widgets", "--retry"); err == nil ||
 		!strings.Contains(errOut, "completed") {
 		t.Errorf("release --retry after the release: %v\n%s", err, errOut)
 	}
 
-	if n := strings.Count(y.d.output(t), "vault action started"); n != 1 {
+	if n := strings.Count(y.d.Out.String(), "vault action started"); n != 1 {
 		t.Errorf("the daemon started the action %d times, want once", n)
 	}
 
@@ -192,21 +192,21 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 	if _, err := opsRepo.PutFile(ctx, forge.FileChange{Path: "knowledge/release-notes.md", Content: []byte("v1.2.0\n"), Message: "notes"}); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, "another dispatcher pass", 3*time.Minute, y.died, func() bool {
+	rig.Await(t, "another dispatcher pass", 3*time.Minute, y.died, func() bool {
 		st, ok := y.vaultEntry(id)
 		return ok && st.Checked.After(before)
 	})
 
 	// A restart with the dispatcher's local data deleted.
-	if err := y.d.stop(t, 2*time.Minute); err != nil {
+	if err := y.d.Stop(t, 2*time.Minute); err != nil {
 		t.Fatalf("daemon exit: %v", err)
 	}
-	if err := os.RemoveAll(filepath.Join(y.data, "vault")); err != nil {
+	if err := os.RemoveAll(filepath.Join(y.Data, "vault")); err != nil {
 		t.Fatal(err)
 	}
-	y.d = y.startDaemon(y.daemonEnv, y.listen, y.statusListen, 2*time.Second)
+	y.start(t, 2*time.Second)
 	var st releaseVaultStatus
-	pollUntil(t, "the restarted dispatcher's pass", 3*time.Minute, y.died, func() bool {
+	rig.Await(t, "the restarted dispatcher's pass", 3*time.Minute, y.died, func() bool {
 		var ok bool
 		st, ok = y.vaultEntry(id)
 		return ok
@@ -221,7 +221,7 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 	if again := readResult(t, opsRepo, id); again.Claim != rec.Claim || again.Status != rec.Status {
 		t.Errorf("result changed: %+v", again)
 	}
-	if n := strings.Count(y.d.output(t), "vault action started"); n != 0 {
+	if n := strings.Count(y.d.Out.String(), "vault action started"); n != 0 {
 		t.Errorf("the restarted daemon started the action %d times", n)
 	}
 }
@@ -261,56 +261,26 @@ func (y *system) vaultEntry(id string) (releaseVaultStatus, bool) {
 // project file edited by project.
 func bootRelease(t *testing.T, srv *forgetest.Server, forgeURL string, project func(string) string) *system {
 	t.Helper()
-	cli := claudetest.RequireCLI(t)
-	y := &system{sysEnv: newSysEnv(t), srv: srv, listen: freeAddr(t), statusListen: freeAddr(t)}
-	var modelURL string
-	y.model, modelURL = claudetest.Start(t)
-	y.initArgs = []string{"init", "--yes", "--forge-url", forgeURL, "--admin-user", srv.AdminLogin,
-		"--admin-password", srv.AdminPassword, "--repo", "acme/widgets", "--source", sourceRepo(t),
-		"--webhook-url", "http://" + y.listen + "/hooks/forgejo", "--wait-forge", "0s"}
-	y.mustRun(nil, y.initArgs...)
-	files, err := filepath.Glob(filepath.Join(y.projects, "*.toml"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("project files: %v %v", files, err)
-	}
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(files[0], []byte(project(string(data))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out := y.mustRun(nil, "config", "check"); !strings.Contains(out, "1 project(s)") {
-		t.Fatalf("config check: %s", out)
-	}
-	if _, err := config.ReadEnvFile(y.envFile); err != nil {
-		t.Fatal(err)
-	}
-	home := filepath.Join(y.dir, "claude-home")
-	y.daemonEnv = []string{
-		"ANTHROPIC_BASE_URL=" + modelURL, "ANTHROPIC_API_KEY=test", "CLAUDE_BIN=" + cli, "IS_SANDBOX=1",
-		"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
-		"POLL_INTERVAL=3600", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=240",
+	y := initSystem(t, srv, forgeURL, laneOptions{project: project, env: []string{
 		"DOCKER_HOST=" + dockerHost(), "DISINTO_RUNNER_IMAGE=" + releaseImage, "DISINTO_RUNNER_NETWORK=bridge",
+	}})
+	if _, err := config.ReadEnvFile(y.EnvFile); err != nil {
+		t.Fatal(err)
 	}
-	y.d = y.startDaemon(y.daemonEnv, y.listen, y.statusListen, 2*time.Second)
-	pollUntil(t, "the daemon's daemon.json", time.Minute, y.died, func() bool {
-		return isFile(filepath.Join(y.data, "daemon.json"))
-	})
-	httpGet(t, "http://"+y.listen+"/healthz")
+	y.start(t, 2*time.Second)
 	return y
 }
 
 // secretSet stores value as the secret name, as an operator does: on
 // stdin, never in argv.
-func (s *sysEnv) secretSet(name, value string) {
-	s.t.Helper()
+func (y *system) secretSet(t *testing.T, name, value string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.bin, append([]string{"secrets", "set", name}, s.globals()...)...)
-	cmd.Env, cmd.Dir, cmd.Stdin = s.base, s.dir, strings.NewReader(value+"\n")
+	cmd := y.Command(ctx, nil, "secrets", "set", name)
+	cmd.Stdin = strings.NewReader(value + "\n")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		s.t.Fatalf("secrets set %s: %v\n%s", name, err, out)
+		t.Fatalf("secrets set %s: %v\n%s", name, err, out)
 	}
 }
 

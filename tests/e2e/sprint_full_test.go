@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestSystemVisionToMergedSprint is the whole road of a vision, through
@@ -54,7 +55,7 @@ func TestSystemVisionToMergedSprint(t *testing.T) {
 	// branch, the footer telling the humans how to decide.
 	archBot := config.DefaultBotUser(config.RoleArchitect)
 	var pr forge.PullRequest
-	pollUntil(t, "the architect's sprint pull request and its footer", 4*time.Minute, y.died, func() bool {
+	rig.Await(t, "the architect's sprint pull request and its footer", 4*time.Minute, y.died, func() bool {
 		p, ok := sprintPull(t, ops, vision.Number)
 		if !ok {
 			return false
@@ -75,7 +76,7 @@ func TestSystemVisionToMergedSprint(t *testing.T) {
 	if _, err := ops.CreateComment(ctx, pr.Number, "ACCEPT"); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, "the architect's design round saying ready", 3*time.Minute, y.died, func() bool {
+	rig.Await(t, "the architect's design round saying ready", 3*time.Minute, y.died, func() bool {
 		return commentBy(t, ops, pr.Number, archBot, func(body string) bool {
 			m, ok := forge.FindMarker(body, forge.MarkerSprintReply)
 			return ok && m.Fields["ready"] == "true"
@@ -89,7 +90,7 @@ func TestSystemVisionToMergedSprint(t *testing.T) {
 	}
 
 	// The admin sees the merge check green, approves and merges.
-	pollUntil(t, "the sprint's merge check", time.Minute, y.died, func() bool {
+	rig.Await(t, "the sprint's merge check", time.Minute, y.died, func() bool {
 		p, err := ops.GetPull(ctx, pr.Number)
 		if err != nil {
 			t.Fatal(err)
@@ -115,7 +116,7 @@ func TestSystemVisionToMergedSprint(t *testing.T) {
 
 	// The filer files the two sub-issues, the API depending on the schema.
 	var schema, api forge.Issue
-	pollUntil(t, "the filer's sub-issues", 2*time.Minute, y.died, func() bool {
+	rig.Await(t, "the filer's sub-issues", 2*time.Minute, y.died, func() bool {
 		subs := filedSubIssues(t, proj, vision.Number)
 		schema, api = subs["billing schema"], subs["billing API"]
 		return len(subs) == 2 && schema.Number != 0 && api.Number != 0
@@ -137,9 +138,9 @@ func TestSystemVisionToMergedSprint(t *testing.T) {
 	}
 	// The dev agent records a run after its last forge call.
 	var merged []int64
-	pollUntil(t, "the dev agent's merges in the ledger", time.Minute, y.died, func() bool {
+	rig.Await(t, "the dev agent's merges in the ledger", time.Minute, y.died, func() bool {
 		merged = nil
-		for _, r := range ledgerRecords(t, y.data) {
+		for _, r := range ledgerRecords(t, y.Data) {
 			if r.Role == string(config.RoleDev) && r.Reason == ledger.ReasonMerged {
 				merged = append(merged, r.Issue)
 			}
@@ -159,7 +160,7 @@ func TestSystemVisionToMergedSprint(t *testing.T) {
 
 	// Every sub-issue closed: the filer, on its next pass, closes the
 	// vision.
-	pollUntil(t, "the vision closed", 2*time.Minute, y.died, func() bool {
+	rig.Await(t, "the vision closed", 2*time.Minute, y.died, func() bool {
 		v, err := proj.GetIssue(ctx, vision.Number)
 		if err != nil {
 			t.Fatal(err)
@@ -177,16 +178,16 @@ func TestSystemVisionToMergedSprint(t *testing.T) {
 		t.Errorf("no completion comment of %s naming #%d and #%d on the vision", filerBot, schema.Number, api.Number)
 	}
 
-	if err := y.d.stop(t, time.Minute); err != nil {
+	if err := y.d.Stop(t, time.Minute); err != nil {
 		t.Errorf("daemon exit after SIGTERM: %v", err)
 	}
-	out := y.d.output(t)
+	out := y.d.Out.String()
 	for name, v := range y.secrets {
 		if strings.Contains(out, v) {
 			t.Errorf("the daemon's output holds %s", name)
 		}
 	}
-	for _, hit := range filesContaining(t, y.data, y.secrets) {
+	for _, hit := range filesContaining(t, y.Data, y.secrets) {
 		t.Error(hit)
 	}
 	if t.Failed() {

@@ -9,6 +9,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestSystemSprintFiled: on a project `disinto init` provisioned, a
@@ -28,7 +29,7 @@ func TestSystemSprintFiled(t *testing.T) {
 	ctx := testCtx(t)
 	admin := y.srv.Admin(t)
 	proj, ops := admin.Repo("acme", "widgets"), admin.Repo("acme", "widgets-ops")
-	env, err := config.ReadEnvFile(y.envFile)
+	env, err := config.ReadEnvFile(y.EnvFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestSystemSprintFiled(t *testing.T) {
 	}
 	// The filer runs at start (in its slot, a minute or so in), then on
 	// the architect's 6 h cadence.
-	pollUntil(t, "the filer's run at start", 3*time.Minute, y.died, func() bool {
+	rig.Await(t, "the filer's run at start", 3*time.Minute, y.died, func() bool {
 		for _, j := range y.status(t).Jobs {
 			if j.Role == string(config.RoleFiler) && time.Until(j.Next) > 5*time.Hour {
 				return true
@@ -109,14 +110,14 @@ func TestSystemSprintFiled(t *testing.T) {
 		return out
 	}
 	// The webhook wakes the filer; its next scheduled run is hours away.
-	pollUntil(t, "the filer files the merged sprint", 2*time.Minute, y.died, func() bool { return len(filed()) == 2 })
+	rig.Await(t, "the filer files the merged sprint", 2*time.Minute, y.died, func() bool { return len(filed()) == 2 })
 	subs := filed()
 	schema, api := subs["billing schema"], subs["billing API"]
 	if !strings.HasSuffix(schema.Body, fmt.Sprintf("<!-- decomposed-from: #%d, sprint: add-billing, id: schema -->", vision.Number)) ||
 		!strings.Contains(api.Body, fmt.Sprintf("## Depends on\n- #%d\n", schema.Number)) || !api.HasLabel(forge.LabelBacklog) {
 		t.Fatalf("sub-issues: %+v", subs)
 	}
-	pollUntil(t, "the filer's comment on the sprint pull request", time.Minute, y.died, func() bool {
+	rig.Await(t, "the filer's comment on the sprint pull request", time.Minute, y.died, func() bool {
 		cs, err := ops.ListComments(ctx, pr.Number)
 		return err == nil && len(cs) == 1 && strings.Contains(cs[0].Body, fmt.Sprintf("`api` → acme/widgets#%d", api.Number))
 	})
@@ -129,10 +130,10 @@ func TestSystemSprintFiled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := y.d.stop(t, time.Minute); err != nil {
+	if err := y.d.Stop(t, time.Minute); err != nil {
 		t.Fatalf("daemon exit: %v", err)
 	}
-	y.mustRun(y.daemonEnv, "run", "filer", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "filer", "--project", "widgets", "--once")
 	got, err := proj.GetIssue(ctx, vision.Number)
 	if err != nil || got.State != forge.StateClosed || got.HasLabel(forge.LabelInProgress) {
 		t.Fatalf("vision after its sub-issues closed: %+v %v", got, err)
@@ -142,7 +143,7 @@ func TestSystemSprintFiled(t *testing.T) {
 		t.Fatalf("vision comments: %+v %v", cs, err)
 	}
 	var runs []ledger.Record
-	for _, r := range ledgerRecords(t, y.data) {
+	for _, r := range ledgerRecords(t, y.Data) {
 		if r.Role == string(config.RoleFiler) {
 			runs = append(runs, r)
 		}
@@ -150,7 +151,7 @@ func TestSystemSprintFiled(t *testing.T) {
 	if len(runs) != 2 || runs[0].Code != "sprint.filed" || runs[1].Code != "vision.completed" {
 		t.Fatalf("filer ledger records: %+v", runs)
 	}
-	for _, hit := range filesContaining(t, y.data, y.secrets) {
+	for _, hit := range filesContaining(t, y.Data, y.secrets) {
 		t.Error(hit)
 	}
 }

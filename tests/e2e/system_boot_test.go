@@ -10,12 +10,14 @@ import (
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // system is one project provisioned by `disinto init` on a fresh Gitea,
 // with its daemon running against the scripted model server.
 type system struct {
-	*sysEnv
+	*rig.Install
 	srv   *forgetest.Server
 	model *claudetest.Server
 	// listen is the daemon's address; the webhook points at it.
@@ -29,7 +31,23 @@ type system struct {
 	// secrets are the env file's secret values (and the admin password)
 	// by name.
 	secrets map[string]string
-	d       *daemonProc
+	d       *rig.Daemon
+}
+
+// newInstall is disinto installed as an operator has it, in a directory
+// of the test's: every command runs with PATH and a private HOME, nothing
+// inherited from the test process.
+func newInstall(t testing.TB) *rig.Install {
+	t.Helper()
+	// As root the daemon gives each model session a uid of its own, which
+	// must be able to pass through to its workspace in the data dir.
+	in := rig.New(t, sandboxtest.Dir(t, "system"))
+	home := filepath.Join(in.Dir, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "TZ=UTC"}
+	return in
 }
 
 // bootSystem runs `disinto init` and `disinto config check`, then starts
@@ -51,35 +69,9 @@ func bootSystemEnv(t *testing.T, grace time.Duration, env []string, scenarios ..
 // environment.
 func bootWith(t *testing.T, grace time.Duration, o laneOptions, scenarios ...claudetest.Scenario) *system {
 	t.Helper()
-	cli := claudetest.RequireCLI(t)
-	y := &system{sysEnv: newSysEnv(t), srv: forgetest.Start(t), listen: freeAddr(t), statusListen: freeAddr(t)}
-	var modelURL string
-	y.model, modelURL = claudetest.Start(t, scenarios...)
-
-	y.initArgs = []string{"init", "--yes", "--forge-url", y.srv.URL, "--admin-user", y.srv.AdminLogin,
-		"--admin-password", y.srv.AdminPassword, "--repo", "acme/widgets", "--source", sourceRepo(t),
-		"--webhook-url", "http://" + y.listen + "/hooks/forgejo", "--wait-forge", "0s"}
-	for _, lb := range o.localBots {
-		y.initArgs = append(y.initArgs, "--local-bot", lb)
-	}
-	y.mustRun(nil, y.initArgs...)
-	if o.project != nil {
-		files, err := filepath.Glob(filepath.Join(y.projects, "*.toml"))
-		if err != nil || len(files) != 1 {
-			t.Fatalf("project files: %v %v", files, err)
-		}
-		data, err := os.ReadFile(files[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(files[0], []byte(o.project(string(data))), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out := y.mustRun(nil, "config", "check"); !strings.Contains(out, "1 project(s)") {
-		t.Fatalf("config check: %s", out)
-	}
-	envVals, err := config.ReadEnvFile(y.envFile)
+	srv := forgetest.Start(t)
+	y := initSystem(t, srv, srv.URL, o, scenarios...)
+	envVals, err := config.ReadEnvFile(y.EnvFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,26 +84,58 @@ func bootWith(t *testing.T, grace time.Duration, o laneOptions, scenarios ...cla
 	if envVals["FORGE_TOKEN"] == "" || envVals["FORGE_REVIEW_TOKEN"] == "" || envVals["DISINTO_WEBHOOK_SECRET"] == "" {
 		t.Fatalf("env file lacks the dev or review token or the webhook secret: %v", keys(envVals))
 	}
-
-	home := filepath.Join(y.dir, "claude-home")
-	y.daemonEnv = []string{
-		"ANTHROPIC_BASE_URL=" + modelURL, "ANTHROPIC_API_KEY=test", "CLAUDE_BIN=" + cli, "IS_SANDBOX=1",
-		"HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
-		"POLL_INTERVAL=3600", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=240",
-	}
-	y.daemonEnv = append(y.daemonEnv, o.env...)
-	y.d = y.startDaemon(y.daemonEnv, y.listen, y.statusListen, grace)
-	pollUntil(t, "the daemon's daemon.json", time.Minute, y.died, func() bool {
-		return isFile(filepath.Join(y.data, "daemon.json"))
-	})
-	httpGet(t, "http://"+y.listen+"/healthz")
+	y.start(t, grace)
 	return y
 }
 
-// died reports why the daemon is gone, or "" while it runs.
-func (y *system) died() string {
-	if y.d.exited() {
-		return "the daemon exited: " + y.d.output(y.t)
+// initSystem provisions the project on srv, reached at forgeURL, as o
+// says: init (with o's local bots), o's edit of the project file, config
+// check; and sets the daemon's environment (o's added) for the scripted
+// model server it starts with scenarios.
+func initSystem(t *testing.T, srv *forgetest.Server, forgeURL string, o laneOptions, scenarios ...claudetest.Scenario) *system {
+	t.Helper()
+	cli := claudetest.RequireCLI(t)
+	y := &system{Install: newInstall(t), srv: srv, listen: rig.FreeAddr(t), statusListen: rig.FreeAddr(t)}
+	var modelURL string
+	y.model, modelURL = claudetest.Start(t, scenarios...)
+
+	y.initArgs = []string{"init", "--yes", "--forge-url", forgeURL, "--admin-user", srv.AdminLogin,
+		"--admin-password", srv.AdminPassword, "--repo", "acme/widgets", "--source", sourceRepo(t),
+		"--webhook-url", "http://" + y.listen + "/hooks/forgejo", "--wait-forge", "0s"}
+	for _, lb := range o.localBots {
+		y.initArgs = append(y.initArgs, "--local-bot", lb)
 	}
-	return ""
+	y.MustRun(t, nil, y.initArgs...)
+	if o.project != nil {
+		files, err := filepath.Glob(filepath.Join(y.Projects, "*.toml"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("project files: %v %v", files, err)
+		}
+		data, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(files[0], []byte(o.project(string(data))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := y.MustRun(t, nil, "config", "check"); !strings.Contains(out, "1 project(s)") {
+		t.Fatalf("config check: %s", out)
+	}
+	y.daemonEnv = append(rig.ModelEnv(modelURL, cli, filepath.Join(y.Dir, "claude-home")),
+		"POLL_INTERVAL=3600", "CLAUDE_MAX_SESSIONS=2", "CLAUDE_TIMEOUT=240")
+	y.daemonEnv = append(y.daemonEnv, o.env...)
+	return y
 }
+
+// start starts `disinto daemon` with grace for running sessions at
+// shutdown, and waits until it serves.
+func (y *system) start(t *testing.T, grace time.Duration) {
+	t.Helper()
+	y.d = y.Start(t, rig.DaemonOptions{Env: y.daemonEnv, Listen: y.listen, StatusListen: y.statusListen, Grace: grace})
+	y.d.AwaitAddrs(t)
+	httpGet(t, "http://"+y.listen+"/healthz")
+}
+
+// died reports why the daemon is gone, or "" while it runs.
+func (y *system) died() string { return y.d.Died() }

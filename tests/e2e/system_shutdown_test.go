@@ -9,6 +9,7 @@ import (
 
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestSystemShutdownMidSession stops the daemon with SIGTERM while a dev
@@ -35,24 +36,24 @@ func TestSystemShutdownMidSession(t *testing.T) {
 	w := &sysWatch{t: t, ctx: testCtx(t), admin: y.srv.Admin(t).Repo("acme", "widgets"), died: y.died}
 	n := w.backlogIssue("Take a while", "scenario: sys-slow\n\nTake your time.")
 
-	pollUntil(t, "the session's tool running", 3*time.Minute, y.died, func() bool {
-		return len(procsIn(t, y.data)) > 0 && len(procsRunning(t, "timeout\x00317")) > 0
+	rig.Await(t, "the session's tool running", 3*time.Minute, y.died, func() bool {
+		return len(procsIn(t, y.Data)) > 0 && len(procsRunning(t, "timeout\x00317")) > 0
 	})
-	if err := y.d.stop(t, time.Minute); err != nil {
-		t.Fatalf("daemon exit after SIGTERM: %v\n%s", err, y.d.output(t))
+	if err := y.d.Stop(t, time.Minute); err != nil {
+		t.Fatalf("daemon exit after SIGTERM: %v\n%s", err, y.d.Out.String())
 	}
-	out := y.d.output(t)
+	out := y.d.Out.String()
 	if !strings.Contains(out, "grace period over; cancelling running sessions") {
 		t.Errorf("the daemon did not cancel the session after its grace:\n%s", out)
 	}
 	// The session's process group is gone with the daemon.
-	pollUntil(t, "no process of the session left", 10*time.Second, nil, func() bool {
-		return len(procsIn(t, y.data)) == 0 && len(procsRunning(t, "timeout\x00317")) == 0
+	rig.Await(t, "no process of the session left", 10*time.Second, nil, func() bool {
+		return len(procsIn(t, y.Data)) == 0 && len(procsRunning(t, "timeout\x00317")) == 0
 	})
 
 	// Not a terminal outcome: the issue's one ledger record comes when it
 	// ends, with the interrupted session's cost included.
-	if recs := ledgerRecords(t, y.data); len(recs) != 0 {
+	if recs := ledgerRecords(t, y.Data); len(recs) != 0 {
 		t.Errorf("ledger after the interrupted session: %+v", recs)
 	}
 	if !strings.Contains(out, "session interrupted by shutdown; it resumes after the restart") {
@@ -67,7 +68,7 @@ func TestSystemShutdownMidSession(t *testing.T) {
 	}
 
 	// The next run resumes the same conversation and opens the pull request.
-	y.mustRun(y.daemonEnv, "run", "dev", "--project", "widgets", "--once")
+	y.MustRun(t, y.daemonEnv, "run", "dev", "--project", "widgets", "--once")
 	reqs := y.model.MessageRequests("sys-slow")
 	if last := reqs[len(reqs)-1]; last.Turn != 3 || !anyText(reqs, "The orchestrator restarted while you were working") {
 		t.Errorf("the restart did not resume the session: %d requests, last at turn %d", len(reqs), last.Turn)
@@ -75,7 +76,7 @@ func TestSystemShutdownMidSession(t *testing.T) {
 	if ps, err := w.admin.ListPulls(w.ctx, forge.StateOpen); err != nil || len(ps) != 1 || ps[0].Head != branch(n) {
 		t.Errorf("pull requests after the resumed session: %+v %v", ps, err)
 	}
-	for _, hit := range filesContaining(t, y.data, y.secrets) {
+	for _, hit := range filesContaining(t, y.Data, y.secrets) {
 		t.Error(hit)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestSystem drives the product as an operator does, through the built
@@ -60,7 +61,7 @@ func TestSystem(t *testing.T) {
 			claudetest.Text("Named the gadget."),
 		}},
 	)
-	s, srv, model, d, secrets := y.sysEnv, y.srv, y.model, y.d, y.secrets
+	s, srv, model, d, secrets := y.Install, y.srv, y.model, y.d, y.secrets
 	daemonEnv, initArgs, statusBase, died := y.daemonEnv, y.initArgs, "http://"+y.statusListen, y.died
 
 	// A human files an issue and puts it on the backlog; the dev agent
@@ -91,14 +92,14 @@ func TestSystem(t *testing.T) {
 
 	// The operator runs init again while the daemon works: nothing changes,
 	// and the daemon keeps its credentials and webhook secret.
-	envBefore, err := os.ReadFile(s.envFile)
+	envBefore, err := os.ReadFile(s.EnvFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := s.mustRun(nil, initArgs...); !strings.Contains(out, "nothing changed") {
+	if out := s.MustRun(t, nil, initArgs...); !strings.Contains(out, "nothing changed") {
 		t.Errorf("init run again changed something:\n%s", out)
 	}
-	if envAfter, err := os.ReadFile(s.envFile); err != nil || string(envAfter) != string(envBefore) {
+	if envAfter, err := os.ReadFile(s.EnvFile); err != nil || string(envAfter) != string(envBefore) {
 		t.Errorf("init run again rewrote the env file (%v)", err)
 	}
 
@@ -119,7 +120,7 @@ func TestSystem(t *testing.T) {
 	// The model asks for a human: the escalation mentions the admin that
 	// init provisioned with, and the issue is blocked.
 	esc := w.backlogIssue("Paint the widget", "scenario: sys-escalate\n\nPaint it.")
-	pollUntil(t, "the escalation", 3*time.Minute, died, func() bool {
+	rig.Await(t, "the escalation", 3*time.Minute, died, func() bool {
 		i, err := admin.GetIssue(ctx, esc)
 		if err != nil {
 			t.Fatal(err)
@@ -144,15 +145,15 @@ func TestSystem(t *testing.T) {
 	// Two merges, one escalation and three reviews (PR 2, and PR 4 twice); the status is
 	// read once the ledger has them all, as the agents record a run after
 	// its last forge call.
-	pollUntil(t, "every run in disinto status", time.Minute, died, func() bool {
-		out := s.mustRun(nil, "status", "--json")
+	rig.Await(t, "every run in disinto status", time.Minute, died, func() bool {
+		out := s.MustRun(t, nil, "status", "--json")
 		if err := json.Unmarshal([]byte(out), &st); err != nil {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
 		return countRuns(st.Recent, "dev", ledger.ReasonMerged) == 2 && countRuns(st.Recent, "review", "") == 3 &&
 			countRuns(st.Recent, "dev", ledger.ReasonEscalated) == 1
 	})
-	if st.Daemon == nil || st.Daemon.PID != d.cmd.Process.Pid {
+	if st.Daemon == nil || st.Daemon.PID != d.Cmd.Process.Pid {
 		t.Errorf("status does not show the live daemon: %+v", st.Daemon)
 	}
 	if n := len(st.Recent); n != 6 {
@@ -164,11 +165,11 @@ func TestSystem(t *testing.T) {
 	}
 	// Every run the dev bot finished is in its journal, in its .profile
 	// repository, written by the daemon from the run's record.
-	pollUntil(t, "the dev bot's journal entry of issue #1", time.Minute, died, func() bool {
+	rig.Await(t, "the dev bot's journal entry of issue #1", time.Minute, died, func() bool {
 		f, err := srv.Admin(t).Repo("dev-bot", ".profile").GetFile(ctx, "journal/"+time.Now().UTC().Format("2006-01-02")+".md", "main")
 		return err == nil && strings.Contains(string(f.Content), "issue #1, pull request #2, merged")
 	})
-	logs := s.mustRun(nil, "logs", "--agent", "dev")
+	logs := s.MustRun(t, nil, "logs", "--agent", "dev")
 	for _, want := range []string{"[dev] claimed issue=1 ", "[dev] merged issue=1 ", "[dev] changes requested", "[dev] merged issue=3 "} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("disinto logs --agent dev lacks %q:\n%s", want, logs)
@@ -179,7 +180,7 @@ func TestSystem(t *testing.T) {
 	}
 	// A one-shot run next to the daemon must not start: one writer of the
 	// per-issue state.
-	if _, errOut, err := s.run(daemonEnv, "run", "dev", "--project", "widgets", "--once"); err == nil {
+	if _, errOut, err := s.Run(daemonEnv, "run", "dev", "--project", "widgets", "--once"); err == nil {
 		t.Errorf("disinto run next to a running daemon succeeded: %s", errOut)
 	}
 	// The same, for people: the status page in a real browser.
@@ -197,18 +198,18 @@ func TestSystem(t *testing.T) {
 		t.Errorf("accepted webhook deliveries: %v", n)
 	}
 
-	if err := d.stop(t, time.Minute); err != nil {
-		t.Errorf("daemon exit after SIGTERM: %v\n%s", err, d.output(t))
+	if err := d.Stop(t, time.Minute); err != nil {
+		t.Errorf("daemon exit after SIGTERM: %v\n%s", err, d.Out.String())
 	}
-	if isFile(filepath.Join(s.data, "daemon.json")) {
+	if isFile(filepath.Join(s.Data, "daemon.json")) {
 		t.Error("daemon.json left behind after a clean exit")
 	}
 
 	// One-shot runs after the daemon: nothing is left to do.
 	for _, role := range []string{"dev", "review"} {
-		s.mustRun(daemonEnv, "run", role, "--project", "widgets", "--once")
+		s.MustRun(t, daemonEnv, "run", role, "--project", "widgets", "--once")
 	}
-	if recs := ledgerRecords(t, s.data); len(recs) != 6 {
+	if recs := ledgerRecords(t, s.Data); len(recs) != 6 {
 		t.Errorf("one-shot runs after the daemon recorded runs: %+v", recs)
 	}
 	// With no daemon, status reads the data dir.
@@ -218,7 +219,7 @@ func TestSystem(t *testing.T) {
 		Jobs     []struct{ Role string } `json:"jobs"`
 		Recent   []ledger.Record         `json:"recent"`
 	}
-	if err := json.Unmarshal([]byte(s.mustRun(nil, "status", "--json")), &offline); err != nil {
+	if err := json.Unmarshal([]byte(s.MustRun(t, nil, "status", "--json")), &offline); err != nil {
 		t.Fatal(err)
 	}
 	// Jobs: every job that ran: dev and review, and the supervisor when
@@ -233,7 +234,7 @@ func TestSystem(t *testing.T) {
 	}
 
 	// Redaction: no credential anywhere the daemon wrote or posted.
-	out := d.output(t)
+	out := d.Out.String()
 	if strings.Contains(out, "\x1b[") {
 		t.Error("the daemon colours its output although stderr is not a terminal")
 	}
@@ -242,7 +243,7 @@ func TestSystem(t *testing.T) {
 			t.Errorf("the daemon's output holds %s", name)
 		}
 	}
-	for _, hit := range filesContaining(t, s.data, secrets) {
+	for _, hit := range filesContaining(t, s.Data, secrets) {
 		t.Error(hit)
 	}
 	for _, n := range []int64{iss, pr.Number, loop, loopPR.Number, esc} {
@@ -294,7 +295,7 @@ func (w *sysWatch) backlogIssue(title, body string) int64 {
 func (w *sysWatch) mergedPull(n int64) forge.PullRequest {
 	w.t.Helper()
 	var pr forge.PullRequest
-	pollUntil(w.t, fmt.Sprintf("a pull request for issue #%d", n), 3*time.Minute, w.died, func() bool {
+	rig.Await(w.t, fmt.Sprintf("a pull request for issue #%d", n), 3*time.Minute, w.died, func() bool {
 		ps, err := w.admin.ListPulls(w.ctx, forge.StateAll)
 		if err != nil {
 			w.t.Fatal(err)
@@ -307,7 +308,7 @@ func (w *sysWatch) mergedPull(n int64) forge.PullRequest {
 		}
 		return false
 	})
-	pollUntil(w.t, fmt.Sprintf("pull request #%d merged and issue #%d closed", pr.Number, n), 4*time.Minute, w.died, func() bool {
+	rig.Await(w.t, fmt.Sprintf("pull request #%d merged and issue #%d closed", pr.Number, n), 4*time.Minute, w.died, func() bool {
 		p, err := w.admin.GetPull(w.ctx, pr.Number)
 		if err != nil {
 			w.t.Fatal(err)

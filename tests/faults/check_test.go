@@ -40,11 +40,11 @@ func implement(name, file, line string) claudetest.Scenario {
 // backlog files an issue as the owner and puts it on the backlog.
 func (w *world) backlog(title, scenario string) int64 {
 	w.t.Helper()
-	i, err := w.repo.CreateIssue(testCtx(w.t), forge.NewIssue{Title: title, Body: "scenario: " + scenario + "\n\n" + title + "."})
+	i, err := w.Repo.CreateIssue(testCtx(w.t), forge.NewIssue{Title: title, Body: "scenario: " + scenario + "\n\n" + title + "."})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.repo.AddLabels(testCtx(w.t), i.Number, forge.LabelBacklog); err != nil {
+	if err := w.Repo.AddLabels(testCtx(w.t), i.Number, forge.LabelBacklog); err != nil {
 		w.t.Fatal(err)
 	}
 	return i.Number
@@ -71,7 +71,7 @@ func fixes(p forge.PullRequest, n int64) bool {
 func (w *world) settled(n int64, want outcome) bool {
 	w.t.Helper()
 	ctx := testCtx(w.t)
-	i, err := w.repo.GetIssue(ctx, n)
+	i, err := w.Repo.GetIssue(ctx, n)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func (w *world) settled(n int64, want outcome) bool {
 	if i.State != forge.StateClosed || len(i.Assignees) > 0 {
 		return false
 	}
-	ps, err := w.repo.ListPulls(ctx, forge.StateAll)
+	ps, err := w.Repo.ListPulls(ctx, forge.StateAll)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func (w *world) ledgerHas(n int64, reason ledger.Reason, code ledger.Code) bool 
 
 func (w *world) ledger() []ledger.Record {
 	w.t.Helper()
-	recs, _, err := ledger.Read(filepath.Join(w.data, "ledger"), ledger.Filter{})
+	recs, _, err := ledger.Read(filepath.Join(w.Data, "ledger"), ledger.Filter{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func (w *world) await(fault string, n int64, want outcome, timeout time.Duration
 func (w *world) verify(fault string, n int64, want outcome) (dups, stuck, leaks int) {
 	w.t.Helper()
 	ctx := testCtx(w.t)
-	ps, err := w.repo.ListPulls(ctx, forge.StateAll)
+	ps, err := w.Repo.ListPulls(ctx, forge.StateAll)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -185,14 +185,14 @@ func (w *world) verify(fault string, n int64, want outcome) (dups, stuck, leaks 
 	}
 	stuck = w.stuckClaims()
 	if want.merged && len(mine) == 1 && mine[0].Merged {
-		f, err := w.repo.GetFile(ctx, want.file, "main")
+		f, err := w.Repo.GetFile(ctx, want.file, "main")
 		if err != nil || !strings.Contains(string(f.Content), want.line) {
 			w.t.Errorf("%s: main lacks the session's commit (%q in %s): %v", fault, want.line, want.file, err)
 		}
 	}
 	// The sessions of a settled issue are over, or end within moments.
 	end := time.Now().Add(30 * time.Second)
-	for left := procsUnder(w.dir, w.data); len(left) > 0; left = procsUnder(w.dir, w.data) {
+	for left := procsUnder(w.Dir, w.Data); len(left) > 0; left = procsUnder(w.Dir, w.Data) {
 		if time.Now().After(end) {
 			leaks = len(left)
 			w.t.Errorf("%s: processes left after issue #%d settled:\n%s", fault, n, strings.Join(left, "\n"))
@@ -228,7 +228,7 @@ func (w *world) lastLines(n int) string {
 // comment of the same author word for word.
 func (w *world) duplicateComments(n int64) []string {
 	w.t.Helper()
-	cs, err := w.repo.ListComments(testCtx(w.t), n)
+	cs, err := w.Repo.ListComments(testCtx(w.t), n)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func (w *world) duplicateComments(n int64) []string {
 // stuckClaims counts the issues left in progress, failing the test for each.
 func (w *world) stuckClaims() int {
 	w.t.Helper()
-	is, err := w.repo.ListIssues(testCtx(w.t), forge.IssueQuery{State: forge.StateAll})
+	is, err := w.Repo.ListIssues(testCtx(w.t), forge.IssueQuery{State: forge.StateAll})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestDiskFull runs the data dir on a small tmpfs the test mounts, fills
@@ -31,8 +32,8 @@ func TestDiskFull(t *testing.T) {
 	})
 	w := newWorld(t, setup{data: data}, approve(), implement("dev", "widget.txt", "a widget"))
 	d := w.start()
-	waitFor(t, w, "the daemon ready", time.Minute, func() bool {
-		code, _ := get(t, "http://"+d.status+"/readyz")
+	rig.Await(t, "the daemon ready", time.Minute, w.died, func() bool {
+		code, _ := get(t, "http://"+d.StatusListen+"/readyz")
 		return code == http.StatusOK
 	})
 	// Full before the issue comes: its clone, worktree and state need the
@@ -41,7 +42,7 @@ func TestDiskFull(t *testing.T) {
 	fill(t, filler)
 	n := w.backlog("Add a widget", "dev")
 	// Several runs meet the full disk before it is freed.
-	waitFor(t, w, "the daemon meeting the full disk", 2*time.Minute, func() bool {
+	rig.Await(t, "the daemon meeting the full disk", 2*time.Minute, w.died, func() bool {
 		return strings.Count(strings.ToLower(w.output()), "no space left on device") >= 3
 	})
 	if err := os.Remove(filler); err != nil {

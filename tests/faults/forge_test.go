@@ -8,6 +8,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestBaseline is the suite's control: with no fault the rig turns an
@@ -22,7 +23,7 @@ func TestBaseline(t *testing.T) {
 	if errs := w.logLines("ERR", ""); len(errs) > 0 {
 		t.Errorf("error lines without a fault:\n%s", strings.Join(errs, "\n"))
 	}
-	if err := d.stop(t); err != nil {
+	if err := d.Stop(t, time.Minute); err != nil {
 		t.Errorf("the daemon's exit after SIGTERM: %v", err)
 	}
 }
@@ -63,12 +64,12 @@ func TestForgeOutageMidRun(t *testing.T) {
 	w := newWorld(t, setup{}, approve(), implement("dev", "widget.txt", "a widget"))
 	w.start()
 	n := w.backlog("Add a widget", "dev")
-	waitFor(t, w, "the dev session", 2*time.Minute, func() bool { return len(w.model.MessageRequests("dev")) > 0 })
+	rig.Await(t, "the dev session", 2*time.Minute, w.died, func() bool { return len(w.Model.MessageRequests("dev")) > 0 })
 	if err := w.proxy.SetDown(true); err != nil {
 		t.Fatal(err)
 	}
 	down := time.Now()
-	waitFor(t, w, "a failed dev run while the forge is down", 2*time.Minute, func() bool {
+	rig.Await(t, "a failed dev run while the forge is down", 2*time.Minute, w.died, func() bool {
 		return len(w.tickFailures("dev")) > 0
 	})
 	for time.Since(down) < 60*time.Second {

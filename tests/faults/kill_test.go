@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/claude/claudetest"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // Kill points of TestKillAtRandomPoints.
@@ -64,10 +65,7 @@ func TestKillAtRandomPoints(t *testing.T) {
 		defer mu.Unlock()
 		if killed < len(points) && n >= points[killed] {
 			killed++
-			w.mu.Lock()
-			d := w.d
-			w.mu.Unlock()
-			d.kill()
+			w.daemon().Kill()
 		}
 	})
 	done := func() int {
@@ -84,10 +82,7 @@ func TestKillAtRandomPoints(t *testing.T) {
 		want := outcome{merged: true, file: file, line: line}
 		fault := "daemon SIGKILL + restart"
 		w.await(fault, n, want, 6*time.Minute, func() {
-			w.mu.Lock()
-			cur := w.d
-			w.mu.Unlock()
-			if cur.exited() {
+			if w.daemon().Exited() {
 				restarts++
 				d = w.start()
 				w.poke(d)
@@ -104,19 +99,17 @@ func TestKillAtRandomPoints(t *testing.T) {
 	if got := done(); got < kills {
 		t.Errorf("only %d of %d kill points were reached in %d issues: the runs make fewer requests than killSpan", got, kills, maxKillIssues)
 	}
-	w.mu.Lock()
-	d = w.d
-	w.mu.Unlock()
-	if d.exited() && done() > restarts {
+	d = w.daemon()
+	if d.Exited() && done() > restarts {
 		// The last kill came after the last merge, so nothing restarted
 		// the daemon yet: it must start again over what the kill left.
 		d = w.start()
-		waitFor(t, w, "the daemon ready after the last kill", time.Minute, func() bool {
-			code, _ := get(t, "http://"+d.status+"/readyz")
-			return code == http.StatusOK || d.exited()
+		rig.Await(t, "the daemon ready after the last kill", time.Minute, w.died, func() bool {
+			code, _ := get(t, "http://"+d.StatusListen+"/readyz")
+			return code == http.StatusOK || d.Exited()
 		})
 	}
-	if d.exited() {
+	if d.Exited() {
 		t.Fatalf("the daemon is not running at the end: %s", w.died())
 	}
 }

@@ -13,56 +13,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // gitea is the forge shared by the suite; each test makes its own users
 // and repository.
 var gitea forgetest.Shared
-
-// binary is the disinto binary, built once for the suite.
-var binary struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-// disinto returns the built binary's path, building it on first use into
-// a directory every session user may pass through.
-func disinto(t testing.TB) string {
-	t.Helper()
-	binary.once.Do(func() {
-		binary.dir, binary.err = os.MkdirTemp("", "disinto-faults-")
-		if binary.err != nil {
-			return
-		}
-		if binary.err = os.Chmod(binary.dir, 0o711); binary.err != nil {
-			return
-		}
-		binary.path = filepath.Join(binary.dir, "disinto")
-		args := []string{"build", "-o", binary.path}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, "./cmd/disinto")...)
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binary.err = fmt.Errorf("go build ./cmd/disinto: %v\n%s", err, out)
-		}
-	})
-	if binary.err != nil {
-		t.Fatal(binary.err)
-	}
-	return binary.path
-}
 
 func TestMain(m *testing.M) {
 	// The worlds spend their time waiting on the forge, the model and
@@ -75,9 +37,7 @@ func TestMain(m *testing.M) {
 		_ = flag.Set("test.parallel", "8")
 	}
 	code := forgetest.Main(m, &gitea)
-	if binary.dir != "" {
-		_ = os.RemoveAll(binary.dir)
-	}
+	rig.RemoveBinary()
 	// Every daemon is gone now: so must be every session and CLI.
 	if left := leftovers(); len(left) > 0 {
 		fmt.Printf("faults: processes left after the suite:\n  %s\n", strings.Join(left, "\n  "))

@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/memory"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestProfilePushRefused: while the forge refuses every push to the dev
@@ -23,7 +24,7 @@ func TestProfilePushRefused(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, setup{env: []string{"DISINTO_SYNC_INTERVAL=2s"}}, approve(), implement("dev", "widget.txt", "a widget"))
 	ctx := testCtx(t)
-	if _, err := w.dev.Client.CreateRepo(ctx, forge.NewRepo{Name: ".profile", AutoInit: true, DefaultBranch: "main", Private: true}); err != nil {
+	if _, err := w.Dev.Client.CreateRepo(ctx, forge.NewRepo{Name: ".profile", AutoInit: true, DefaultBranch: "main", Private: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.proxy.SetChaos(forgetest.Chaos{Seed: 1, FailRate: 1, Match: func(r *http.Request) bool {
@@ -32,15 +33,15 @@ func TestProfilePushRefused(t *testing.T) {
 	d := w.start()
 	n := w.backlog("Add a widget", "dev")
 	w.converge(".profile pushes refused", n, outcome{merged: true, file: "widget.txt", line: "a widget"}, 4*time.Minute)
-	profile := w.dev.Client.Repo(w.dev.Login, ".profile")
+	profile := w.Dev.Client.Repo(w.Dev.Login, ".profile")
 	journalPath := "journal/" + time.Now().UTC().Format("2006-01-02") + ".md"
 	if _, err := profile.GetFile(ctx, journalPath, "main"); err == nil {
 		t.Fatal("the journal landed through a forge that refuses every push")
 	}
 	var st memStatus
-	waitFor(t, w, "the queued entry in status", time.Minute, func() bool {
+	rig.Await(t, "the queued entry in status", time.Minute, w.died, func() bool {
 		st = memoryStatus(t, d)
-		j, ok := st.journal(w.dev.Login)
+		j, ok := st.journal(w.Dev.Login)
 		return ok && j.Queued > 0 && j.Failing != ""
 	})
 	if len(w.proxy.Injected()) == 0 {
@@ -48,24 +49,24 @@ func TestProfilePushRefused(t *testing.T) {
 	}
 
 	w.proxy.SetChaos(forgetest.Chaos{})
-	waitFor(t, w, "the journal entry after the forge recovered", 5*time.Minute, func() bool {
+	rig.Await(t, "the journal entry after the forge recovered", 5*time.Minute, w.died, func() bool {
 		f, err := profile.GetFile(ctx, journalPath, "main")
 		return err == nil && strings.Contains(string(f.Content), fmt.Sprintf("issue #%d, pull request #", n)) &&
 			strings.Contains(string(f.Content), ", merged")
 	})
-	waitFor(t, w, "the review bot without a .profile in status", time.Minute, func() bool {
-		j, ok := memoryStatus(t, d).journal(w.reviewer.Login)
+	rig.Await(t, "the review bot without a .profile in status", time.Minute, w.died, func() bool {
+		j, ok := memoryStatus(t, d).journal(w.Reviewer.Login)
 		return ok && j.NoProfile
 	})
 	if got := len(w.logLines("INF", "has no .profile repository")); got != 1 {
 		t.Errorf("the missing .profile was said %d times, want once:\n%s", got, w.lastLines(40))
 	}
 	// The drain records its success just after the push landed.
-	waitFor(t, w, "the dev bot's journal written in status", time.Minute, func() bool {
-		j, _ := memoryStatus(t, d).journal(w.dev.Login)
+	rig.Await(t, "the dev bot's journal written in status", time.Minute, w.died, func() bool {
+		j, _ := memoryStatus(t, d).journal(w.Dev.Login)
 		return !j.NoProfile && j.Queued == 0 && j.Failing == "" && strings.Contains(j.LastEntry, fmt.Sprintf("issue #%d", n))
 	})
-	if err := d.stop(t); err != nil {
+	if err := d.Stop(t, time.Minute); err != nil {
 		t.Errorf("the daemon's exit after SIGTERM: %v", err)
 	}
 }
@@ -85,9 +86,9 @@ func (s memStatus) journal(bot string) (memory.Status, bool) {
 }
 
 // memoryStatus reads the daemon's /status.
-func memoryStatus(t *testing.T, d *daemon) memStatus {
+func memoryStatus(t *testing.T, d *rig.Daemon) memStatus {
 	t.Helper()
-	resp, err := http.Get("http://" + d.status + "/status")
+	resp, err := http.Get("http://" + d.StatusListen + "/status")
 	if err != nil {
 		return memStatus{}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude/claudetest"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestModelAPIErrors makes the model API answer the dev session with an
@@ -32,14 +33,14 @@ func TestModelAPIErrors(t *testing.T) {
 			w.start()
 			n := w.backlog("Add a widget", "dev")
 			// Two sessions met the error: the first did not end the issue.
-			waitFor(t, w, "the session retried after the model's error", 3*time.Minute, func() bool {
-				return len(w.model.MessageRequests("dev")) >= 2
+			rig.Await(t, "the session retried after the model's error", 3*time.Minute, w.died, func() bool {
+				return len(w.Model.MessageRequests("dev")) >= 2
 			})
 			said := w.logLines("WRN", "outcome="+string(tc.code))
 			if len(said) == 0 {
 				t.Errorf("no line says the backend failed with %s:\n%s", tc.code, w.lastLines(30))
 			}
-			if err := w.model.SetScenarios(approve(), implement("dev", "widget.txt", "a widget")); err != nil {
+			if err := w.Model.SetScenarios(approve(), implement("dev", "widget.txt", "a widget")); err != nil {
 				t.Fatal(err)
 			}
 			w.converge(tc.name, n, outcome{merged: true, file: "widget.txt", line: "a widget"}, 4*time.Minute)

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestRevokedReviewToken revokes the review bot's token while the daemon
@@ -21,18 +21,18 @@ func TestRevokedReviewToken(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, setup{}, approve(), implement("dev", "widget.txt", "a widget"))
 	d := w.start()
-	waitFor(t, w, "the daemon ready", time.Minute, func() bool {
-		code, _ := get(t, "http://"+d.status+"/readyz")
+	rig.Await(t, "the daemon ready", time.Minute, w.died, func() bool {
+		code, _ := get(t, "http://"+d.StatusListen+"/readyz")
 		return code == http.StatusOK
 	})
-	basic, err := forge.New(forge.Options{URL: w.srv.URL, User: w.reviewer.Login, Password: w.reviewer.Password})
+	basic, err := forge.New(forge.Options{URL: w.Srv.URL, User: w.Reviewer.Login, Password: w.Reviewer.Password})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := basic.DeleteToken(testCtx(t), "test"); err != nil {
 		t.Fatalf("revoke the review token: %v", err)
 	}
-	waitFor(t, w, "the review job disabled", time.Minute, func() bool {
+	rig.Await(t, "the review job disabled", time.Minute, w.died, func() bool {
 		st := w.status()
 		return len(st.Disabled) == 1 && st.Disabled[0].Role == "review"
 	})
@@ -40,12 +40,12 @@ func TestRevokedReviewToken(t *testing.T) {
 	// let it do so three times.
 	checks := func() int { return w.proxy.Counts()["GET /api/v1/user"] }
 	before := checks()
-	waitFor(t, w, "three silent re-checks of the review token", time.Minute, func() bool { return checks() >= before+3 })
+	rig.Await(t, "three silent re-checks of the review token", time.Minute, w.died, func() bool { return checks() >= before+3 })
 	errs := w.logLines("ERR", "")
 	if len(errs) != 1 || !strings.Contains(errs[0], "FORGE_REVIEW_TOKEN") {
 		t.Errorf("%d error lines, want one naming FORGE_REVIEW_TOKEN:\n%s", len(errs), strings.Join(errs, "\n"))
 	}
-	for _, addr := range []string{d.status, d.listen} {
+	for _, addr := range []string{d.StatusListen, d.Listen} {
 		code, body := get(t, "http://"+addr+"/readyz")
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, "widgets review disabled") {
 			t.Errorf("/readyz on %s: %d %q, want 503 naming the disabled review job", addr, code, body)
@@ -57,8 +57,8 @@ func TestRevokedReviewToken(t *testing.T) {
 	tally.note("review token revoked", len(errs) == 1, 0, 0, 0)
 	// The dev job is not held back by the review bot's token.
 	n := w.backlog("Add a widget", "dev")
-	waitFor(t, w, "the dev agent's pull request", 3*time.Minute, func() bool {
-		ps, err := w.repo.ListPulls(testCtx(t), forge.StateOpen)
+	rig.Await(t, "the dev agent's pull request", 3*time.Minute, w.died, func() bool {
+		ps, err := w.Repo.ListPulls(testCtx(t), forge.StateOpen)
 		return err == nil && len(ps) == 1 && fixes(ps[0], n)
 	})
 }
@@ -71,14 +71,14 @@ func TestForgeStopsAnswering(t *testing.T) {
 	const tickTimeout = 20 * time.Second
 	w := newWorld(t, setup{env: []string{"DISINTO_TICK_TIMEOUT=20"}}, approve(), implement("dev", "widget.txt", "a widget"))
 	d := w.start()
-	waitFor(t, w, "the daemon ready", time.Minute, func() bool {
-		code, _ := get(t, "http://"+d.status+"/readyz")
+	rig.Await(t, "the daemon ready", time.Minute, w.died, func() bool {
+		code, _ := get(t, "http://"+d.StatusListen+"/readyz")
 		return code == http.StatusOK
 	})
 	hung := time.Now()
 	w.proxy.SetHung(true)
 	var failed ledger.Record
-	waitFor(t, w, "a dev tick failing on the hung forge", 2*time.Minute, func() bool {
+	rig.Await(t, "a dev tick failing on the hung forge", 2*time.Minute, w.died, func() bool {
 		for _, r := range w.ledger() {
 			if r.Role == "dev" && r.Reason == ledger.ReasonEngineError && r.Start.After(hung) {
 				failed = r
@@ -94,7 +94,7 @@ func TestForgeStopsAnswering(t *testing.T) {
 		t.Errorf("the tick on a hung forge failed with %s: %+v", failed.Code, failed)
 	}
 	w.proxy.SetHung(false)
-	waitFor(t, w, "the dev runs succeeding again", 3*time.Minute, func() bool {
+	rig.Await(t, "the dev runs succeeding again", 3*time.Minute, w.died, func() bool {
 		for _, l := range w.logLines("INF", "agent runs succeed again") {
 			if strings.Contains(l, "agent=dev") {
 				return true
@@ -122,14 +122,12 @@ type daemonStatus struct {
 // status runs `disinto status --json` as an operator does.
 func (w *world) status() daemonStatus {
 	w.t.Helper()
-	cmd := exec.Command(w.bin, "status", "--json", "--projects-dir", w.projects, "--env-file", w.envFile, "--data-dir", w.data)
-	cmd.Env = w.env
-	out, err := cmd.Output()
+	out, _, err := w.Run(nil, "status", "--json")
 	if err != nil {
 		w.t.Fatalf("disinto status --json: %v\n%s", err, out)
 	}
 	var st daemonStatus
-	if err := json.Unmarshal(out, &st); err != nil {
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		w.t.Fatalf("disinto status --json: %v\n%s", err, out)
 	}
 	return st

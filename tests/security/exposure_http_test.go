@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 const hookSecret = "hook-secret-0123456789"
@@ -19,12 +21,12 @@ const hookSecret = "hook-secret-0123456789"
 func TestExposureHTTP(t *testing.T) {
 	// The only role is the planner, whose first run is its 12 h interval
 	// away: the daemon only serves.
-	r := newRig(t, "http://127.0.0.1:1", "DISINTO_WEBHOOK_SECRET="+hookSecret, "AGENT_ROLES=planner",
+	in := newInstall(t, "http://127.0.0.1:1", "DISINTO_WEBHOOK_SECRET="+hookSecret, "AGENT_ROLES=planner",
 		"FORGE_TOKEN=dev-token-0123456789", "FORGE_USER=dev-bot", "FORGE_PASS=dev-pass-0123456789")
 
 	t.Run("webhook body trickled at 1 byte/s is cut off", func(t *testing.T) {
-		p := r.start(t, []string{"DISINTO_HTTP_READ_TIMEOUT=2s", "DISINTO_STATUS_LISTEN=127.0.0.1:0"}, "--listen", "127.0.0.1:0")
-		a := r.awaitAddrs(t, p)
+		p := start(t, in, []string{"DISINTO_HTTP_READ_TIMEOUT=2s", "DISINTO_STATUS_LISTEN=127.0.0.1:0"}, "--listen", "127.0.0.1:0")
+		a := p.AwaitAddrs(t)
 		conn, err := net.Dial("tcp", a.Listen)
 		if err != nil {
 			t.Fatal(err)
@@ -75,13 +77,13 @@ func TestExposureHTTP(t *testing.T) {
 		if n >= size {
 			t.Fatalf("the whole body was sent before the server gave up")
 		}
-		p.stop(t)
+		_ = p.Stop(t, 30*time.Second)
 	})
 
 	t.Run("/status and /metrics are not served to other hosts", func(t *testing.T) {
 		// As in compose: the webhook listener is on every interface.
-		p := r.start(t, []string{"DISINTO_STATUS_LISTEN=127.0.0.1:0"}, "--listen", ":0")
-		a := r.awaitAddrs(t, p)
+		p := start(t, in, []string{"DISINTO_STATUS_LISTEN=127.0.0.1:0"}, "--listen", ":0")
+		a := p.AwaitAddrs(t)
 		other := otherAddress(t)
 		if other != nil {
 			for _, path := range []string{"/metrics", "/status", "/"} {
@@ -93,45 +95,45 @@ func TestExposureHTTP(t *testing.T) {
 		} else {
 			t.Log("this machine has no address but loopback; checking the status listener's address only")
 		}
-		host, _, err := net.SplitHostPort(a.statusAddr())
+		host, _, err := net.SplitHostPort(a.StatusAddr())
 		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-			t.Fatalf("/status and /metrics are served on %s, not on loopback", a.statusAddr())
+			t.Fatalf("/status and /metrics are served on %s, not on loopback", a.StatusAddr())
 		}
 		if other != nil {
-			url := "http://" + net.JoinHostPort(other.String(), port(t, a.statusAddr())) + "/metrics"
+			url := "http://" + net.JoinHostPort(other.String(), port(t, a.StatusAddr())) + "/metrics"
 			if code, _, err := get(url, ""); err == nil {
 				t.Errorf("GET /metrics from %s on the status port: HTTP %d", other, code)
 			}
 		}
-		if code, body, err := get("http://"+a.statusAddr()+"/metrics", ""); err != nil || code != http.StatusOK || !strings.Contains(body, "disinto_") {
+		if code, body, err := get("http://"+a.StatusAddr()+"/metrics", ""); err != nil || code != http.StatusOK || !strings.Contains(body, "disinto_") {
 			t.Errorf("GET /metrics on loopback: %d %v", code, err)
 		}
-		if out, err := r.run(nil, "status"); err != nil || !strings.Contains(out, "daemon: running") {
+		if out, err := run(in, nil, "status"); err != nil || !strings.Contains(out, "daemon: running") {
 			t.Errorf("disinto status does not reach the daemon: %v\n%s", err, out)
 		}
-		p.stop(t)
+		_ = p.Stop(t, 30*time.Second)
 	})
 
 	t.Run("status off loopback needs a token", func(t *testing.T) {
-		p := r.start(t, []string{"DISINTO_STATUS_LISTEN=0.0.0.0:0"}, "--listen", "127.0.0.1:0")
-		await(t, "the daemon to refuse an unprotected status listener", 30*time.Second, nil, p.exited)
-		out := strings.TrimSpace(p.out.String())
-		if p.err == nil || strings.Contains(out, "\n") || !strings.Contains(out, "DISINTO_STATUS_TOKEN") {
-			t.Fatalf("daemon exit %v, want one line naming DISINTO_STATUS_TOKEN:\n%s", p.err, out)
+		p := start(t, in, []string{"DISINTO_STATUS_LISTEN=0.0.0.0:0"}, "--listen", "127.0.0.1:0")
+		rig.Await(t, "the daemon to refuse an unprotected status listener", 30*time.Second, nil, p.Exited)
+		out := strings.TrimSpace(p.Out.String())
+		if p.Err() == nil || strings.Contains(out, "\n") || !strings.Contains(out, "DISINTO_STATUS_TOKEN") {
+			t.Fatalf("daemon exit %v, want one line naming DISINTO_STATUS_TOKEN:\n%s", p.Err(), out)
 		}
-		if _, err := os.Stat(r.data + "/daemon.json"); err == nil {
+		if _, err := os.Stat(in.Data + "/daemon.json"); err == nil {
 			t.Error("daemon.json written by a daemon that refused to start")
 		}
 
 		const token = "status-token-0123456789abcdef"
 		env := []string{"DISINTO_STATUS_TOKEN=" + token}
-		p = r.start(t, append(env, "DISINTO_STATUS_LISTEN=0.0.0.0:0"), "--listen", "127.0.0.1:0")
-		a := r.awaitAddrs(t, p)
+		p = start(t, in, append(env, "DISINTO_STATUS_LISTEN=0.0.0.0:0"), "--listen", "127.0.0.1:0")
+		a := p.AwaitAddrs(t)
 		host := "127.0.0.1"
 		if other := otherAddress(t); other != nil {
 			host = other.String()
 		}
-		base := "http://" + net.JoinHostPort(host, port(t, a.statusAddr()))
+		base := "http://" + net.JoinHostPort(host, port(t, a.StatusAddr()))
 		for _, tok := range []string{"", "wrong-token-0123456789abcdef", token[:len(token)-1]} {
 			for _, path := range []string{"/metrics", "/status"} {
 				if code, _, err := get(base+path, tok); err != nil || code != http.StatusUnauthorized {
@@ -142,9 +144,9 @@ func TestExposureHTTP(t *testing.T) {
 		if code, _, err := get(base+"/metrics", token); err != nil || code != http.StatusOK {
 			t.Errorf("GET /metrics with the token: %d %v", code, err)
 		}
-		if out, err := r.run(env, "status"); err != nil || !strings.Contains(out, "daemon: running") {
+		if out, err := run(in, env, "status"); err != nil || !strings.Contains(out, "daemon: running") {
 			t.Errorf("disinto status with the token does not reach the daemon: %v\n%s", err, out)
 		}
-		p.stop(t)
+		_ = p.Stop(t, 30*time.Second)
 	})
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // TestExposureEscapedSecrets runs the daemon against a forge that rejects
@@ -40,20 +42,20 @@ func TestExposureEscapedSecrets(t *testing.T) {
 	}))
 	defer forgeSrv.Close()
 
-	r := newRig(t, forgeSrv.URL, "FORGE_TOKEN="+secret, "AGENT_ROLES=dev", "CLAUDE_BIN=/bin/true")
-	p := r.start(t, []string{"DISINTO_STATUS_LISTEN=127.0.0.1:0"}, "--listen", "127.0.0.1:0")
-	a := r.awaitAddrs(t, p)
+	in := newInstall(t, forgeSrv.URL, "FORGE_TOKEN="+secret, "AGENT_ROLES=dev", "CLAUDE_BIN=/bin/true")
+	p := start(t, in, []string{"DISINTO_STATUS_LISTEN=127.0.0.1:0"}, "--listen", "127.0.0.1:0")
+	a := p.AwaitAddrs(t)
 
 	// The dev job runs at start; its failed tick reaches the ledger and the
 	// job's last error.
 	var status string
-	await(t, "the failed dev tick in /status", time.Minute, func() string {
-		if p.exited() {
+	rig.Await(t, "the failed dev tick in /status", time.Minute, func() string {
+		if p.Exited() {
 			return "the daemon exited"
 		}
 		return ""
 	}, func() bool {
-		code, body, err := get("http://"+a.statusAddr()+"/status", "")
+		code, body, err := get("http://"+a.StatusAddr()+"/status", "")
 		var rep struct {
 			Jobs []struct {
 				LastError string `json:"last_error"`
@@ -66,24 +68,24 @@ func TestExposureEscapedSecrets(t *testing.T) {
 		status = body
 		return len(rep.Recent) > 0 && len(rep.Jobs) > 0 && rep.Jobs[0].LastError != ""
 	})
-	statusCLI, err := r.run(nil, "status", "--json")
+	statusCLI, err := run(in, nil, "status", "--json")
 	if err != nil {
 		t.Fatalf("disinto status: %v\n%s", err, statusCLI)
 	}
-	p.stop(t)
+	_ = p.Stop(t, 30*time.Second)
 	mu.Lock()
 	if !seen {
 		t.Fatal("the forge never saw the token; the test proves nothing")
 	}
 	mu.Unlock()
 
-	sinks := map[string]string{"/status": status, "disinto status --json": statusCLI, "daemon output": p.out.String()}
-	err = filepath.WalkDir(r.data, func(path string, d os.DirEntry, err error) error {
+	sinks := map[string]string{"/status": status, "disinto status --json": statusCLI, "daemon output": p.Out.String()}
+	err = filepath.WalkDir(in.Data, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		b, err := os.ReadFile(path)
-		sinks[strings.TrimPrefix(path, r.data+"/")] = string(b)
+		sinks[strings.TrimPrefix(path, in.Data+"/")] = string(b)
 		return err
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package security
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -26,6 +25,7 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/sandbox"
 	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
+	"github.com/disinto/disinto/tests/internal/rig"
 )
 
 // sessionWorld is a project on the real Gitea with a dev bot, a review bot
@@ -33,19 +33,13 @@ import (
 // (private but for the sessions' workspaces); an env file holding every
 // bot's credentials; and the scripted model server the real CLI talks to.
 type sessionWorld struct {
-	t        *testing.T
-	srv      *forgetest.Server
-	owner    forgetest.User
-	dev      forgetest.User
-	reviewer forgetest.User
-	repo     *forge.RepoClient
-	model    *claudetest.Server
-	modelURL string
-	data     string
-	envFile  string
-	sb       *sandbox.Sandbox
-	led      *ledger.Ledger
-	rt       *agent.Runtime
+	*rig.Scene
+	t       *testing.T
+	data    string
+	envFile string
+	sb      *sandbox.Sandbox
+	led     *ledger.Ledger
+	rt      *agent.Runtime
 }
 
 func newSessionWorld(t *testing.T, scenarios ...claudetest.Scenario) *sessionWorld {
@@ -53,17 +47,10 @@ func newSessionWorld(t *testing.T, scenarios ...claudetest.Scenario) *sessionWor
 	if os.Geteuid() != 0 {
 		t.Fatal("the session sandbox needs root: sessions get uids of their own (CI runs as root)")
 	}
-	w := &sessionWorld{t: t, srv: gitea.Get(t)}
-	w.model, w.modelURL = claudetest.Start(t, scenarios...)
-	p := w.srv.NewProject(t, "proj")
-	w.owner, w.dev, w.reviewer, w.repo = p.Owner, p.Dev, p.Reviewer, p.Repo
+	w := &sessionWorld{t: t, Scene: rig.NewScene(t, gitea.Get(t), "proj", scenarios...)}
 	w.data = sandboxtest.Dir(t, "data")
 	w.envFile = filepath.Join(w.data, "disinto.env")
-	env := fmt.Sprintf("FORGE_TOKEN=%s\nFORGE_PASS=%s\nFORGE_REVIEW_TOKEN=%s\nFORGE_REVIEW_PASS=%s\n",
-		w.dev.Token, w.dev.Password, w.reviewer.Token, w.reviewer.Password)
-	if err := os.WriteFile(w.envFile, []byte(env), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	rig.WriteEnvFile(t, w.envFile, w.Credentials()...)
 	for _, d := range []string{"state", "logs", "clones"} {
 		if err := os.MkdirAll(filepath.Join(w.data, d), 0o755); err != nil {
 			t.Fatal(err)
@@ -86,18 +73,13 @@ func newSessionWorld(t *testing.T, scenarios ...claudetest.Scenario) *sessionWor
 	return w
 }
 
-// secrets are every credential the factory holds in this world.
-func (w *sessionWorld) secrets() []string {
-	return []string{w.dev.Token, w.dev.Password, w.reviewer.Token, w.reviewer.Password, w.owner.Token, w.owner.Password}
-}
-
 // runner is the daemon's model runner: the real CLI against the scripted
 // model server.
 func (w *sessionWorld) runner() claude.Runner {
 	w.t.Helper()
 	r, err := claude.New(claude.Options{
 		Bin:           claudetest.RequireCLI(w.t),
-		Backends:      []claude.Backend{{Name: "scripted", BaseURL: w.modelURL, APIKey: "sk-test-not-a-real-key", MaxSessions: 2}},
+		Backends:      []claude.Backend{{Name: "scripted", BaseURL: w.ModelURL, APIKey: "sk-test-not-a-real-key", MaxSessions: 2}},
 		BaseEnv:       claudetest.Env(w.t),
 		IdleGrace:     30 * time.Second,
 		Timeout:       4 * time.Minute,
@@ -127,7 +109,7 @@ func (w *sessionWorld) tick(a agent.Agent, proj *config.Project, role config.Rol
 func (w *sessionWorld) toolResults() string {
 	var b strings.Builder
 	seen := map[string]bool{}
-	for _, r := range w.model.Requests() {
+	for _, r := range w.Model.Requests() {
 		for _, tr := range r.ToolResults {
 			if !seen[tr] {
 				seen[tr] = true
@@ -142,7 +124,7 @@ func (w *sessionWorld) toolResults() string {
 // requestText is everything the model server received.
 func (w *sessionWorld) requestText() string {
 	var b strings.Builder
-	for _, r := range w.model.Requests() {
+	for _, r := range w.Model.Requests() {
 		data, _ := json.Marshal(r.Body)
 		b.Write(data)
 	}
@@ -154,7 +136,7 @@ func (w *sessionWorld) requestText() string {
 func (w *sessionWorld) holder() int {
 	w.t.Helper()
 	cmd := exec.Command("sleep", "600")
-	cmd.Env = []string{"FORGE_TOKEN=" + w.dev.Token, "FORGE_PASS=" + w.dev.Password}
+	cmd.Env = []string{"FORGE_TOKEN=" + w.Dev.Token, "FORGE_PASS=" + w.Dev.Password}
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}
@@ -170,15 +152,15 @@ func (w *sessionWorld) reviewAgent(proj *config.Project) *review.Agent {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	fc, err := forge.New(forge.Options{URL: w.srv.URL, Token: w.reviewer.Token, User: w.reviewer.Login})
+	fc, err := forge.New(forge.Options{URL: w.Srv.URL, Token: w.Reviewer.Token, User: w.Reviewer.Login})
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
-		Credentials: &git.Credentials{URL: w.srv.URL, Username: w.reviewer.Login, Password: w.reviewer.Password}})
+		Credentials: &git.Credentials{URL: w.Srv.URL, Username: w.Reviewer.Login, Password: w.Reviewer.Password}})
 	a, err := review.New(review.Options{
-		Project: proj, Forge: fc.Repo(w.repo.Owner(), w.repo.Name()), Claude: w.runner(), Formula: f,
-		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: w.srv.URL + "/" + w.repo.Slug() + ".git",
+		Project: proj, Forge: fc.Repo(w.Repo.Owner(), w.Repo.Name()), Claude: w.runner(), Formula: f,
+		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: w.Srv.URL + "/" + w.Repo.Slug() + ".git",
 			CloneDir: filepath.Join(w.data, "review", "clone"), Sandbox: w.sb, KeyPrefix: "review-proj"}),
 		StateDir: filepath.Join(w.data, "state", "review"), Timeout: 4 * time.Minute,
 	})
@@ -210,7 +192,7 @@ func (w *sessionWorld) pushAs(u forgetest.User, slug, branch string, files map[s
 }
 
 func (w *sessionWorld) authURL(u forgetest.User, slug string) string {
-	pu, err := url.Parse(w.srv.URL)
+	pu, err := url.Parse(w.Srv.URL)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -68,29 +68,29 @@ func TestSessionsSeeNoCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := filepath.Join(other.Home(), "secret")
-	if err := os.WriteFile(secret, []byte(w.reviewer.Token), 0o600); err != nil {
+	if err := os.WriteFile(secret, []byte(w.Reviewer.Token), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.Own(secret); err != nil {
 		t.Fatal(err)
 	}
 	p := probe(w, other.Dir(), w.holder(), os.Getpid())
-	if err := w.model.SetScenarios(
+	if err := w.Model.SetScenarios(
 		claudetest.Scenario{Name: "probe-dev", Marker: "You are the dev agent", Turns: devTurns(p)},
 		claudetest.Scenario{Name: "probe-review", Marker: "You are the review agent", Turns: reviewTurns(p)},
 	); err != nil {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
-	proj := &config.Project{Name: "proj", Repo: w.repo.Slug(), ForgeURL: w.srv.URL, PrimaryBranch: "main",
+	proj := &config.Project{Name: "proj", Repo: w.Repo.Slug(), ForgeURL: w.Srv.URL, PrimaryBranch: "main",
 		CI: config.CI{System: config.CINone}}
 
 	// The dev session.
-	issue, err := w.repo.CreateIssue(ctx, forge.NewIssue{Title: "Probe", Body: "Look around.", Labels: []forge.LabelName{forge.LabelBacklog}})
+	issue, err := w.Repo.CreateIssue(ctx, forge.NewIssue{Title: "Probe", Body: "Look around.", Labels: []forge.LabelName{forge.LabelBacklog}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	devForge, err := forge.New(forge.Options{URL: w.srv.URL, Token: w.dev.Token, User: w.dev.Login})
+	devForge, err := forge.New(forge.Options{URL: w.Srv.URL, Token: w.Dev.Token, User: w.Dev.Login})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,18 +99,18 @@ func TestSessionsSeeNoCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, err := dev.New(dev.Options{
-		Project: "proj", Repo: w.repo.Slug(), PrimaryBranch: "main", CISystem: config.CINone,
-		Forge: devForge.Repo(w.repo.Owner(), w.repo.Name()), Claude: w.runner(),
-		Git: dev.NewGit(dev.GitOptions{Clone: filepath.Join(w.data, "clones", "proj"), RemoteURL: w.srv.URL + "/" + w.repo.Slug() + ".git",
-			ForgeURL: w.srv.URL, User: w.dev.Login, Password: w.dev.Password, Primary: "main"}),
-		Formula: devFormula, DataDir: w.data, Sandbox: w.sb, ReviewBot: w.reviewer.Login, Secrets: w.secrets(),
+		Project: "proj", Repo: w.Repo.Slug(), PrimaryBranch: "main", CISystem: config.CINone,
+		Forge: devForge.Repo(w.Repo.Owner(), w.Repo.Name()), Claude: w.runner(),
+		Git: dev.NewGit(dev.GitOptions{Clone: filepath.Join(w.data, "clones", "proj"), RemoteURL: w.Srv.URL + "/" + w.Repo.Slug() + ".git",
+			ForgeURL: w.Srv.URL, User: w.Dev.Login, Password: w.Dev.Password, Primary: "main"}),
+		Formula: devFormula, DataDir: w.data, Sandbox: w.sb, ReviewBot: w.Reviewer.Login, Secrets: w.Secrets(),
 		Limits: dev.Limits{MaxTurns: 20, SessionTimeout: 4 * time.Minute}, Log: zerolog.Nop(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.tick(d, proj, config.RoleDev)
-	pulls, err := w.repo.ListPulls(ctx, forge.StateOpen)
+	pulls, err := w.Repo.ListPulls(ctx, forge.StateOpen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestSessionsSeeNoCredential(t *testing.T) {
 	if n := strings.Count(results, "PROBE-END"); n != 2 {
 		t.Fatalf("%d probes ran to the end, want 2 (dev and review): the test proves nothing\n%s", n, results)
 	}
-	for _, s := range w.secrets() {
+	for _, s := range w.Secrets() {
 		if strings.Contains(results, s) {
 			t.Errorf("a session read the credential %q…", s[:4])
 		}

@@ -62,38 +62,38 @@ func TestReviewTakesNoInstructionsFromThePullRequest(t *testing.T) {
 			ctx := testCtx(t)
 			markers := markerDir(t)
 			// The primary branch's conventions, which the review does use.
-			w.pushAs(w.owner, w.repo.Slug(), "main", map[string]string{"AGENTS.md": "MAIN-AGENTS-CANARY: keep functions short.\n"})
-			outsider := w.srv.NewUser(t, "outsider")
+			w.pushAs(w.Owner, w.Repo.Slug(), "main", map[string]string{"AGENTS.md": "MAIN-AGENTS-CANARY: keep functions short.\n"})
+			outsider := w.Srv.NewUser(t, "outsider")
 			var pr forge.PullRequest
 			if fork {
-				client, err := sdk.NewClient(w.srv.URL, sdk.SetToken(outsider.Token))
+				client, err := sdk.NewClient(w.Srv.URL, sdk.SetToken(outsider.Token))
 				if err != nil {
 					t.Fatal(err)
 				}
-				repo, _, err := client.CreateFork(w.repo.Owner(), w.repo.Name(), sdk.CreateForkOption{})
+				repo, _, err := client.CreateFork(w.Repo.Owner(), w.Repo.Name(), sdk.CreateForkOption{})
 				if err != nil {
 					t.Fatalf("fork: %v", err)
 				}
 				w.pushAs(outsider, repo.FullName, "feature", hostileClaudeConfig(markers))
-				p, _, err := client.CreatePullRequest(w.repo.Owner(), w.repo.Name(), sdk.CreatePullRequestOption{
+				p, _, err := client.CreatePullRequest(w.Repo.Owner(), w.Repo.Name(), sdk.CreatePullRequestOption{
 					Head: outsider.Login + ":feature", Base: "main", Title: "Add feature"})
 				if err != nil {
 					t.Fatalf("fork pull request: %v", err)
 				}
 				pr = forge.PullRequest{Number: p.Index}
 			} else {
-				if err := w.repo.AddCollaborator(ctx, outsider.Login, forge.PermWrite); err != nil {
+				if err := w.Repo.AddCollaborator(ctx, outsider.Login, forge.PermWrite); err != nil {
 					t.Fatal(err)
 				}
-				w.pushAs(outsider, w.repo.Slug(), "feature", hostileClaudeConfig(markers))
+				w.pushAs(outsider, w.Repo.Slug(), "feature", hostileClaudeConfig(markers))
 				var err error
-				pr, err = outsider.Client.Repo(w.repo.Owner(), w.repo.Name()).CreatePull(ctx, forge.NewPull{Title: "Add feature", Head: "feature", Base: "main"})
+				pr, err = outsider.Client.Repo(w.Repo.Owner(), w.Repo.Name()).CreatePull(ctx, forge.NewPull{Title: "Add feature", Head: "feature", Base: "main"})
 				if err != nil {
 					t.Fatal(err)
 				}
 			}
 
-			proj := &config.Project{Name: "proj", Repo: w.repo.Slug(), ForgeURL: w.srv.URL, PrimaryBranch: "main",
+			proj := &config.Project{Name: "proj", Repo: w.Repo.Slug(), ForgeURL: w.Srv.URL, PrimaryBranch: "main",
 				CI: config.CI{System: config.CINone}}
 			w.tick(w.reviewAgent(proj), proj, config.RoleReview)
 
@@ -107,13 +107,13 @@ func TestReviewTakesNoInstructionsFromThePullRequest(t *testing.T) {
 			if !strings.Contains(w.toolResults(), "REVIEW-PROBE") {
 				t.Fatal("the scripted review never ran its tools: the test proves nothing")
 			}
-			reviews, err := w.repo.ListReviews(ctx, pr.Number)
+			reviews, err := w.Repo.ListReviews(ctx, pr.Number)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var states []string
 			for _, r := range reviews {
-				if r.Author == w.reviewer.Login {
+				if r.Author == w.Reviewer.Login {
 					states = append(states, string(r.State))
 				}
 			}
@@ -127,7 +127,7 @@ func TestReviewTakesNoInstructionsFromThePullRequest(t *testing.T) {
 			if !strings.Contains(all, "MAIN-AGENTS-CANARY") {
 				t.Error("the primary branch's AGENTS.md never reached the model")
 			}
-			for _, r := range w.model.Requests() {
+			for _, r := range w.Model.Requests() {
 				system, _ := json.Marshal(r.Body["system"])
 				for _, canary := range []string{"PR-CLAUDEMD-CANARY", "PR-DOTCLAUDE-CANARY", "PR-AGENTS-CANARY"} {
 					if strings.Contains(string(system), canary) {
