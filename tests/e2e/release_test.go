@@ -129,12 +129,7 @@ func TestSystemReleaseThroughTheVault(t *testing.T) {
 
 	// A human administrator approves at the head and merges; the ops
 	// repository's webhook wakes the dispatcher.
-	if _, err := opsRepo.CreateReview(ctx, pr.Number, forge.NewReview{Event: forge.ReviewApprove, Body: "Ship it.", CommitID: pr.HeadSHA}); err != nil {
-		t.Fatal(err)
-	}
-	if err := opsRepo.Merge(ctx, pr.Number, forge.MergeOptions{HeadSHA: pr.HeadSHA}); err != nil {
-		t.Fatal(err)
-	}
+	adminApproveAndMerge(t, opsRepo, pr, "Ship it.")
 	var rec vault.Result
 	rig.Await(t, "the release's recorded outcome", 5*time.Minute, y.died, func() bool {
 		rec = readResult(t, opsRepo, id)

@@ -107,12 +107,7 @@ func TestSystemVisionToMergedSprint(t *testing.T) {
 		}
 		return false
 	})
-	if _, err := ops.CreateReview(ctx, pr.Number, forge.NewReview{Event: forge.ReviewApprove, Body: "Go.", CommitID: pr.HeadSHA}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ops.Merge(ctx, pr.Number, forge.MergeOptions{HeadSHA: pr.HeadSHA}); err != nil {
-		t.Fatal(err)
-	}
+	adminApproveAndMerge(t, ops, pr, "Go.")
 
 	// The filer files the two sub-issues, the API depending on the schema.
 	var schema, api forge.Issue
