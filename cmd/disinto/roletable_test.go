@@ -103,15 +103,28 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 		}
 	}
 
-	// Shown: status from the data dir lists its job, and completion
-	// offers it.
-	rep := a.offlineStatus()
+	// Shown: the daemon's status lists its job with its cadence, and so
+	// does status from the data dir once it has run; completion offers it.
 	var shown bool
-	for _, j := range rep.Jobs {
+	for _, j := range d.status().Jobs {
 		shown = shown || j.Project+"/"+j.Role == "alpha/toy" && j.Interval == time.Hour
 	}
 	if !shown {
-		t.Errorf("offline status jobs %+v lack alpha/toy", rep.Jobs)
+		t.Errorf("status jobs %+v lack alpha/toy", d.status().Jobs)
+	}
+	store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put("alpha/toy", scheduler.JobState{LastStart: time.Now(), LastEnd: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	shown = false
+	for _, j := range a.offlineStatus().Jobs {
+		shown = shown || j.Project+"/"+j.Role == "alpha/toy" && j.Interval == time.Hour
+	}
+	if !shown {
+		t.Errorf("offline status jobs %+v lack alpha/toy", a.offlineStatus().Jobs)
 	}
 	if code, out, errOut := runCLI(t, nil, "__complete", "run", ""); code != exitOK || !strings.Contains(out, "toy\n") {
 		t.Errorf("completion: exit %d, %q %s", code, out, errOut)

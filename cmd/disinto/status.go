@@ -113,15 +113,7 @@ func (a *app) offlineStatus() statusReport {
 		}
 	}
 	if store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json")); err == nil {
-		states := store.All()
-		// The jobs that ran, and those the configuration runs that have
-		// not run yet.
-		for key := range cadences {
-			if _, ok := states[key]; !ok {
-				states[key] = scheduler.JobState{}
-			}
-		}
-		for key, st := range states {
+		for key, st := range store.All() {
 			p, r, _ := strings.Cut(key, "/")
 			js := scheduler.JobStatus{Project: p, Role: r, JobState: st}
 			if rs, ok := cadences[key]; ok {
