@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/disinto/disinto/lib/cilog"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
@@ -268,12 +268,12 @@ func New(o Options) (*Agent, error) {
 	sb := o.Sandbox
 	if sb == nil {
 		var err error
-		if sb, err = sandbox.New(sandbox.Options{Root: filepath.Join(o.DataDir, "sessions"), Log: o.Log}); err != nil {
+		if sb, err = sandbox.New(sandbox.Options{Root: datadir.New(o.DataDir).Sessions(), Log: o.Log}); err != nil {
 			return nil, fmt.Errorf("dev agent: %w", err)
 		}
 	}
 	if o.StateDir == "" {
-		o.StateDir = filepath.Join(o.DataDir, "state", o.Project)
+		o.StateDir = datadir.New(o.DataDir).State(o.Project)
 	}
 	return &Agent{
 		o:   o,

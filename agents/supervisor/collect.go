@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
@@ -149,9 +150,6 @@ func (a *Agent) collectLocal(ctx context.Context, s *Snapshot) {
 	}
 }
 
-// lockDirs are where the factory keeps lock files, under the data dir.
-var lockDirs = []string{".", "locks"}
-
 // findLocks lists the lock files of the factory (*.lock directly in the
 // data dir and in its locks/ dir) that name a pid.
 func findLocks(dataDir string) []Lock {
@@ -159,8 +157,8 @@ func findLocks(dataDir string) []Lock {
 		return nil
 	}
 	var out []Lock
-	for _, d := range lockDirs {
-		matches, _ := filepath.Glob(filepath.Join(dataDir, d, "*.lock"))
+	for _, d := range datadir.New(dataDir).LockDirs() {
+		matches, _ := filepath.Glob(filepath.Join(d, "*.lock"))
 		sort.Strings(matches)
 		for _, m := range matches {
 			if l, ok := readLock(m); ok {

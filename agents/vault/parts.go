@@ -35,9 +35,11 @@ type Parts struct {
 type PartsOptions struct {
 	Config  *config.Config
 	Project *config.Project
-	// Dir is the ops checkout's directory: one per user of it, since two
-	// never share a checkout.
+	// Dir is the ops checkout's directory, the vault bot's.
 	Dir string
+	// Checkouts, when set, shares one Repo among the users of Dir in the
+	// process; nil opens a Repo of the caller's own.
+	Checkouts *ops.Checkouts
 	// Admins are the maintainers whose approval counts.
 	Admins   []string
 	Redactor *redact.Redactor
@@ -65,10 +67,15 @@ func For(o PartsOptions) (*Parts, error) {
 	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: b.User, Password: b.Password},
 		Redactor: o.Redactor, Log: o.Log})
 	gname, email := git.Identity(b.User)
+	oo := ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git", Dir: o.Dir,
+		Branch: p.PrimaryBranch, Name: gname, Email: email, Log: o.Log}
+	repo := ops.Open
+	if o.Checkouts != nil {
+		repo = o.Checkouts.Open
+	}
 	return &Parts{
 		Project: p, Bot: b, Forge: fc.Repo(owner, name),
-		Ops: ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git", Dir: o.Dir,
-			Branch: p.PrimaryBranch, Name: gname, Email: email, Log: o.Log}),
+		Ops:      repo(oo),
 		identity: vaultlib.Identity{Name: gname, Email: email},
 		admins:   o.Admins, bots: o.Config.BotUsernames, redactor: o.Redactor,
 	}, nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +16,7 @@ func (a *app) agentCmd() *cobra.Command {
 		Example: "  disinto agent pause dev --project widgets\n  disinto agent resume dev --project widgets\n  disinto agent list",
 	}
 	enablement := func() *agent.Enablement {
-		return agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)
+		return openEnablement(a.layout())
 	}
 	toggle := func(use, short string, fn func(*agent.Enablement, config.Role, string) error) *cobra.Command {
 		var project string

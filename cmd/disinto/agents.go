@@ -108,8 +108,8 @@ func (d agentDeps) formulaRunner(rp roleParts) *formulaagent.Runner {
 	p, s, b := d.Project, d.Services, rp.bot
 	return formulaagent.NewRunner(formulaagent.Options{
 		Role: string(d.Role), Project: p.Name, Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.Repo + ".git",
-		CloneDir: s.projectDir("clones", p, b.User), Primary: p.PrimaryBranch, Bot: b.User,
-		Forge: rp.forge, StateDir: s.projectDir("state", p, string(d.Role)),
+		CloneDir: s.layout.Clone(p.Name, b.User), Primary: p.PrimaryBranch, Bot: b.User,
+		Forge: rp.forge, StateDir: s.layout.RoleState(p.Name, d.Role),
 		Formula: rp.formula, Live: rp.live, Lessons: s.lessonsFor(p, d.Role), Claude: s.claude, Sandbox: s.sandbox,
 		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
 	})
@@ -141,10 +141,10 @@ func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) 
 	}
 	return dev.New(dev.Options{
 		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System,
-		Mirrors: mirrorNames(p), MirrorVault: devMirrorVault(d, devOpsDir(stateDir)),
+		Mirrors: mirrorNames(p), MirrorVault: devMirrorVault(d),
 		Forge: rp.forge, CILogs: logs, Claude: s.claude,
 		Git: dev.NewGit(dev.GitOptions{
-			Clone:     s.projectDir("clones", p, b.User),
+			Clone:     s.layout.Clone(p.Name, b.User),
 			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
 			User: b.User, Password: b.Password, Primary: p.PrimaryBranch, Redactor: s.redactor, Log: d.Log,
 		}),
@@ -195,9 +195,9 @@ func newReviewAgent(d agentDeps) (agent.Agent, error) {
 		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
 		Objectives: s.graphObjectives(p, rp.forge, d.Log),
 		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
-			CloneDir: s.projectDir("review", p, "clone"), Primary: p.PrimaryBranch,
+			CloneDir: s.layout.ReviewClone(p.Name), Primary: p.PrimaryBranch,
 			Sandbox: s.sandbox, KeyPrefix: sandbox.Key("review", p.Name)}),
-		StateDir: s.projectDir("state", p, "review"),
+		StateDir: s.layout.RoleState(p.Name, config.RoleReview),
 		Backend:  rp.settings.Backend,
 		Model:    rp.settings.Model,
 	})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/disinto/disinto/agents/architect"
@@ -38,12 +37,12 @@ func newArchitectAgent(d agentDeps) (agent.Agent, error) {
 	}
 	g := d.gitAs(b)
 	cname, email := git.Identity(b.User)
-	proposer := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
-		Dir: s.projectDir("clones", p, b.User+"-ops"), Name: cname, Email: email, Log: d.Log})
+	proposer := s.checkouts.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+		Dir: s.layout.Ops(p.Name, b.User), Name: cname, Email: email, Log: d.Log})
 	o := architect.Options{
 		Project: p.Name, Primary: p.PrimaryBranch,
 		Forge: rp.forge, Ops: rp.forge.Client().Repo(owner, name), Proposer: proposer,
-		Runner: d.formulaRunner(rp), Sessions: claude.NewSessionStore(filepath.Join(d.DataDir, "state"), nil),
+		Runner: d.formulaRunner(rp), Sessions: claude.NewSessionStore(s.layout.SessionStore(), nil),
 		Deciders: d.maintainersOf(b), Bots: d.Config.BotUsernames, Redactor: s.redactor, Log: d.Log,
 	}
 	// The architect bot only reads the project; the filer bot, which may

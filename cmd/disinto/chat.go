@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -80,7 +79,7 @@ func (a *app) runChat(ctx context.Context, listen string) error {
 	if err != nil {
 		return err
 	}
-	lo.Dir, lo.Console, lo.Redactor = filepath.Join(a.dataDir, "logs"), a.stderr, red
+	lo.Dir, lo.Console, lo.Redactor = a.layout().Logs(), a.stderr, red
 	logs, err := logx.New(lo)
 	if err != nil {
 		return err
@@ -158,7 +157,7 @@ func (a *app) chatOptions(cfg *config.Config, log zerolog.Logger) (chat.Options,
 	for _, p := range cfg.Projects {
 		repos = append(repos, p.Repo)
 	}
-	o := chat.Options{DataDir: filepath.Join(a.dataDir, "chat"), ForgePublicURL: forgePublic, ForgeInternalURL: forgeInternal,
+	o := chat.Options{DataDir: a.layout().Chat().Dir(), ForgePublicURL: forgePublic, ForgeInternalURL: forgeInternal,
 		ClientID: get(provision.ChatClientIDEnv), ClientSecret: get(provision.ChatClientSecretEnv), PublicURL: public,
 		AllowedUsers: users, ForwardSecret: get(edge.SecretEnv), Model: get(chatModelEnv), Log: log,
 		SystemPrompt: func(user string) (string, error) {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -96,6 +95,10 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 		return err
 	}
 	defer lock.release()
+	moves, err := a.migrateDataDir(cfg)
+	if err != nil {
+		return err
+	}
 
 	hookLn, statusLn, err := openListeners(f, hs.statusToken)
 	if err != nil {
@@ -109,6 +112,7 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 		return err
 	}
 	defer func() { _ = d.close() }()
+	logMoves(d.log, moves)
 
 	hookSrv := newHTTPServer(d.hookMux(), hs.readTimeout)
 	statusSrv := newHTTPServer(requireBearer(hs.statusToken, d.statusMux()), hs.readTimeout)
@@ -116,7 +120,7 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	if err := writeDaemonInfo(a.dataDir, info); err != nil {
 		return err
 	}
-	defer os.Remove(filepath.Join(a.dataDir, "daemon.json"))
+	defer os.Remove(a.layout().DaemonInfo())
 	d.log.Info().Str("listen", info.Listen).Str("status_listen", info.Status).Bool("status_token", hs.statusToken != "").
 		Int("projects", len(cfg.Projects)).Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
 	// Every bot token is tried once before any job runs: a rejected one
@@ -229,7 +233,7 @@ func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactor
 	}()
 	d := &daemon{core: c, started: time.Now(), log: c.logs.For("daemon"), localDev: map[string][]string{}}
 	d.ready.d = d
-	store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json"))
+	store, err := scheduler.OpenStore(a.layout().Schedule())
 	if err != nil {
 		return nil, err
 	}

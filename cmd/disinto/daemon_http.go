@@ -9,6 +9,7 @@ import (
 	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/memory"
 	"github.com/disinto/disinto/lib/scheduler"
@@ -214,7 +215,7 @@ func (d *daemon) failing() []agent.Failing {
 
 // recentRuns reads the last runs of the ledger and today's cost.
 func recentRuns(dataDir string, now time.Time) ([]ledger.Record, float64) {
-	recs, _, err := ledger.Read(ledgerDir(dataDir), ledger.Filter{Since: now.Add(-7 * 24 * time.Hour)})
+	recs, _, err := ledger.Read(datadir.New(dataDir).Ledger(), ledger.Filter{Since: now.Add(-7 * 24 * time.Hour)})
 	if err != nil {
 		return nil, 0
 	}

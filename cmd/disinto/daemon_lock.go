@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/disinto/disinto/lib/datadir"
 )
 
 // daemonInfo is written to <data>/daemon.json while a daemon runs, so that
@@ -28,7 +29,7 @@ type dataLock struct{ f *os.File }
 
 // lockDataDir takes a non-blocking exclusive lock on <data>/daemon.lock.
 func lockDataDir(dataDir string) (*dataLock, error) {
-	path := filepath.Join(dataDir, "daemon.lock")
+	path := datadir.New(dataDir).DaemonLock()
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -57,7 +58,7 @@ func writeDaemonInfo(dataDir string, info daemonInfo) error {
 	if err != nil {
 		return fmt.Errorf("encode daemon info: %w", err)
 	}
-	path := filepath.Join(dataDir, "daemon.json")
+	path := datadir.New(dataDir).DaemonInfo()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o640); err != nil {
 		return fmt.Errorf("write daemon info: %w", err)
@@ -70,11 +71,9 @@ func writeDaemonInfo(dataDir string, info daemonInfo) error {
 
 func readDaemonInfo(dataDir string) (daemonInfo, bool) {
 	var info daemonInfo
-	data, err := os.ReadFile(filepath.Join(dataDir, "daemon.json"))
+	data, err := os.ReadFile(datadir.New(dataDir).DaemonInfo())
 	if err != nil || json.Unmarshal(data, &info) != nil || info.Listen == "" {
 		return daemonInfo{}, false
 	}
 	return info, true
 }
-
-func ledgerDir(dataDir string) string { return filepath.Join(dataDir, "ledger") }

@@ -183,10 +183,10 @@ func (a *app) exampleProtocol(name string, in *formula.RenderInput) {
 	if project == "" {
 		project = "<project>"
 	}
-	state := filepath.Join(a.dataDir, "state", project)
+	l := a.layout()
 	switch name {
 	case "dev":
-		dir := filepath.Join(state, "issue-"+orDefault(in.Vars["issue"], "<N>"))
+		dir := l.Issue(project, orDefault(in.Vars["issue"], "<N>"))
 		in.Protocols = []formula.Protocol{formula.ProtocolPhase, formula.ProtocolResult}
 		in.PhaseFile = filepath.Join(dir, "phase")
 		in.ResultFile = filepath.Join(dir, "result.json")
@@ -194,7 +194,7 @@ func (a *app) exampleProtocol(name string, in *formula.RenderInput) {
 		in.PrimaryBranch = orDefault(in.PrimaryBranch, "main")
 	case "review-pr":
 		in.Protocols = []formula.Protocol{formula.ProtocolReview}
-		in.ReviewFile = filepath.Join(state, "pr-"+orDefault(in.Vars["pr"], "<N>"), "review.json")
+		in.ReviewFile = filepath.Join(l.PullRequest(project, orDefault(in.Vars["pr"], "<N>")), "review.json")
 	}
 }
 

@@ -136,7 +136,7 @@ func (a *app) graphOps(ctx context.Context, p *config.Project, bot config.Bot, r
 		return nil, cleanup, errors.New("the project has no ops repository")
 	}
 	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: bot.User, Password: bot.Password}, Redactor: red})
-	daemonDir := filepath.Join(a.dataDir, "ops", p.Name)
+	daemonDir := a.layout().Ops(p.Name, bot.User)
 	if _, err := os.Stat(filepath.Join(daemonDir, ".git")); err == nil {
 		r := g.Open(daemonDir)
 		if head, err := r.RefSHA(ctx, "refs/remotes/"+git.Remote+"/main"); err == nil && head != "" {

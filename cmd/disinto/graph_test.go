@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/git"
@@ -72,7 +73,7 @@ func TestGraphCommand(t *testing.T) {
 	// The daemon's checkout, made before the tree changes, is what is read.
 	g := git.New(git.Options{Credentials: &git.Credentials{URL: srv.URL, Username: p.Dev.Login, Password: p.Dev.Password}})
 	name, email := git.Identity(p.Dev.Login)
-	daemon := ops.Open(ops.Options{Git: g, URL: srv.URL + "/" + opsRepo.Slug() + ".git", Dir: filepath.Join(data, "ops", "widgets"), Name: name, Email: email})
+	daemon := ops.Open(ops.Options{Git: g, URL: srv.URL + "/" + opsRepo.Slug() + ".git", Dir: datadir.New(data).Ops("widgets", p.Dev.Login), Name: name, Email: email})
 	if _, err := daemon.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -61,10 +60,9 @@ func (js *journals) add(s *services, p *config.Project, role config.Role, log ze
 	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: bot.User, Password: bot.Password},
 		Redactor: s.redactor})
 	name, email := git.Identity(bot.User)
-	dir := filepath.Join(s.dataDir, "memory", bot.User)
-	repo := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + bot.User + "/.profile.git", Dir: filepath.Join(dir, "profile"),
+	repo := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + bot.User + "/.profile.git", Dir: s.layout.Profile(bot.User),
 		Name: name, Email: email})
-	o := memory.Options{Bot: bot.User, QueueFile: filepath.Join(dir, "journal.queue"), Log: log, Repo: repo,
+	o := memory.Options{Bot: bot.User, QueueFile: s.layout.JournalQueue(bot.User), Log: log, Repo: repo,
 		Exists: profileExists(s, p, bot, log)}
 	if f, err := s.formula(p, "digest", log); err != nil {
 		log.Warn().Err(err).Str("bot", bot.User).Msg("no digest formula: the journal is not digested into lessons")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -87,7 +86,7 @@ func localJobRole(name string) string { return string(config.RoleDev) + "@" + na
 // state: apart from the default dev agent's, which lists only issue-N
 // directories of <data>/state/<project>.
 func (s *services) localStateDir(p *config.Project, name string) string {
-	return filepath.Join(s.projectDir("state", p), "local", name)
+	return s.layout.LaneState(p.Name, name)
 }
 
 // newLocalDevAgent builds the dev agent of [agents.<name>] for project p:

@@ -51,7 +51,7 @@ func (a *app) logsCmd() *cobra.Command {
 			if f.tail < -1 {
 				return usageError{fmt.Errorf("--tail %d: want a number of lines, 0 or more", f.tail)}
 			}
-			dir := filepath.Join(a.dataDir, "logs")
+			dir := a.layout().Logs()
 			if _, err := os.Stat(dir); err != nil {
 				return fmt.Errorf("no logs in %s: %w", dir, err)
 			}

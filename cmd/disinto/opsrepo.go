@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -42,8 +41,8 @@ func (oc *opsCheckouts) open(s *services, p *config.Project) *ops.Repo {
 	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: bot.User, Password: bot.Password},
 		Redactor: s.redactor})
 	name, email := git.Identity(bot.User)
-	r := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
-		Dir: filepath.Join(s.dataDir, "ops", p.Name), Name: name, Email: email})
+	r := s.checkouts.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+		Dir: s.layout.Ops(p.Name, bot.User), Name: name, Email: email})
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
 	if oc.repos == nil {

@@ -37,8 +37,8 @@ func newPlannerAgent(d agentDeps) (agent.Agent, error) {
 	}
 	if owner, name, ok := strings.Cut(p.OpsRepo, "/"); ok {
 		user, email := git.Identity(b.User)
-		o.Ops = ops.Open(ops.Options{Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
-			Dir: s.projectDir("clones", p, b.User+"-ops"), Name: user, Email: email, Log: d.Log})
+		o.Ops = s.checkouts.Open(ops.Options{Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+			Dir: s.layout.Ops(p.Name, b.User), Name: user, Email: email, Log: d.Log})
 		o.OpsForge = rp.forge.Client().Repo(owner, name)
 		o.Graph = plannerGraph{ops: o.Ops, repo: rp.forge, log: d.Log}
 	} else {

@@ -31,7 +31,7 @@ func newPredictorAgent(d agentDeps) (agent.Agent, error) {
 	}
 	runner := d.formulaRunner(rp)
 	var requests predictor.Vault
-	if v, err := d.vaultParts("predictor-ops"); err == nil {
+	if v, err := d.vaultParts(); err == nil {
 		q, err := v.Requester(d.Log)
 		if err != nil {
 			return nil, err

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/disinto/disinto/agents/reproduce"
@@ -51,7 +50,7 @@ func newReproduceAgent(d agentDeps) (agent.Agent, error) {
 	o := reproduce.Options{
 		Project: p.Name, Repo: p.Repo, Bot: b.User, Forge: fc,
 		Formulas: func(name string) (*formula.Formula, error) { return d.Services.formula(p, name, d.Log) },
-		StateDir: d.StateDir, LockDir: filepath.Join(d.DataDir, "locks"),
+		StateDir: d.StateDir, LockDir: d.Services.layout.Locks(),
 		Model: p.Roles[config.RoleReproduce].Model, Redactor: d.Services.redactor, Log: d.Log,
 	}
 	if eng := dockerEngine(env); eng != nil {

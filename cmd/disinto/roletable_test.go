@@ -112,7 +112,7 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 	if !shown {
 		t.Errorf("status jobs %+v lack alpha/toy", d.status().Jobs)
 	}
-	store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json"))
+	store, err := scheduler.OpenStore(a.layout().Schedule())
 	if err != nil {
 		t.Fatal(err)
 	}

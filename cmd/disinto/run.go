@@ -60,10 +60,15 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 				return err
 			}
 			defer lock.release()
+			moves, err := a.migrateDataDir(cfg)
+			if err != nil {
+				return err
+			}
 			c, err := a.newCore(cfg, coreOptions{runtimeLog: string(role)})
 			if err != nil {
 				return err
 			}
+			logMoves(c.logs.For(string(role)), moves)
 			defer func() { _ = c.close() }()
 			ag, err := c.newAgent(factory, p, role)
 			if err != nil {

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
@@ -24,10 +24,6 @@ func sessionsMode(sb *sandbox.Sandbox) string {
 	return sessionsUnisolated
 }
 
-// sessionsDir is the data-dir entry holding the sessions' workspaces: the
-// only part of the data dir a session may enter.
-const sessionsDir = "sessions"
-
 // openSandbox sets up the confinement of model sessions. As root (the
 // container's daemon) every session gets an unprivileged uid of its own,
 // and everything else the daemon writes becomes private to it. Without
@@ -36,7 +32,7 @@ const sessionsDir = "sessions"
 // the daemon can, its credentials included. Isolated sessions take their
 // uids from pool (zero values: the sandbox's defaults).
 func openSandbox(dataDir string, allowUnisolated bool, pool config.SessionUIDs, log zerolog.Logger) (*sandbox.Sandbox, error) {
-	root := filepath.Join(dataDir, sessionsDir)
+	root := datadir.New(dataDir).Sessions()
 	if os.Geteuid() != 0 {
 		if !allowUnisolated {
 			return nil, fmt.Errorf("model sessions cannot be isolated: disinto runs as uid %d, not root, so a session could read every credential of this daemon; "+
@@ -45,7 +41,7 @@ func openSandbox(dataDir string, allowUnisolated bool, pool config.SessionUIDs, 
 		log.Warn().Msg("UNISOLATED SESSIONS: model sessions run as this daemon's own user and can read its credentials, state and logs (--allow-unisolated-sessions)")
 		return sandbox.New(sandbox.Options{Root: root, Log: log})
 	}
-	if err := sandbox.PrivateDataDir(dataDir, sessionsDir); err != nil {
+	if err := sandbox.PrivateDataDir(dataDir, datadir.SessionsEntry); err != nil {
 		return nil, err
 	}
 	return sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: pool.Base, UIDCount: pool.Count, Log: log})

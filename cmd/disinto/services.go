@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -16,9 +15,11 @@ import (
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/metrics"
+	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/sandbox"
 )
@@ -28,12 +29,14 @@ import (
 // daemon-wide, AD-002), one redactor, and one HTTP client whose forge
 // requests are counted for /metrics.
 type services struct {
-	cfg      *config.Config
-	dataDir  string
-	redactor *redact.Redactor
-	claude   claude.Runner
-	http     *http.Client
-	sandbox  *sandbox.Sandbox
+	cfg    *config.Config
+	layout datadir.Layout
+	// checkouts share one ops checkout per project and identity.
+	checkouts ops.Checkouts
+	redactor  *redact.Redactor
+	claude    claude.Runner
+	http      *http.Client
+	sandbox   *sandbox.Sandbox
 	// instance names this data dir's claims (see forge.Options.Instance).
 	instance string
 	// mem connects the agents to the ops and .profile checkouts: live
@@ -45,7 +48,7 @@ type services struct {
 // one daemon holds a data dir at a time, so its claim comments from
 // before a restart are its own orphans.
 func instanceID(dataDir string) (string, error) {
-	path := filepath.Join(dataDir, "instance")
+	path := datadir.New(dataDir).Instance()
 	if data, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(data))) == 32 {
 		return strings.TrimSpace(string(data)), nil
 	}
@@ -72,7 +75,7 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 	if err != nil {
 		return nil, err
 	}
-	s := &services{cfg: cfg, dataDir: dataDir, redactor: red, http: &http.Client{Timeout: cfg.Policy.ForgeTimeout}, sandbox: sb,
+	s := &services{cfg: cfg, layout: datadir.New(dataDir), redactor: red, http: &http.Client{Timeout: cfg.Policy.ForgeTimeout}, sandbox: sb,
 		instance: instance}
 	if reg != nil {
 		s.http.Transport = reg.RoundTripper(nil)
@@ -95,7 +98,7 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 		ConfigDir:      cfg.Claude.ConfigDir,
 		IdleGrace:      cfg.Claude.IdleGrace,
 		Timeout:        cfg.Claude.Timeout,
-		TranscriptDir:  filepath.Join(dataDir, "transcripts"),
+		TranscriptDir:  datadir.New(dataDir).Transcripts(),
 		Redactor:       s.redactor,
 		Logger:         log,
 	})
@@ -125,9 +128,4 @@ func (s *services) formula(p *config.Project, name string, log zerolog.Logger) (
 		return nil, fmt.Errorf("formula %s: %w", name, err)
 	}
 	return f, nil
-}
-
-// projectDir is where per-project working data of one kind lives.
-func (s *services) projectDir(kind string, p *config.Project, parts ...string) string {
-	return filepath.Join(append([]string{s.dataDir, kind, p.Name}, parts...)...)
 }

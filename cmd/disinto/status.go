@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -99,7 +98,7 @@ func (a *app) offlineStatus() statusReport {
 	if cfg, err := a.loadConfigQuiet(); err == nil {
 		for _, p := range cfg.Projects {
 			rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
-			sup := supervisor.LastReport(filepath.Join(a.dataDir, "state", p.Name, "supervisor"), p.Name)
+			sup := supervisor.LastReport(a.layout().RoleState(p.Name, config.RoleSupervisor), p.Name)
 			rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
 			rep.InFlight = append(rep.InFlight, architectHoldings(a.dataDir, p)...)
 			// Every role the table runs for the project, companions too.
@@ -112,7 +111,7 @@ func (a *app) offlineStatus() statusReport {
 			}
 		}
 	}
-	if store, err := scheduler.OpenStore(filepath.Join(a.dataDir, "schedule.json")); err == nil {
+	if store, err := scheduler.OpenStore(a.layout().Schedule()); err == nil {
 		for key, st := range store.All() {
 			p, r, _ := strings.Cut(key, "/")
 			js := scheduler.JobStatus{Project: p, Role: r, JobState: st}
@@ -128,7 +127,7 @@ func (a *app) offlineStatus() statusReport {
 			return rep.Jobs[i].Project+"/"+rep.Jobs[i].Role < rep.Jobs[j].Project+"/"+rep.Jobs[j].Role
 		})
 	}
-	rep.Paused, _ = agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil).List()
+	rep.Paused, _ = openEnablement(a.layout()).List()
 	rep.Recent, rep.CostTodayUSD = recentRuns(a.dataDir, time.Now())
 	return rep
 }

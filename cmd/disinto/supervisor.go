@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -28,11 +27,11 @@ func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 		Project: p, Forge: rp.forge,
 		Stack:       strings.TrimSpace(d.Config.Env.Get("COMPOSE_PROJECT_NAME")),
 		DataDir:     d.DataDir,
-		StateDir:    s.projectDir("state", p, "supervisor"),
-		LedgerDir:   ledgerDir(d.DataDir),
-		LogDir:      filepath.Join(d.DataDir, "logs"),
+		StateDir:    s.layout.RoleState(p.Name, config.RoleSupervisor),
+		LedgerDir:   s.layout.Ledger(),
+		LogDir:      s.layout.Logs(),
 		Maintainers: d.maintainersOf(rp.bot),
-		Pauser:      supervisor.EnablementPauser{Enablement: agent.NewEnablement(filepath.Join(d.DataDir, "agents.json"), nil), Project: p.Name},
+		Pauser:      supervisor.EnablementPauser{Enablement: openEnablement(s.layout), Project: p.Name},
 		Log:         d.Log,
 	}
 	// The model sees only unknown anomalies, in a sandbox workspace of
@@ -61,9 +60,9 @@ func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 func supervisedCheckouts(d agentDeps, p *config.Project) []supervisor.Checkout {
 	var out []supervisor.Checkout
 	if b, err := d.Config.Bot(config.RoleDev); err == nil {
-		out = append(out, supervisor.Checkout{Dir: d.Services.projectDir("clones", p, b.User), Primary: p.PrimaryBranch})
+		out = append(out, supervisor.Checkout{Dir: d.Services.layout.Clone(p.Name, b.User), Primary: p.PrimaryBranch})
 	}
-	out = append(out, supervisor.Checkout{Dir: d.Services.projectDir("review", p, "clone"), Primary: p.PrimaryBranch})
+	out = append(out, supervisor.Checkout{Dir: d.Services.layout.ReviewClone(p.Name), Primary: p.PrimaryBranch})
 	return out
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -31,7 +30,7 @@ func (a *app) cliVault(project string) (*agentvault.Parts, error) {
 		return nil, err
 	}
 	red := redact.New(cfg.Secrets()...)
-	return agentvault.For(agentvault.PartsOptions{Config: cfg, Project: p, Dir: filepath.Join(a.dataDir, "vault", p.Name, "cli-ops"),
+	return agentvault.For(agentvault.PartsOptions{Config: cfg, Project: p, Dir: a.layout().CLIOps(p.Name, vaultUser(cfg)),
 		Admins: maintainers(cfg.Env), Redactor: red, Log: zerolog.Nop()})
 }
 

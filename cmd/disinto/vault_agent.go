@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -26,22 +25,22 @@ const (
 	envRunnerNetwork = "DISINTO_RUNNER_NETWORK"
 )
 
-// vaultParts resolves d.Project's vault parts as the vault bot, with an
-// ops checkout of the caller's own under <data>/vault/<project>/<name>.
-func (d agentDeps) vaultParts(name string) (*agentvault.Parts, error) {
+// vaultParts resolves d.Project's vault parts as the vault bot, on the
+// daemon's one ops checkout of the project as that bot, which the
+// dispatcher, the dev agents' mirror requests and the predictor share.
+func (d agentDeps) vaultParts() (*agentvault.Parts, error) {
 	s := d.Services
 	return agentvault.For(agentvault.PartsOptions{Config: d.Config, Project: d.Project,
-		Dir: filepath.Join(s.dataDir, "vault", d.Project.Name, name), Admins: maintainers(d.Config.Env),
+		Dir: s.layout.Ops(d.Project.Name, vaultUser(d.Config)), Checkouts: &s.checkouts, Admins: maintainers(d.Config.Env),
 		Redactor: s.redactor, Log: d.Log})
 }
 
 // newVaultAgent builds project d.Project's dispatcher as the vault bot,
-// with its own ops checkout under <data>/vault/<project>/ops and the data
-// dir's secrets. Losing that directory is harmless: results are in the
+// on the vault bot's ops checkout and with the data dir's secrets. Losing that directory is harmless: results are in the
 // ops repository.
 func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	s := d.Services
-	v, err := d.vaultParts("ops")
+	v, err := d.vaultParts()
 	if errors.Is(err, vault.ErrNoVaultIdentity) {
 		return nil, fmt.Errorf("%w: %w (FORGE_VAULT_TOKEN, FORGE_VAULT_PASS)", errNotScheduled, err)
 	}
@@ -52,8 +51,8 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := agentvault.Runners(v, container, filepath.Join(s.dataDir, "vault", d.Project.Name, "mirror-clone"), d.Log)
-	disp, err := v.Dispatcher(run, s.instance, agentvault.Secrets(secrets.Open(s.dataDir)), d.Log)
+	run := agentvault.Runners(v, container, s.layout.MirrorClone(d.Project.Name), d.Log)
+	disp, err := v.Dispatcher(run, s.instance, agentvault.Secrets(secrets.Open(s.layout.Root())), d.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -1,24 +1,21 @@
 package main
 
 import (
-	"path/filepath"
-
 	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/git"
 )
 
 // devMirrorVault is the dev agent's way to the mirror pushes of p: the
-// vault's requester as the vault bot, with an ops checkout of its own
-// under <data>/vault/<project>/<name>. Nil (and a log line) when p has no
+// vault's requester as the vault bot, on the vault bot's ops checkout. Nil (and a log line) when p has no
 // mirrors, or no ops repository or vault identity: then no mirror is
 // pushed, since no agent holds a mirror's credential.
-func devMirrorVault(d agentDeps, name string) dev.MirrorVault {
+func devMirrorVault(d agentDeps) dev.MirrorVault {
 	p, s := d.Project, d.Services
 	if len(p.Mirrors) == 0 {
 		return nil
 	}
-	v, err := d.vaultParts(name)
+	v, err := d.vaultParts()
 	if err != nil {
 		d.Log.Warn().Str("project", p.Name).Str("reason", s.redactor.String(err.Error())).Msg("dev: mirrors are not pushed: they go through the vault")
 		return nil
@@ -42,13 +39,4 @@ func mirrorNames(p *config.Project) map[string]string {
 		out[n] = git.StripCredentials(u)
 	}
 	return out
-}
-
-// devOpsDir names the ops checkout of a dev agent's mirror requests: one
-// per dev agent, since two agents never share a checkout.
-func devOpsDir(stateDir string) string {
-	if stateDir == "" {
-		return "dev-ops"
-	}
-	return "dev-ops-" + filepath.Base(stateDir)
 }

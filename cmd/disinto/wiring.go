@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/memory"
@@ -52,19 +52,19 @@ func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
 	if err != nil {
 		return nil, err
 	}
-	lo.Dir, lo.Console, lo.Redactor = filepath.Join(a.dataDir, "logs"), a.stderr, red
+	lo.Dir, lo.Console, lo.Redactor = a.layout().Logs(), a.stderr, red
 	logs, err := logx.New(lo)
 	if err != nil {
 		return nil, err
 	}
 	c := &core{cfg: cfg, dataDir: a.dataDir, redactor: red, logs: logs,
-		enablement: agent.NewEnablement(filepath.Join(a.dataDir, "agents.json"), nil)}
+		enablement: openEnablement(a.layout())}
 	defer func() {
 		if err != nil {
 			_ = c.close()
 		}
 	}()
-	if c.ledger, err = ledger.Open(ledgerDir(a.dataDir), ledger.Options{Redactor: red}); err != nil {
+	if c.ledger, err = ledger.Open(a.layout().Ledger(), ledger.Options{Redactor: red}); err != nil {
 		return nil, err
 	}
 	rto := agent.Options{Enablement: c.enablement, Log: logs.For(o.runtimeLog), TickTimeout: cfg.Policy.TickTimeout}
@@ -88,7 +88,7 @@ func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
 // newAgent builds the agent of role for project p with factory.
 func (c *core) newAgent(factory agentFactory, p *config.Project, role config.Role) (agent.Agent, error) {
 	ag, err := factory(agentDeps{Config: c.cfg, Project: p, Role: role, DataDir: c.dataDir,
-		StateDir: filepath.Join(c.dataDir, "state", p.Name), Log: c.logs.For(string(role)), Services: c.services,
+		StateDir: datadir.New(c.dataDir).State(p.Name), Log: c.logs.For(string(role)), Services: c.services,
 		Runtime: c.rt, Metrics: c.metrics})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s agent: %w", p.Name, role, err)

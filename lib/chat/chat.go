@@ -20,7 +20,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/edge"
 	"github.com/disinto/disinto/lib/sandbox"
 )
@@ -144,17 +144,18 @@ func New(o Options) (*Server, error) {
 	if err := os.Chmod(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("chat data dir: %w", err)
 	}
-	key, err := loadKey(filepath.Join(o.DataDir, "session.key"))
+	dir := datadir.ChatAt(o.DataDir)
+	key, err := loadKey(dir.Key())
 	if err != nil {
 		return nil, err
 	}
-	rates, err := openRates(filepath.Join(o.DataDir, "rates.json"), o.Limits)
+	rates, err := openRates(dir.Rates(), o.Limits)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{o: o, key: key, allowed: map[string]bool{}, secure: strings.HasPrefix(o.PublicURL, "https://"),
-		states: newStateStore(), rates: rates, hist: &history{dir: filepath.Join(o.DataDir, "history")},
-		store: claude.NewSessionStore(filepath.Join(o.DataDir, "sessions"), o.Now),
+		states: newStateStore(), rates: rates, hist: &history{dir: dir.History()},
+		store: claude.NewSessionStore(dir.Sessions(), o.Now),
 		slots: make(chan struct{}, o.Workers), busy: map[string]bool{}}
 	for _, u := range o.AllowedUsers {
 		if u = strings.TrimSpace(u); u != "" {

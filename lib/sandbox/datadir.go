@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -19,6 +18,13 @@ func PrivateDataDir(dataDir, sessions string) error {
 	if err := os.Chmod(dataDir, 0o711); err != nil {
 		return fmt.Errorf("data dir %s: %w", dataDir, err)
 	}
+	// The entries are reached through the root, so none of them can lead
+	// out of the data dir.
+	root, err := os.OpenRoot(dataDir)
+	if err != nil {
+		return fmt.Errorf("data dir %s: %w", dataDir, err)
+	}
+	defer root.Close()
 	ents, err := os.ReadDir(dataDir)
 	if err != nil {
 		return fmt.Errorf("data dir %s: %w", dataDir, err)
@@ -27,15 +33,15 @@ func PrivateDataDir(dataDir, sessions string) error {
 		if e.Name() == sessions || e.Type()&os.ModeSymlink != 0 {
 			continue
 		}
-		p := filepath.Join(dataDir, e.Name())
-		fi, err := os.Lstat(p)
+		p := e.Name()
+		fi, err := root.Lstat(p)
 		if err != nil {
 			return fmt.Errorf("data dir %s: %w", dataDir, err)
 		}
 		if fi.Mode().Perm()&0o077 == 0 {
 			continue
 		}
-		if err := os.Chmod(p, fi.Mode().Perm()&0o700); err != nil {
+		if err := root.Chmod(p, fi.Mode().Perm()&0o700); err != nil {
 			return fmt.Errorf("data dir %s: %w", dataDir, err)
 		}
 	}

@@ -24,6 +24,8 @@ import (
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
+
+	"github.com/disinto/disinto/lib/datadir"
 )
 
 // Errors.
@@ -53,7 +55,8 @@ type Store struct {
 
 // Open returns the store under dataDir; nothing is created until needed.
 func Open(dataDir string) *Store {
-	return &Store{dir: filepath.Join(dataDir, "secrets"), key: filepath.Join(dataDir, "keys", "age.txt")}
+	l := datadir.New(dataDir)
+	return &Store{dir: l.Secrets(), key: l.AgeKey()}
 }
 
 // Dir is where the secret files are.

@@ -26,7 +26,8 @@ func (v Violation) String() string { return fmt.Sprintf("%s imports %s: %s", v.F
 
 // leafLibs are the bottom of the lib graph: they import no lib package
 // but the leaves themselves.
-var leafLibs = map[string]bool{"lib/config": true, "lib/phase": true, "lib/redact": true, "lib/atomicfile": true, "lib/tomlpos": true, "lib/text": true}
+var leafLibs = map[string]bool{"lib/config": true, "lib/phase": true, "lib/redact": true, "lib/atomicfile": true, "lib/tomlpos": true, "lib/text": true,
+	"lib/datadir": true}
 
 // harnesses stand in for real parts in tests; production code never
 // imports them.
@@ -38,28 +39,7 @@ var harnesses = []string{"lib/forge/forgetest", "lib/forge/forgefake", "lib/clau
 func Check(root, module string) ([]Violation, error) {
 	var out []Violation
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			name := d.Name()
-			if rel != "." && (name == "testdata" || name == "vendor" || name == "node_modules" || strings.HasPrefix(name, ".")) {
-				return filepath.SkipDir
-			}
-			// Separate modules (tools/*) have their own rules.
-			if rel != "." {
-				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-					return filepath.SkipDir
-				}
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	err := walkGo(root, func(path, rel string) error {
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
 			return fmt.Errorf("parse %s: %w", rel, err)
@@ -80,6 +60,36 @@ func Check(root, module string) ([]Violation, error) {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out, err
+}
+
+// walkGo calls fn with the path and the slash-separated path relative to
+// root of every Go file of the module at root: testdata, vendor, hidden
+// directories and separate modules (tools/*, with rules of their own)
+// are left out.
+func walkGo(root string, fn func(path, rel string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			name := d.Name()
+			if rel != "." && (name == "testdata" || name == "vendor" || name == "node_modules" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			if rel != "." {
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		return fn(path, rel)
+	})
 }
 
 // broken returns the rule an import from package dir from to package dir

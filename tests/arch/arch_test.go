@@ -42,3 +42,36 @@ func TestFixtureViolations(t *testing.T) {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestDataDirPaths fails the test command when a path under the data dir
+// is spelled outside lib/datadir.
+func TestDataDirPaths(t *testing.T) {
+	vs, err := DataDirJoins("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Error(v)
+	}
+}
+
+// TestFixtureDataDirJoins proves the rule catches a data-dir join planted
+// in an agent, through a field and through append, and lets tests and
+// lib/datadir itself be.
+func TestFixtureDataDirJoins(t *testing.T) {
+	vs, err := DataDirJoins("testdata/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.String())
+	}
+	want := []string{
+		"agents/dev/paths.go:12: filepath.Join(append([]string{dataDir, kind, project}, parts...)...): paths under the data dir are named in lib/datadir",
+		"agents/dev/paths.go:8: filepath.Join(o.DataDir, \"state\", project): paths under the data dir are named in lib/datadir",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/datadir"
+)
+
+// layout names the paths under the data dir of --data-dir.
+func (a *app) layout() datadir.Layout { return datadir.New(a.dataDir) }
+
+// openEnablement is the one way to the paused agents of the data dir l:
+// the commands, status, the daemon and the supervisor all read and write
+// the same file.
+func openEnablement(l datadir.Layout) *agent.Enablement {
+	return agent.NewEnablement(l.Enablement(), nil)
+}
+
+// vaultUser is the vault bot's login, which names its ops checkout; empty
+// when there is none (then the vault parts refuse to be made).
+func vaultUser(cfg *config.Config) string {
+	b, err := cfg.Bot(config.RoleVault)
+	if err != nil {
+		return ""
+	}
+	return b.User
+}
+
+// migrateDataDir brings the data dir to this version's layout (see
+// datadir.Layout.Migrate); call it with the data dir's lock held.
+func (a *app) migrateDataDir(cfg *config.Config) ([]datadir.Move, error) {
+	owners := make([]datadir.Owners, 0, len(cfg.Projects))
+	for _, p := range cfg.Projects {
+		o := datadir.Owners{Project: p.Name, OpsRepo: p.OpsRepo, VaultBot: vaultUser(cfg)}
+		if b, err := cfg.Bot(config.RoleDev); err == nil {
+			o.DevBot = b.User
+		}
+		owners = append(owners, o)
+	}
+	return a.layout().Migrate(owners)
+}
+
+// logMoves says what migrateDataDir changed.
+func logMoves(log zerolog.Logger, moves []datadir.Move) {
+	for _, m := range moves {
+		if m.To == "" {
+			log.Info().Str("path", m.From).Msg("data dir: older ops checkout discarded (rebuilt from the forge on use)")
+			continue
+		}
+		log.Info().Str("from", m.From).Str("to", m.To).Msg("data dir: ops checkout moved to this version's layout")
+	}
+}
