@@ -79,7 +79,10 @@ func TestUnreachableRootIsAClearError(t *testing.T) {
 func TestIsolatedWorkspaces(t *testing.T) {
 	needRoot(t)
 	root := sandboxtest.Dir(t, "sessions")
-	sb, err := sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: 310000, UIDCount: 2})
+	// Claims are host-wide: a base of this process's own keeps two runs
+	// of the package on one machine off each other's uids.
+	base := 310000 + 2*(os.Getpid()%5000)
+	sb, err := sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: base, UIDCount: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +94,14 @@ func TestIsolatedWorkspaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.UID() == b.UID() || a.UID() < 310000 || b.UID() > 310001 {
+	if a.UID() == b.UID() || a.UID() < base || b.UID() > base+1 {
 		t.Fatalf("uids %d and %d", a.UID(), b.UID())
 	}
 	if _, err := sb.Workspace("third"); !errors.Is(err, sandbox.ErrExhausted) {
 		t.Errorf("third workspace in a pool of two: %v", err)
 	}
 	// The allocation is the home's owner: a new Sandbox finds it again.
-	again, err := sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: 310000, UIDCount: 2})
+	again, err := sandbox.New(sandbox.Options{Root: root, Isolate: true, UIDBase: base, UIDCount: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
