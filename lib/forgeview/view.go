@@ -130,3 +130,26 @@ func (v *View) Invalidate() {
 	v.valid = false
 	v.pulls = nil
 }
+
+// Set holds one View per project, made on first use; the zero Set is
+// ready. It is how the roles of one project come to share a view.
+type Set struct {
+	mu sync.Mutex
+	m  map[string]*View
+}
+
+// Of returns the view of project, made from o if it is the first asked
+// for: later callers share it whatever their o.
+func (s *Set) Of(project string, o Options) *View {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.m[project]; ok {
+		return v
+	}
+	if s.m == nil {
+		s.m = map[string]*View{}
+	}
+	v := New(o)
+	s.m[project] = v
+	return v
+}

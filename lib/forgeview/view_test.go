@@ -132,3 +132,19 @@ func TestCallersOwnTheirSlice(t *testing.T) {
 		t.Errorf("a caller's change reached the kept listing: %d", got)
 	}
 }
+
+func TestSetSharesOneViewPerProject(t *testing.T) {
+	var s forgeview.Set
+	a, b := &lister{}, &lister{}
+	v1 := s.Of("p", forgeview.Options{Forge: a})
+	if v2 := s.Of("p", forgeview.Options{Forge: b}); v2 != v1 {
+		t.Fatal("a second role of the project got its own view")
+	}
+	if s.Of("q", forgeview.Options{Forge: b}) == v1 {
+		t.Fatal("two projects share a view")
+	}
+	reads(t, v1, true)
+	if a.n.Load() != 1 || b.n.Load() != 0 {
+		t.Errorf("reads: first source %d, second %d; want the first source's", a.n.Load(), b.n.Load())
+	}
+}
