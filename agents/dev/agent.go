@@ -158,6 +158,10 @@ type Options struct {
 	MirrorVault MirrorVault
 	// Forge acts as the dev bot on the project repository.
 	Forge forgeAPI
+	// Pulls, when set, is the project's listing of open pull requests
+	// shared with its other roles (forgeview); the agent's writes to pull
+	// requests invalidate it. Nil: every tick lists them itself.
+	Pulls pullsView
 	// CILogs finds the log of a failed CI job for the session that fixes
 	// it; nil: the session gets the statuses' descriptions and links only.
 	CILogs ciLogs
@@ -264,6 +268,9 @@ func New(o Options) (*Agent, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Pulls != nil {
+		o.Forge, o.Git = viewedForge{o.Forge, o.Pulls}, viewedGit{o.Git, o.Pulls}
 	}
 	sb := o.Sandbox
 	if sb == nil {

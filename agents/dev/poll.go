@@ -71,15 +71,19 @@ func newSnapshot(me string, issues []forge.Issue, pulls []forge.PullRequest) *sn
 }
 
 // Tick is one reconciliation pass. It costs two list requests when there is
-// nothing to do (open issues, open pull requests); waiting issues add a
+// nothing to do (open issues, open pull requests; a scheduled tick shares
+// the latter with the project's other roles when Options.Pulls is set,
+// which then often costs nothing); waiting issues add a
 // status or review lookup each, and a backlog issue whose dependency wait
 // changed a comment write. Sessions it starts keep running under ctx
 // after Tick returns.
 func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
-	return a.tick(ctx, run)
+	return a.tick(ctx, run, run.Cause == agent.CauseSchedule)
 }
 
-func (a *Agent) tick(ctx context.Context, h runHandle) error {
+// tick is Tick on h; reuse allows a shared listing of pull requests read
+// recently (see openPulls).
+func (a *Agent) tick(ctx context.Context, h runHandle, reuse bool) error {
 	me, err := a.identity(ctx)
 	if err != nil {
 		return err
@@ -88,9 +92,9 @@ func (a *Agent) tick(ctx context.Context, h runHandle) error {
 	if err != nil {
 		return err
 	}
-	pulls, err := a.o.Forge.ListPulls(ctx, forge.StateOpen)
+	pulls, err := a.openPulls(ctx, reuse)
 	if err != nil {
-		return fmt.Errorf("list open pulls: %w", err)
+		return err
 	}
 	snap := newSnapshot(me, issues, pulls)
 	snap.run, snap.log = h, h.Logger()

@@ -22,6 +22,7 @@ import (
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forgeview"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/patch"
@@ -58,6 +59,17 @@ type forgeAPI interface {
 
 var _ forgeAPI = (*forge.RepoClient)(nil)
 
+// pullsView is the project's listing of open pull requests shared with its
+// other roles; reuse allows a listing read recently (at most a bounded
+// time ago) instead of a request. *forgeview.View implements it. The
+// reviewer's own writes (comments, reviews, issues) change nothing the
+// listing holds.
+type pullsView interface {
+	OpenPulls(ctx context.Context, reuse bool) ([]forge.PullRequest, error)
+}
+
+var _ pullsView = (*forgeview.View)(nil)
+
 // Checkout gives the reviewer read-only working trees of pull request heads.
 type Checkout interface {
 	// Checkout returns the sandbox workspace of the pull request, its
@@ -77,8 +89,11 @@ type Checkout interface {
 
 // Options configures the review agent of one project.
 type Options struct {
-	Project  *config.Project
-	Forge    forgeAPI
+	Project *config.Project
+	Forge   forgeAPI
+	// Pulls, when set, lists the open pull requests for the project's
+	// roles together (forgeview); nil: every tick lists them itself.
+	Pulls    pullsView
 	Claude   claude.Runner
 	Formula  *formula.Formula
 	Checkout Checkout
@@ -152,13 +167,14 @@ type candidate struct {
 }
 
 // Tick does one pass: it lists open pull requests (one forge request when
-// everything is already reviewed), repairs half-published reviews, and
+// everything is already reviewed, none when a scheduled tick finds the
+// project's shared listing fresh), repairs half-published reviews, and
 // starts at most MaxPerTick reviews in the background.
 func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 	if err := a.resolveBot(ctx); err != nil {
 		return err
 	}
-	pulls, err := a.opts.Forge.ListPulls(ctx, forge.StateOpen)
+	pulls, err := a.openPulls(ctx, run.Cause == agent.CauseSchedule)
 	if err != nil {
 		return fmt.Errorf("list pull requests: %w", err)
 	}
@@ -194,6 +210,15 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		started++
 	}
 	return nil
+}
+
+// openPulls lists the open pull requests: through the shared view when
+// there is one (reuse allows its recent listing), else from the forge.
+func (a *Agent) openPulls(ctx context.Context, reuse bool) ([]forge.PullRequest, error) {
+	if a.opts.Pulls != nil {
+		return a.opts.Pulls.OpenPulls(ctx, reuse)
+	}
+	return a.opts.Forge.ListPulls(ctx, forge.StateOpen)
 }
 
 // workKey names the runtime's tracked review work of pull request n.

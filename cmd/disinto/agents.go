@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/disinto/disinto/lib/cilog"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forgeview"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
@@ -142,7 +144,7 @@ func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) 
 	return dev.New(dev.Options{
 		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System,
 		Mirrors: mirrorNames(p), MirrorVault: devMirrorVault(d),
-		Forge: rp.forge, CILogs: logs, Claude: s.claude,
+		Forge: rp.forge, Pulls: d.pullsView(rp.forge), CILogs: logs, Claude: s.claude,
 		Git: dev.NewGit(dev.GitOptions{
 			Clone:     s.layout.Clone(p.Name, b.User),
 			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
@@ -154,6 +156,24 @@ func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) 
 		Maintainers: d.maintainersOf(b), Secrets: cfg.Secrets(),
 		Limits: devLimits(cfg, p), Ready: s.ready(settings.Backend), Log: d.Log,
 	})
+}
+
+// pullsView is the listing of d's project's open pull requests that its
+// dev agents (lanes included) and review agent share, read as whichever
+// of their bots asks first. A listing is reused for at most half the
+// shorter of the dev and review polling intervals (and at most
+// forgeview.DefaultMaxAge): long enough for the review tick staggered
+// after the dev tick, never across two polls.
+func (d agentDeps) pullsView(fc *forge.RepoClient) *forgeview.View {
+	age := forgeview.DefaultMaxAge
+	for _, r := range []config.Role{config.RoleDev, config.RoleReview} {
+		if spec, ok := config.SpecOf(r); ok {
+			if iv, sch := d.Project.Cadence(spec); sch == nil && iv/2 < age {
+				age = max(iv/2, time.Nanosecond)
+			}
+		}
+	}
+	return d.Services.views.Of(d.Project.Name, forgeview.Options{Forge: fc, MaxAge: age})
 }
 
 // ciLogSource is where the dev agent of p reads failed CI jobs' logs:
@@ -191,6 +211,7 @@ func newReviewAgent(d agentDeps) (agent.Agent, error) {
 	return review.New(review.Options{
 		Project: p,
 		Forge:   rp.forge,
+		Pulls:   d.pullsView(rp.forge),
 		Claude:  s.claude,
 		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
 		Objectives: s.graphObjectives(p, rp.forge, d.Log),

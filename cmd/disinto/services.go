@@ -17,6 +17,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/forgeview"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/ops"
@@ -42,6 +43,9 @@ type services struct {
 	// mem connects the agents to the ops and .profile checkouts: live
 	// formulas and lessons.
 	mem memoryWiring
+	// views are the projects' shared listings of the forge (forgeview),
+	// one per project for its dev agents and review agent.
+	views forgeview.Set
 }
 
 // instanceID returns the id of the data dir's daemon, made on first use:

@@ -133,6 +133,11 @@ type Options struct {
 	// Debounce delays a triggered run so that a burst of events becomes one
 	// run (default 500ms).
 	Debounce time.Duration
+	// Settle is the delay of the first trigger after a quiet spell (no
+	// trigger for Debounce): a lone event is acted on at once, while the
+	// later triggers of a burst wait Debounce. Default 50ms with the
+	// default Debounce; with a Debounce set, Debounce.
+	Settle time.Duration
 	// Redactor masks secrets in the last error a job keeps, which the
 	// store persists and /status shows; nil still masks credential-shaped
 	// text.
@@ -183,6 +188,7 @@ type job struct {
 	Job
 	next      time.Time // next regular run; zero while an AfterFinish job runs
 	triggerAt time.Time // pending trigger; zero if none
+	triggered time.Time // when Trigger was last called
 	running   bool
 	catchUp   bool
 	runs      int
@@ -196,8 +202,14 @@ func New(opts Options) *Scheduler {
 	if opts.Clock == nil {
 		opts.Clock = RealClock{}
 	}
+	if opts.Settle <= 0 && opts.Debounce <= 0 {
+		opts.Settle = 50 * time.Millisecond
+	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = 500 * time.Millisecond
+	}
+	if opts.Settle <= 0 || opts.Settle > opts.Debounce {
+		opts.Settle = opts.Debounce
 	}
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = time.Hour
@@ -451,28 +463,6 @@ func safeRun(ctx context.Context, fn func(context.Context, Tick) error, t Tick) 
 		}
 	}()
 	return fn(ctx, t)
-}
-
-// Trigger asks for a run of project/role soon (after the debounce delay).
-// Triggers arriving while one is pending coalesce; a trigger arriving while
-// the job runs is kept and starts a run as soon as the current one ends,
-// so an event is never lost to "no overlap". It reports whether the job
-// exists.
-func (s *Scheduler) Trigger(project, role string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j, ok := s.byKey[project+"/"+role]
-	if !ok {
-		return false
-	}
-	if j.triggerAt.IsZero() {
-		j.triggerAt = s.opts.Clock.Now().Add(s.opts.Debounce)
-	}
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-	return true
 }
 
 // JobStatus is a snapshot of one job for /status.

@@ -115,7 +115,8 @@ func TestForgeLabelWakesDev(t *testing.T) {
 }
 
 // BenchmarkForgeLabelToDev measures the time from labelling an issue on a
-// real Gitea to the dev job starting (webhook delivery + 500ms debounce).
+// real Gitea to the dev job starting (webhook delivery + the 50ms settle
+// of a lone trigger).
 func BenchmarkForgeLabelToDev(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
+	"github.com/disinto/disinto/lib/forgeview"
 )
 
 // manyProjects is one daemon (one runtime) running the dev and review
@@ -110,9 +111,13 @@ func newManyProjects(b *testing.B, n int) *manyProjects {
 		name := fmt.Sprintf("p%03d", k)
 		bot := startBot(b, botParams{ForgeURL: m.proxy.URL, Owner: repo.Owner(), Repo: repo.Name(), Login: u.Login, Password: u.Password,
 			Token: u.Token, ModelURL: e.modelURL, Data: b.TempDir(), ReviewBot: e.reviewer.Login, Mirror: e.mirror})
-		bot.rebuild(func(o *dev.Options) { o.Project, o.Now = name, m.clock })
+		var view *forgeview.View // the project's roles share one listing, as in the daemon
+		bot.rebuild(func(o *dev.Options) {
+			view = forgeview.New(forgeview.Options{Forge: o.Forge, Now: m.clock})
+			o.Project, o.Now, o.Pulls = name, m.clock, view
+		})
 		bot.proj.Name = name
-		rv := e.newReviewerOn(m.rt, repo, name, m.proxy.URL, func(o *review.Options) { o.Now = m.clock })
+		rv := e.newReviewerOn(m.rt, repo, name, m.proxy.URL, func(o *review.Options) { o.Now, o.Pulls = m.clock, view })
 		m.agents = append(m.agents, scheduled{rv.a, rv.proj, config.RoleReview}, scheduled{bot.a, bot.proj, config.RoleDev})
 	}
 	return m
