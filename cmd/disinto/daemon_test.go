@@ -255,16 +255,7 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 		{"review dev", "example/dev,example/review"},
 		{"", "example/architect,example/dev,example/gardener,example/planner,example/predictor,example/review,example/supervisor"},
 	} {
-		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: []string{"AGENT_ROLES=" + tc.roles},
-			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
-		cfg, err := a.loadConfig()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := a.newDaemon(cfg, reg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, d := testDaemon(t, filepath.Join(dir, "projects"), []string{"AGENT_ROLES=" + tc.roles}, reg)
 		var got []string
 		for _, j := range d.sched.Snapshot() {
 			got = append(got, j.Project+"/"+j.Role)
@@ -272,8 +263,6 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 		if strings.Join(got, ",") != tc.want {
 			t.Errorf("AGENT_ROLES=%q: jobs %v, want %s", tc.roles, got, tc.want)
 		}
-		_ = d.ledger.Close()
-		_ = d.logs.Close()
 	}
 }
 
@@ -297,4 +286,22 @@ func TestAgentPauseCLI(t *testing.T) {
 	if code, out, _ := runCLI(t, nil, "agent", "list", "--data-dir", data); code != exitOK || !strings.Contains(out, "no agent is paused") {
 		t.Fatalf("list after resume: %d %q", code, out)
 	}
+}
+
+// testDaemon builds the daemon of the projects under projectsDir with env
+// and registry reg, on a data dir of its own, closed when the test ends.
+func testDaemon(t *testing.T, projectsDir string, env []string, reg map[config.Role]agentFactory) (*app, *daemon) {
+	t.Helper()
+	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: env, projectsDir: projectsDir,
+		envFile: filepath.Join(filepath.Dir(projectsDir), "none"), dataDir: sessionDataDir(t)}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := a.newDaemon(cfg, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.close() })
+	return a, d
 }

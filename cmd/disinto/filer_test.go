@@ -43,17 +43,7 @@ func TestFilerJobScheduled(t *testing.T) {
 		{"own identity", append(append([]string{"AGENT_ROLES=dev,architect"}, dev...), filerBot...), "example/dev,example/filer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: tc.env,
-				projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
-			cfg, err := a.loadConfig()
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := a.newDaemon(cfg, reg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = d.ledger.Close(); _ = d.logs.Close() }()
+			_, d := testDaemon(t, filepath.Join(dir, "projects"), tc.env, reg)
 			var got []string
 			for _, j := range d.sched.Snapshot() {
 				got = append(got, j.Project+"/"+j.Role)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -62,17 +61,7 @@ func TestReadyzFollowsTheForge(t *testing.T) {
 	reg := map[config.Role]agentFactory{config.RoleDev: func(d agentDeps) (agent.Agent, error) {
 		return repoAgent{url: d.Project.ForgeURL, token: owner.Token, owner: own, name: name, ticks: &ticks}, nil
 	}}
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: []string{"AGENT_ROLES=dev"},
-		projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := a.newDaemon(cfg, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.close() })
+	_, d := testDaemon(t, filepath.Join(dir, "projects"), []string{"AGENT_ROLES=dev"}, reg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.sched.Run(ctx, ctx) }()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -63,19 +62,8 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 	reg := registerToy(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "projects", "alpha.toml"), "name = \"alpha\"\nrepo = \"acme/alpha\"\n")
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{},
-		env: []string{"AGENT_ROLES=toy", "TOY_INTERVAL=3600", "FORGE_TOY_TOKEN=t-toy-0123456789", "FORGE_TOY_PASS=p-toy",
-			"DISINTO_WEBHOOK_SECRET=s3cret-hook"},
-		projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := a.newDaemon(cfg, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = d.close() }()
+	a, d := testDaemon(t, filepath.Join(dir, "projects"), []string{"AGENT_ROLES=toy", "TOY_INTERVAL=3600",
+		"FORGE_TOY_TOKEN=t-toy-0123456789", "FORGE_TOY_PASS=p-toy", "DISINTO_WEBHOOK_SECRET=s3cret-hook"}, reg)
 
 	// Scheduled: its job, at the cadence its variable sets, in its place
 	// of the project's slot, at every start.
@@ -89,7 +77,7 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 	// own receiver.
 	for _, repo := range []string{"acme/alpha", "acme/alpha-ops"} {
 		d.sched = scheduler.New(scheduler.Options{})
-		if err := d.sched.Add(jobFor(d.rt, sessionAgent{}, cfg.Projects[0], toy, nil)); err != nil {
+		if err := d.sched.Add(jobFor(d.rt, sessionAgent{}, d.cfg.Projects[0], toy, nil)); err != nil {
 			t.Fatal(err)
 		}
 		body := `{"action":"created","issue":{"number":3},"comment":{"body":"hi"},"repository":{"full_name":"` + repo + `"}}`

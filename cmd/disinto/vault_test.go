@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,16 +71,7 @@ func TestVaultJobScheduled(t *testing.T) {
 		{[]string{"AGENT_ROLES=dev", "FORGE_TOKEN=t-dev-0123456789", "FORGE_PASS=p-dev",
 			"FORGE_VAULT_TOKEN=t-vault-0123456789", "FORGE_VAULT_PASS=p-vault"}, "example/dev,example/vault"},
 	} {
-		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: tc.env,
-			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
-		cfg, err := a.loadConfig()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := a.newDaemon(cfg, reg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, d := testDaemon(t, filepath.Join(dir, "projects"), tc.env, reg)
 		var got []string
 		for _, j := range d.sched.Snapshot() {
 			got = append(got, j.Project+"/"+j.Role)
@@ -94,7 +84,5 @@ func TestVaultJobScheduled(t *testing.T) {
 				t.Error("a dispatcher without a runner runs actions")
 			}
 		}
-		_ = d.ledger.Close()
-		_ = d.logs.Close()
 	}
 }

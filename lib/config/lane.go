@@ -8,15 +8,7 @@ import (
 
 // LocalRoles are the roles an [agents.<name>] section may list: the rows
 // of the role table that run in lanes (Lanes).
-func LocalRoles() []Role {
-	var out []Role
-	for _, s := range RoleSpecs() {
-		if s.Lanes {
-			out = append(out, s.Name)
-		}
-	}
-	return out
-}
+func LocalRoles() []Role { return rolesWhere(func(s RoleSpec) bool { return s.Lanes }) }
 
 // LocalRoleSupported reports whether a local-model agent can play r.
 func LocalRoleSupported(r Role) bool {

@@ -244,44 +244,26 @@ func SpecOf(r Role) (RoleSpec, bool) {
 
 // ScheduledRoles are the roles the daemon runs on an interval, in the
 // order the reference starts them.
-func ScheduledRoles() []Role {
-	var out []Role
-	for _, s := range RoleSpecs() {
-		if s.Scheduled {
-			out = append(out, s.Name)
-		}
-	}
-	return out
-}
+func ScheduledRoles() []Role { return rolesWhere(func(s RoleSpec) bool { return s.Scheduled }) }
 
 // AllRoles is every role of the table: each has a forge identity.
-func AllRoles() []Role {
-	specs := RoleSpecs()
-	out := make([]Role, len(specs))
-	for i, s := range specs {
-		out[i] = s.Name
-	}
-	return out
-}
+func AllRoles() []Role { return rolesWhere(func(RoleSpec) bool { return true }) }
 
 // EventRoles returns the roles a project repository's event type wakes,
 // in table order; nil means the event is ignored.
 func EventRoles(eventType string) []Role {
-	var out []Role
-	for _, s := range RoleSpecs() {
-		if s.WakesOn(eventType) {
-			out = append(out, s.Name)
-		}
-	}
-	return out
+	return rolesWhere(func(s RoleSpec) bool { return s.WakesOn(eventType) })
 }
 
 // OpsEventRoles are the roles any event of a project's ops repository
 // wakes.
-func OpsEventRoles() []Role {
+func OpsEventRoles() []Role { return rolesWhere(func(s RoleSpec) bool { return s.WakesOnOps }) }
+
+// rolesWhere lists, in table order, the roles whose rows keep accepts.
+func rolesWhere(keep func(RoleSpec) bool) []Role {
 	var out []Role
 	for _, s := range RoleSpecs() {
-		if s.WakesOnOps {
+		if keep(s) {
 			out = append(out, s.Name)
 		}
 	}
