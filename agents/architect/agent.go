@@ -119,7 +119,7 @@ type Options struct {
 	// workspaces of its sandbox) and clock, and its state dir, which
 	// holds the record besides the lock and the watermark. Sessions
 	// keeps each sprint's session id.
-	Runner   *formulaagent.Runner
+	Runner   *formulaagent.Driver
 	Sessions *claude.SessionStore
 	// Deciders are the humans whose decisions and answers count; Bots are
 	// the factory's bot logins, which never count (nor does the
@@ -180,7 +180,7 @@ type pass struct {
 	timer time.Time
 }
 
-// Tick is one architect run (formulaagent.Runner.Tick): skip when
+// Tick is one architect run (formulaagent.Driver.Tick): skip when
 // neither the project's issues and primary branch nor the open sprint
 // pull requests changed; otherwise advance every sprint pull request
 // through the machine, then pitch what the budget allows.

@@ -34,7 +34,7 @@ type harness struct {
 	f    *world
 	g    *fakeGit
 	v    *fakeVault
-	r    *claudetest.Runner
+	r    *claudetest.Scripted
 	led  *ledgertest.Memory
 	rt   *agent.Runtime
 	a    *Agent
@@ -50,7 +50,7 @@ func newHarness(t *testing.T, m model, opts ...func(*Options)) *harness {
 	h.f = newWorld(t, h.clock)
 	h.g = newFakeGit(h.f.bot)
 	h.v = &fakeVault{}
-	h.r = &claudetest.Runner{Script: func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error) {
+	h.r = &claudetest.Scripted{Script: func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error) {
 		if m == nil {
 			return okResult(), nil
 		}

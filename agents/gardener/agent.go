@@ -61,7 +61,7 @@ type Options struct {
 	// state dir, which holds the dust accumulator and the applied
 	// manifests besides the lock and the watermark.
 	Forge  forgeAPI
-	Runner *formulaagent.Runner
+	Runner *formulaagent.Driver
 	// ReviewBot is the review agent's login: its change request on the
 	// head of the open gardener pull request closes it, and the next run
 	// decides afresh. Empty: nobody's review closes it.
@@ -131,7 +131,7 @@ func (a *Agent) setLast(pr int64) {
 	a.last = lastRun{PR: pr, Since: since}
 }
 
-// Tick is one gardener run (formulaagent.Runner.Tick): skip when
+// Tick is one gardener run (formulaagent.Driver.Tick): skip when
 // nothing changed; apply the manifests of merged gardener pull requests;
 // then, unless a gardener pull request is still open, groom and propose.
 func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }

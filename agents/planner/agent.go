@@ -64,7 +64,7 @@ type Options struct {
 	// dir, which holds the run counter besides the lock and the
 	// watermark.
 	Forge  forgeAPI
-	Runner *formulaagent.Runner
+	Runner *formulaagent.Driver
 	// Ops is the planner bot's own checkout of the ops repository, and
 	// OpsForge the ops repository on the forge as the same bot; OpsPrimary
 	// its primary branch (default "main"). Without Ops the run keeps no
@@ -106,7 +106,7 @@ func New(o Options) *Agent {
 
 func (a *Agent) treePath() string { return cmpOr(a.o.TreePath, graph.DefaultTreePath) }
 
-// Tick is one planner run (formulaagent.Runner.Tick): skip when nothing
+// Tick is one planner run (formulaagent.Driver.Tick): skip when nothing
 // it reads changed since the last run (its own changes excluded) and no
 // prediction waits for triage; otherwise run the session and apply the
 // plan.

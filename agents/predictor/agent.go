@@ -49,7 +49,7 @@ type Options struct {
 	// tick, formula and session, and its state dir, which holds the last
 	// run's filings besides the lock and the watermark.
 	Forge  forgeAPI
-	Runner *formulaagent.Runner
+	Runner *formulaagent.Driver
 	// Formulas are the factory's formula names an exploit may run (the
 	// formulas the vault's runner executes).
 	Formulas []string
@@ -84,7 +84,7 @@ func New(o Options) *Agent {
 	return &Agent{o: o, now: o.Runner.Now, last: lastFile{path: o.Runner.StatePath("last.json")}}
 }
 
-// Tick is one predictor run (formulaagent.Runner.Tick): skip when
+// Tick is one predictor run (formulaagent.Driver.Tick): skip when
 // nothing it reads changed (primary head, issues, ops head) and the
 // previous run filed nothing; otherwise run the session and file what
 // passes.

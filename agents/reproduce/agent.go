@@ -54,8 +54,8 @@ type Forge interface {
 	ListIssueAttachments(ctx context.Context, n int64) ([]forge.Attachment, error)
 }
 
-// Runner runs a sidecar job (*runner.Runner implements it).
-type Runner interface {
+// Sidecars runs a sidecar job (*runner.Launcher implements it).
+type Sidecars interface {
 	Run(ctx context.Context, j runner.Job) (runner.Outcome, error)
 }
 
@@ -83,7 +83,7 @@ type Options struct {
 	Forge              Forge
 	// Runner runs the sidecars; nil means no Docker engine is wired, and
 	// the agent only lists the bug reports for status.
-	Runner Runner
+	Runner Sidecars
 	// Formulas holds reproduce.toml and triage.toml.
 	Formulas func(name string) (*formula.Formula, error)
 	// Secrets are the sidecar's secrets: the model credential

@@ -42,7 +42,7 @@ func newRig(t *testing.T) *rig {
 }
 
 // agent builds the agent of the rig with runner r.
-func (g *rig) agent(r Runner, now func() time.Time) *Agent {
+func (g *rig) agent(r Sidecars, now func() time.Time) *Agent {
 	g.t.Helper()
 	a, err := New(Options{
 		Project: "bugs", Repo: g.repo.Slug(), Bot: g.bot.Login, Forge: g.bot_, Runner: r,

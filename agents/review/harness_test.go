@@ -46,7 +46,7 @@ type harness struct {
 	repo   *forge.RepoClient // as the author
 	seed   string            // the author's clone
 	proj   *config.Project
-	runner *claudetest.Runner
+	runner *claudetest.Scripted
 	led    *ledgertest.Memory
 	rt     *agent.Runtime
 	a      *review.Agent
@@ -83,7 +83,7 @@ func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	u.User = url.UserPassword(h.author.Login, h.author.Password)
 	u.Path = "/" + h.repo.Slug() + ".git"
 	gitT(t, "", "clone", "--quiet", u.String(), h.seed)
-	h.runner = &claudetest.Runner{Script: func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error) {
+	h.runner = &claudetest.Scripted{Script: func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error) {
 		h.mu.Lock()
 		m := h.model
 		h.mu.Unlock()

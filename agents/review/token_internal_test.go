@@ -27,7 +27,7 @@ func TestPromptNamesNoTokenByDefault(t *testing.T) {
 		want     bool
 	}{{"", false}, {"FORGE_REVIEW_TOKEN", true}} {
 		a, err := New(Options{Project: &config.Project{Name: "p", Repo: "o/p", ForgeURL: "http://forge:3000"},
-			Forge: fc, Claude: &claudetest.Runner{}, Formula: f, Checkout: primaryOnly{fsys: fstest.MapFS{}},
+			Forge: fc, Claude: &claudetest.Scripted{}, Formula: f, Checkout: primaryOnly{fsys: fstest.MapFS{}},
 			StateDir: t.TempDir(), TokenEnv: tt.tokenEnv})
 		if err != nil {
 			t.Fatal(err)

@@ -32,7 +32,7 @@ type ContainerOptions struct {
 	Tags TagReader
 }
 
-// JobRunner is what the container runner needs of *runner.Runner.
+// JobRunner is what the container runner needs of *runner.Launcher.
 type JobRunner interface {
 	Run(ctx context.Context, j runner.Job) (runner.Outcome, error)
 }
@@ -49,7 +49,7 @@ type ContainerRunner struct {
 	o ContainerOptions
 }
 
-var _ vaultlib.Runner = (*ContainerRunner)(nil)
+var _ vaultlib.Executor = (*ContainerRunner)(nil)
 
 // NewContainerRunner returns the container runner of o.Project.
 func NewContainerRunner(o ContainerOptions) *ContainerRunner { return &ContainerRunner{o: o} }

@@ -13,7 +13,7 @@ import (
 // clone at cloneDir), every other formula in the runner container
 // (container; nil without a Docker engine, and those actions wait). Nil
 // when neither can run.
-func Runners(v *Parts, container vaultlib.Runner, cloneDir string, log zerolog.Logger) vaultlib.Runner {
+func Runners(v *Parts, container vaultlib.Executor, cloneDir string, log zerolog.Logger) vaultlib.Executor {
 	p := v.Project
 	if len(p.Mirrors) == 0 {
 		return container
@@ -24,5 +24,5 @@ func Runners(v *Parts, container vaultlib.Runner, cloneDir string, log zerolog.L
 		Mirrors: p.Mirrors, Git: g, SourceURL: p.ForgeURL + "/" + p.Repo + ".git",
 		Clone: cloneDir, Primary: p.PrimaryBranch, Log: log,
 	})
-	return vaultlib.Runners{By: map[string]vaultlib.Runner{vaultlib.MirrorFormula: pusher}, Default: container}
+	return vaultlib.Executors{By: map[string]vaultlib.Executor{vaultlib.MirrorFormula: pusher}, Default: container}
 }

@@ -17,7 +17,7 @@ func TestMirrorRouting(t *testing.T) {
 	p := &config.Project{Name: "p", Repo: "o/p", ForgeURL: "http://forge:3000", PrimaryBranch: "main",
 		Mirrors: map[string]string{"github": "https://github.com/o/p.git", "local": "/srv/p.git"}}
 	v := &Parts{Project: p, Bot: config.Bot{User: "vault-bot", Password: "pw"}}
-	rs, ok := Runners(v, nil, t.TempDir(), zerolog.Nop()).(vaultlib.Runners)
+	rs, ok := Runners(v, nil, t.TempDir(), zerolog.Nop()).(vaultlib.Executors)
 	if !ok || !rs.Runs(vaultlib.MirrorFormula) || rs.Runs("release") {
 		t.Fatalf("runners %#v", rs)
 	}

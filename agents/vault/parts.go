@@ -89,7 +89,7 @@ func (v *Parts) Admins() []string { return v.admins }
 
 // Dispatcher builds the project's dispatcher around run (nil: inspect
 // only) and the secrets sec.
-func (v *Parts) Dispatcher(run vaultlib.Runner, instance string, sec vaultlib.SecretSource, log zerolog.Logger) (*vaultlib.Dispatcher, error) {
+func (v *Parts) Dispatcher(run vaultlib.Executor, instance string, sec vaultlib.SecretSource, log zerolog.Logger) (*vaultlib.Dispatcher, error) {
 	return vaultlib.NewDispatcher(vaultlib.DispatcherOptions{
 		Ops: v.Ops, Forge: v.Forge, Primary: v.Project.PrimaryBranch, Formulas: formulas.FS,
 		Vault: v.identity, Admins: v.admins, Bots: v.bots, Runner: run, Secrets: sec,

@@ -106,7 +106,7 @@ func (d agentDeps) gitAs(b config.Bot) *git.Git {
 // under <data>/state/<project>/<role>, its live formula and the bot's
 // lessons, the shared model runner and sandbox, and the role's model
 // settings.
-func (d agentDeps) formulaRunner(rp roleParts) *formulaagent.Runner {
+func (d agentDeps) formulaRunner(rp roleParts) *formulaagent.Driver {
 	p, s, b := d.Project, d.Services, rp.bot
 	return formulaagent.NewRunner(formulaagent.Options{
 		Role: string(d.Role), Project: p.Name, Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.Repo + ".git",

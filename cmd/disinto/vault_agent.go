@@ -67,7 +67,7 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 // opt-in socket override; the socket is root-equivalent, so it is never
 // inferred). Without an engine there is none, and the dispatcher only
 // inspects: status lists the pending and finished actions, nothing runs.
-func newVaultRunner(d agentDeps) (vault.Runner, error) {
+func newVaultRunner(d agentDeps) (vault.Executor, error) {
 	eng := dockerEngine(d.Config.Env)
 	if eng == nil {
 		return nil, nil

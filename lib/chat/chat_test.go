@@ -54,7 +54,7 @@ func fakeForge(t *testing.T) string {
 
 type fixture struct {
 	srv    *chat.Server
-	runner *claudetest.Runner
+	runner *claudetest.Scripted
 	dir    string
 	opts   chat.Options
 }
@@ -68,7 +68,7 @@ func newFixture(t *testing.T, mod func(*chat.Options)) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{dir: filepath.Join(t.TempDir(), "chat")}
-	f.runner = &claudetest.Runner{Script: func(_ context.Context, n int, inv claude.Invocation) (claude.Result, error) {
+	f.runner = &claudetest.Scripted{Script: func(_ context.Context, n int, inv claude.Invocation) (claude.Result, error) {
 		sid := inv.ResumeID
 		if sid == "" {
 			sid = "00000000-0000-4000-8000-00000000000" + strconv.Itoa(n%10)
@@ -218,7 +218,7 @@ func TestVerifyNeedsTheSecret(t *testing.T) {
 func TestNoSecretNoServer(t *testing.T) {
 	sb, _ := sandbox.New(sandbox.Options{Root: sandboxtest.Dir(t, "s")})
 	_, err := chat.New(chat.Options{DataDir: t.TempDir(), ForgePublicURL: "http://f", ClientID: "a", ClientSecret: "b", PublicURL: "http://e",
-		Runner: &claudetest.Runner{}, Sandbox: sb, SystemPrompt: func(string) (string, error) { return "", nil }})
+		Runner: &claudetest.Scripted{}, Sandbox: sb, SystemPrompt: func(string) (string, error) { return "", nil }})
 	if err == nil || !strings.Contains(err.Error(), edge.SecretEnv) {
 		t.Fatalf("err = %v, want one naming %s", err, edge.SecretEnv)
 	}
@@ -384,7 +384,7 @@ func TestSlowAnswerBlocksNoCheck(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	f := newFixture(t, func(o *chat.Options) {
 		o.Workers = 1
-		o.Runner = &claudetest.Runner{Script: func(ctx context.Context, _ int, _ claude.Invocation) (claude.Result, error) {
+		o.Runner = &claudetest.Scripted{Script: func(ctx context.Context, _ int, _ claude.Invocation) (claude.Result, error) {
 			close(started)
 			select {
 			case <-release:

@@ -125,7 +125,7 @@ func TestContinue(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := &claudetest.Runner{Script: func(_ context.Context, n int, inv claude.Invocation) (claude.Result, error) {
+			r := &claudetest.Scripted{Script: func(_ context.Context, n int, inv claude.Invocation) (claude.Result, error) {
 				return tc.script(n, inv)
 			}}
 			store := claude.NewSessionStore(dir, fixedNow)
@@ -184,7 +184,7 @@ func TestRunWithNudge(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := &claudetest.Runner{Script: func(context.Context, int, claude.Invocation) (claude.Result, error) {
+			r := &claudetest.Scripted{Script: func(context.Context, int, claude.Invocation) (claude.Result, error) {
 				return ok(sidA)
 			}}
 			inv := claude.Invocation{Prompt: "work", Dir: "/wt", MaxTurns: 60, Label: "dev"}

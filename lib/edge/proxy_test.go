@@ -116,7 +116,7 @@ func startStackWith(t *testing.T, token string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &claudetest.Runner{Script: func(_ context.Context, n int, inv claude.Invocation) (claude.Result, error) {
+	runner := &claudetest.Scripted{Script: func(_ context.Context, n int, inv claude.Invocation) (claude.Result, error) {
 		return claude.Result{SessionID: "00000000-0000-4000-8000-00000000000" + strconv.Itoa(n%10), Text: "echo: " + inv.Prompt,
 			Subtype: "success", HasResult: true}, nil
 	}}

@@ -2,7 +2,7 @@
 // mostly a formula: the gardener, planner, predictor and architect (and
 // the live formula of the supervisor's analyst).
 //
-// The Runner owns a role's tick (Runner.Tick): it takes the project's
+// The Driver owns a role's tick (Driver.Tick): it takes the project's
 // lock (Lock), skips the run when nothing it looks at changed (Watch, and
 // whatever else the role's Begin reads), resolves the bot's identity,
 // runs the role's body, then leaves the watermark and the ledger record.
@@ -10,7 +10,7 @@
 // its inputs, how it validates its session's output and how it applies
 // the result.
 //
-// Inside a run the Runner checks out a private copy of the primary branch
+// Inside a run the Driver checks out a private copy of the primary branch
 // on the role's own branch inside a session workspace (Checkout), renders
 // the formula in force (resolved live at each run: .profile and ops
 // repository overrides) with the bot's lessons and runs one bounded,
@@ -20,7 +20,7 @@
 // pull request (Work.Publish), and posts a structured summary of the run
 // on it (Summary). A role that needs no checkout runs its sessions in a
 // scratch directory, new or resuming a stored conversation
-// (Runner.Converse). Every session is built by claude.Call.
+// (Driver.Converse). Every session is built by claude.Call.
 //
 // The session never sees a credential: the clone and every push happen in
 // the daemon with lib/git's credential helper, the session gets a

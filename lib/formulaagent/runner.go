@@ -30,7 +30,7 @@ const (
 // ErrSession wraps why a role's session produced nothing usable.
 var ErrSession = errors.New("session failed")
 
-// Options configures a Runner: the parts every run of one role on one
+// Options configures a Driver: the parts every run of one role on one
 // project shares.
 type Options struct {
 	// Role names the role ("gardener"); it prefixes branches
@@ -81,7 +81,7 @@ type Forge interface {
 	Me(ctx context.Context) (forge.User, error)
 }
 
-// PublishForge is what a Runner does on the forge.
+// PublishForge is what a Driver does on the forge.
 type PublishForge interface {
 	CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequest, error)
 	CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error)
@@ -113,10 +113,10 @@ func (f Formulas) Resolve(ctx context.Context) *formula.Formula {
 	return f.Formula
 }
 
-// Runner is the runtime of one role on one project: it runs the tick
+// Driver drives one role on one project: it runs the tick
 // (Tick), checks out the run's copy, runs the sessions and publishes. It
 // is safe for concurrent use, though the role's lock keeps runs apart.
-type Runner struct {
+type Driver struct {
 	o     Options
 	watch Watch
 	self  forge.Self
@@ -126,7 +126,7 @@ type Runner struct {
 }
 
 // NewRunner returns the runner of o.
-func NewRunner(o Options) *Runner {
+func NewRunner(o Options) *Driver {
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
@@ -135,25 +135,25 @@ func NewRunner(o Options) *Runner {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Runner{o: o, watch: Watch{Forge: o.Forge, Primary: o.Primary, File: filepath.Join(o.StateDir, "watch.json")}}
+	return &Driver{o: o, watch: Watch{Forge: o.Forge, Primary: o.Primary, File: filepath.Join(o.StateDir, "watch.json")}}
 }
 
 // Now is the runtime's clock.
-func (r *Runner) Now() time.Time { return r.o.Now() }
+func (r *Driver) Now() time.Time { return r.o.Now() }
 
 // Watch is the role's change watch (its watermark in the state dir).
-func (r *Runner) Watch() Watch { return r.watch }
+func (r *Driver) Watch() Watch { return r.watch }
 
 // StatePath is the path of the role's state file name.
-func (r *Runner) StatePath(name string) string { return filepath.Join(r.o.StateDir, name) }
+func (r *Driver) StatePath(name string) string { return filepath.Join(r.o.StateDir, name) }
 
 // Formula is the role's formula in force now.
-func (r *Runner) Formula(ctx context.Context) *formula.Formula {
+func (r *Driver) Formula(ctx context.Context) *formula.Formula {
 	return Formulas{Formula: r.o.Formula, Live: r.o.Live}.Resolve(ctx)
 }
 
 // Lessons are the bot's lessons now ("" without).
-func (r *Runner) Lessons(ctx context.Context) string {
+func (r *Driver) Lessons(ctx context.Context) string {
 	if r.o.Lessons == nil {
 		return ""
 	}
@@ -161,13 +161,13 @@ func (r *Runner) Lessons(ctx context.Context) string {
 }
 
 // Identity returns the role bot's login, asked of the forge once.
-func (r *Runner) Identity(ctx context.Context) (string, error) {
+func (r *Driver) Identity(ctx context.Context) (string, error) {
 	return r.self.Login(ctx, r.o.Forge.Me)
 }
 
 // Bounds are the session bounds of the runner with f's model when no
 // model is set.
-func (r *Runner) bounds(f *formula.Formula) claude.Bounds {
+func (r *Driver) bounds(f *formula.Formula) claude.Bounds {
 	b := claude.Bounds{Model: r.o.Model, Backend: r.o.Backend, MaxTurns: r.o.MaxTurns, Timeout: r.o.Timeout}
 	if b.Model == "" && f != nil {
 		b.Model = f.Model
@@ -177,12 +177,12 @@ func (r *Runner) bounds(f *formula.Formula) claude.Bounds {
 
 // label names a session of the role in logs and transcripts; parts are
 // appended with dashes.
-func (r *Runner) label(parts ...string) string {
+func (r *Driver) label(parts ...string) string {
 	return strings.Join(append([]string{r.o.Role, r.o.Project}, parts...), "-")
 }
 
 // clone returns the role's clone, fetched.
-func (r *Runner) clone(ctx context.Context) (*git.Repo, error) {
+func (r *Driver) clone(ctx context.Context) (*git.Repo, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.repo == nil {

@@ -19,7 +19,7 @@ var ErrNoRunner = errors.New("no formula, model runner or sandbox")
 // Prompt renders the role's formula in force with in, the role, project,
 // bot's lessons and logger filled in. It returns the formula it
 // rendered, whose model bounds the session.
-func (r *Runner) Prompt(ctx context.Context, in formula.RenderInput) (string, *formula.Formula, error) {
+func (r *Driver) Prompt(ctx context.Context, in formula.RenderInput) (string, *formula.Formula, error) {
 	f := r.Formula(ctx)
 	if f == nil {
 		return "", nil, ErrNoRunner
@@ -34,7 +34,7 @@ func (r *Runner) Prompt(ctx context.Context, in formula.RenderInput) (string, *f
 
 // Workspace returns the workspace of the role's sandbox named by parts
 // (sandbox.Key).
-func (r *Runner) Workspace(parts ...string) (*sandbox.Workspace, error) {
+func (r *Driver) Workspace(parts ...string) (*sandbox.Workspace, error) {
 	if r.o.Sandbox == nil {
 		return nil, ErrNoRunner
 	}
@@ -42,7 +42,7 @@ func (r *Runner) Workspace(parts ...string) (*sandbox.Workspace, error) {
 }
 
 // RemoveWorkspace removes the workspace named by parts, if any.
-func (r *Runner) RemoveWorkspace(parts ...string) error {
+func (r *Driver) RemoveWorkspace(parts ...string) error {
 	if r.o.Sandbox == nil {
 		return nil
 	}
@@ -67,7 +67,7 @@ type Scratch struct {
 }
 
 // Converse runs the session s within the role's bounds.
-func (r *Runner) Converse(ctx context.Context, s Scratch) (claude.Result, error) {
+func (r *Driver) Converse(ctx context.Context, s Scratch) (claude.Result, error) {
 	if r.o.Claude == nil || s.Formula == nil {
 		return claude.Result{}, fmt.Errorf("%s: %w", r.o.Role, ErrNoRunner)
 	}

@@ -50,7 +50,7 @@ type Run struct {
 	// runs), both set before the body runs.
 	Me  string
 	Log zerolog.Logger
-	r   *Runner
+	r   *Driver
 }
 
 // Identity returns the role bot's login (for a Begin that needs it).
@@ -59,7 +59,7 @@ func (r *Run) Identity(ctx context.Context) (string, error) { return r.r.Identit
 // Tick is one run of role: under the project's lock (a run that finds it
 // held is skipped), the watch, the role's own look (Begin), the bot's
 // identity, the body, then the watermark and the ledger record.
-func (r *Runner) Tick(ctx context.Context, run *agent.Run, role Role) error {
+func (r *Driver) Tick(ctx context.Context, run *agent.Run, role Role) error {
 	log := run.Logger()
 	unlock, err := Lock(r.o.StateDir)
 	if errors.Is(err, ErrBusy) {

@@ -22,7 +22,7 @@ import (
 // Work is one run's private copy of the primary branch, on the role's
 // branch, in a session workspace.
 type Work struct {
-	r *Runner
+	r *Driver
 	// Branch is the role's branch of this run; Base the primary commit it
 	// starts from.
 	Branch, Base string
@@ -39,7 +39,7 @@ func Branch(role string, t time.Time) string {
 // Checkout makes a fresh copy of the primary branch on branch in the
 // role's workspace of the project. The copy is the session's: the daemon
 // never runs git in it again.
-func (r *Runner) Checkout(ctx context.Context, branch string) (*Work, error) {
+func (r *Driver) Checkout(ctx context.Context, branch string) (*Work, error) {
 	repo, err := r.clone(ctx)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ type Answer struct {
 	// when it was).
 	Data    []byte
 	Missing error
-	r       *Runner
+	r       *Driver
 	what    string
 }
 
@@ -167,7 +167,7 @@ func with(m map[string]string, k, v string) map[string]string {
 
 // session renders the formula in force with in and the repository repo
 // and runs one session in dir of ws.
-func (r *Runner) session(ctx context.Context, dir string, ws *sandbox.Workspace, in SessionInput, repo fs.FS) (claude.Result, error) {
+func (r *Driver) session(ctx context.Context, dir string, ws *sandbox.Workspace, in SessionInput, repo fs.FS) (claude.Result, error) {
 	var env []formula.EnvVar
 	for k, v := range in.Env {
 		env = append(env, formula.EnvVar{Name: k, Value: v})

@@ -45,7 +45,7 @@ type rig struct {
 	repo     *forge.RepoClient
 	mirror   *forge.RepoClient
 	mirrorBy forgetest.User
-	r        *runner.Runner
+	r        *runner.Launcher
 }
 
 func newRig(t *testing.T) *rig {

@@ -145,7 +145,7 @@ func secretsArchive(secrets map[string]string, uid, gid int) ([]byte, error) {
 // bootstrap as the unprivileged user, with no capabilities, no privilege
 // gain, a read-only root, the job's limits and network, and nothing from
 // the host mounted. It holds no secret value.
-func (r *Runner) createOptions(j Job, name string) client.ContainerCreateOptions {
+func (r *Launcher) createOptions(j Job, name string) client.ContainerCreateOptions {
 	env := []string{
 		"HOME=" + tmpDir,
 		"DISINTO_JOB_ID=" + j.ID,

@@ -59,14 +59,14 @@ func runnerImage(t *testing.T, cli *client.Client) string {
 
 // newRunner is a runner on the test image whose containers carry a label
 // of this test alone, and a check at the end that none of them is left.
-func newRunner(t *testing.T, cli *client.Client, o runner.Options) *runner.Runner {
+func newRunner(t *testing.T, cli *client.Client, o runner.Options) *runner.Launcher {
 	t.Helper()
 	r, _ := newLabelledRunner(t, cli, o)
 	return r
 }
 
 // newLabelledRunner is newRunner that also returns the test label's value.
-func newLabelledRunner(t *testing.T, cli *client.Client, o runner.Options) (*runner.Runner, string) {
+func newLabelledRunner(t *testing.T, cli *client.Client, o runner.Options) (*runner.Launcher, string) {
 	t.Helper()
 	o.Engine = cli
 	o.Image = runnerImage(t, cli)

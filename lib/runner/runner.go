@@ -79,7 +79,7 @@ const cleanupTimeout = 30 * time.Second
 // exited before the stream is cut.
 const logDrain = 10 * time.Second
 
-// Options configure a Runner.
+// Options configure a Launcher.
 type Options struct {
 	// Engine is the Docker engine client. Required.
 	Engine Engine
@@ -105,9 +105,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Runner starts jobs' containers on one engine. It is safe for concurrent
+// Launcher starts jobs' containers on one engine. It is safe for concurrent
 // use; each Run is independent.
-type Runner struct {
+type Launcher struct {
 	engine   Engine
 	image    string
 	uid, gid int
@@ -119,12 +119,12 @@ type Runner struct {
 	now      func() time.Time
 }
 
-// New checks o and returns a Runner.
-func New(o Options) (*Runner, error) {
+// New checks o and returns a Launcher.
+func New(o Options) (*Launcher, error) {
 	if o.Engine == nil {
 		return nil, fmt.Errorf("runner: no Docker engine client")
 	}
-	r := &Runner{
+	r := &Launcher{
 		engine: o.Engine, image: o.Image, uid: o.UID, gid: o.GID,
 		timeout: o.Timeout, limits: o.Limits.orDefault(DefaultLimits), logLimit: o.LogLimit,
 		labels: maps.Clone(o.Labels), log: o.Log, now: o.Now,
@@ -166,7 +166,7 @@ func New(o Options) (*Runner, error) {
 // engine failure ErrEngine; none of them leaves a container behind. A
 // reasoning job's log ends with the session's stream-json events, its
 // result event last.
-func (r *Runner) Run(ctx context.Context, j Job) (Outcome, error) {
+func (r *Launcher) Run(ctx context.Context, j Job) (Outcome, error) {
 	out := Outcome{ID: j.ID, ExitCode: -1}
 	if j.Timeout == 0 {
 		j.Timeout = r.timeout
@@ -199,7 +199,7 @@ func (r *Runner) Run(ctx context.Context, j Job) (Outcome, error) {
 // execute attaches to the created container out.Container, starts it,
 // feeds it the secrets archive, and waits for it to exit, to time out or
 // for ctx to end, filling out.
-func (r *Runner) execute(ctx context.Context, j Job, archive []byte, red *redact.Redactor, out *Outcome) error {
+func (r *Launcher) execute(ctx context.Context, j Job, archive []byte, red *redact.Redactor, out *Outcome) error {
 	id := out.Container
 	// Attached before the start, so no output and no stdin byte is missed.
 	attach, err := r.engine.ContainerAttach(ctx, id, client.ContainerAttachOptions{
@@ -267,7 +267,7 @@ func (r *Runner) execute(ctx context.Context, j Job, archive []byte, red *redact
 
 // wait blocks until container id is not running and returns its exit
 // status (-1 when none came).
-func (r *Runner) wait(ctx context.Context, id string) (int, error) {
+func (r *Launcher) wait(ctx context.Context, id string) (int, error) {
 	w := r.engine.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 	select {
 	case res := <-w.Result:
@@ -282,7 +282,7 @@ func (r *Runner) wait(ctx context.Context, id string) (int, error) {
 
 // remove force-removes container id, with its anonymous volumes, even
 // when ctx is done. A failure is logged: Reap catches what is left.
-func (r *Runner) remove(ctx context.Context, id string, log zerolog.Logger) {
+func (r *Launcher) remove(ctx context.Context, id string, log zerolog.Logger) {
 	cctx, cancel := cleanupContext(ctx)
 	defer cancel()
 	_, err := r.engine.ContainerRemove(cctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
@@ -295,7 +295,7 @@ func (r *Runner) remove(ctx context.Context, id string, log zerolog.Logger) {
 // running or not: what a crashed process left behind. Call it before the
 // first Run, never while this runner's jobs run. It returns how many it
 // removed.
-func (r *Runner) Reap(ctx context.Context) (int, error) {
+func (r *Launcher) Reap(ctx context.Context) (int, error) {
 	f := client.Filters{}.Add("label", LabelRunner+"=true")
 	for k, v := range r.labels {
 		f = f.Add("label", k+"="+v)

@@ -70,7 +70,7 @@ type DispatcherOptions struct {
 	Bots   []string
 	// Runner runs approved actions (nil: the dispatcher only inspects,
 	// and Cycle fails with ErrNoRunner); Secrets resolves their secrets.
-	Runner  Runner
+	Runner  Executor
 	Secrets SecretSource
 	// Redactor learns every secret value before a run; logs and results
 	// pass through it.

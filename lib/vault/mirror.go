@@ -76,24 +76,24 @@ func MirrorAction(repo, name, sha, secret string) Action {
 	return a
 }
 
-// Runners routes each job to the runner of its formula, else to Default
+// Executors routes each job to the runner of its formula, else to Default
 // (nil: only the formulas of By run).
-type Runners struct {
-	By      map[string]Runner
-	Default Runner
+type Executors struct {
+	By      map[string]Executor
+	Default Executor
 }
 
-var _ Runner = Runners{}
+var _ Executor = Executors{}
 
 // Runs reports whether a runner takes formula; the dispatcher leaves the
 // actions of any other formula pending.
-func (rs Runners) Runs(formula string) bool {
+func (rs Executors) Runs(formula string) bool {
 	_, ok := rs.By[formula]
 	return ok || rs.Default != nil
 }
 
 // Run implements Runner.
-func (rs Runners) Run(ctx context.Context, job Job) (Outcome, error) {
+func (rs Executors) Run(ctx context.Context, job Job) (Outcome, error) {
 	if r, ok := rs.By[job.Action.Formula]; ok {
 		return r.Run(ctx, job)
 	}
@@ -103,7 +103,7 @@ func (rs Runners) Run(ctx context.Context, job Job) (Outcome, error) {
 	return rs.Default.Run(ctx, job)
 }
 
-// formulaRunner is the optional capability of a Runner that takes only
+// formulaRunner is the optional capability of an Executor that takes only
 // some formulas.
 type formulaRunner interface {
 	Runs(formula string) bool
@@ -139,7 +139,7 @@ type MirrorPusherOptions struct {
 // secret is resolved by the dispatcher for this one run and dropped after.
 type MirrorPusher struct{ o MirrorPusherOptions }
 
-var _ Runner = (*MirrorPusher)(nil)
+var _ Executor = (*MirrorPusher)(nil)
 
 // NewMirrorPusher returns a MirrorPusher.
 func NewMirrorPusher(o MirrorPusherOptions) *MirrorPusher {

@@ -67,7 +67,7 @@ func TestDispatchWithoutRunnerForFormula(t *testing.T) {
 	r := newRig(t)
 	r.requestApproved("a1")
 	run := &countingRunner{}
-	only := vault.Runners{By: map[string]vault.Runner{vault.MirrorFormula: run}}
+	only := vault.Executors{By: map[string]vault.Executor{vault.MirrorFormula: run}}
 	es, err := r.dispatcher(t.TempDir(), only, secretMap{"GITHUB_TOKEN": token}).Cycle(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestDispatchWithoutRunnerForFormula(t *testing.T) {
 	if _, ok := r.result("a1"); ok {
 		t.Fatal("claimed without a runner")
 	}
-	both := vault.Runners{By: only.By, Default: run}
+	both := vault.Executors{By: only.By, Default: run}
 	if _, err := r.dispatcher(t.TempDir(), both, secretMap{"GITHUB_TOKEN": token}).Cycle(t.Context()); err != nil || run.count("a1") != 1 {
 		t.Fatalf("runs %d, %v", run.count("a1"), err)
 	}

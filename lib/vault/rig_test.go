@@ -82,7 +82,7 @@ func (r *rig) requester() *vault.Requester {
 
 // dispatcher returns a dispatcher acting as the vault bot, with its data
 // under dir.
-func (r *rig) dispatcher(dir string, run vault.Runner, sec vault.SecretSource) *vault.Dispatcher {
+func (r *rig) dispatcher(dir string, run vault.Executor, sec vault.SecretSource) *vault.Dispatcher {
 	name, email := git.Identity(r.vault.Login)
 	d, err := vault.NewDispatcher(vault.DispatcherOptions{
 		Ops: r.checkout(r.vault, filepath.Join(dir, "ops")), Forge: r.as(r.vault), Formulas: formulas,

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Job is one run of an action, as the dispatcher hands it to a Runner.
+// Job is one run of an action, as the dispatcher hands it to an Executor.
 type Job struct {
 	// Action is the validated action; Content is its file as approved.
 	Action  Action
@@ -38,7 +38,7 @@ type Outcome struct {
 	Report string
 }
 
-// Runner runs one job in a short-lived, isolated environment (lib/runner:
+// Executor runs one job in a short-lived, isolated environment (lib/runner:
 // a container through the Docker API, with the declared secrets only, the
 // timeout and resource limits). Run blocks until the run ended.
 //
@@ -46,7 +46,7 @@ type Outcome struct {
 // the image is missing): the dispatcher then withdraws its claim and
 // tries again later. Once anything ran, whatever happened is an Outcome,
 // and the action is never run again.
-type Runner interface {
+type Executor interface {
 	Run(ctx context.Context, job Job) (Outcome, error)
 }
 

@@ -96,7 +96,7 @@ func (e *devEnv) status(pr forge.PullRequest, context, desc, target string) {
 }
 
 // TestDevCILogFromGiteaActions: a real Gitea with Actions runs the
-// project's workflow for the pull request; a runner (forgetest.Runner,
+// project's workflow for the pull request; a runner (forgetest.ActionsRunner,
 // speaking Gitea's runner protocol) reports a failed build whose log
 // holds a compiler error, the server posts the failing status, and the
 // dev agent reads the job's log through the jobs API into the resumed

@@ -80,7 +80,7 @@ func (v *mirrorVault) dispatch(mirrors map[string]string) []vault.Entry {
 		SourceURL: v.e.srv.URL + "/" + v.e.repo.Slug() + ".git", Clone: filepath.Join(v.data, "mirror-clone"), Primary: "main"})
 	d, err := vault.NewDispatcher(vault.DispatcherOptions{Ops: v.checkout("vault-ops"), Forge: v.bot.Client.Repo(v.e.owner.Login, v.ops),
 		Formulas: formulas.FS, Vault: vault.Identity{Name: name, Email: email}, Admins: []string{v.e.owner.Login},
-		Bots: []string{v.bot.Login}, Runner: vault.Runners{By: map[string]vault.Runner{vault.MirrorFormula: pusher}},
+		Bots: []string{v.bot.Login}, Runner: vault.Executors{By: map[string]vault.Executor{vault.MirrorFormula: pusher}},
 		Redactor: redact.New(), Instance: "e2e", Log: zerolog.Nop()})
 	if err != nil {
 		v.e.t.Fatal(err)

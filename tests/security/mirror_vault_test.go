@@ -161,7 +161,7 @@ func TestMirrorPushThroughVault(t *testing.T) {
 		Ops: w.opsCheckout(filepath.Join(w.data, "vault", "ops"), red), Forge: w.opsAs(w.vaultBot),
 		Formulas: formulas.FS, Vault: vault.Identity{Name: vname, Email: vemail}, Admins: []string{w.project.Owner.Login},
 		Bots:   []string{w.vaultBot.Login, w.project.Dev.Login},
-		Runner: vault.Runners{By: map[string]vault.Runner{vault.MirrorFormula: pusher}}, Secrets: storeSource{store},
+		Runner: vault.Executors{By: map[string]vault.Executor{vault.MirrorFormula: pusher}}, Secrets: storeSource{store},
 		Redactor: red, Instance: "test", Log: log,
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ type scene struct {
 	repo     *forge.RepoClient // as the owner
 	agent    *dev.Agent
 	rt       *agent.Runtime
-	runner   *claudetest.Runner
+	runner   *claudetest.Scripted
 	// push puts the session's commit on the forge's branch before the
 	// session ends (as an earlier turn of the agent's would have), so that
 	// the branch exists while the session runs; during, when set, runs in
@@ -83,7 +83,7 @@ func newScene(t *testing.T, o sceneOpts) *scene {
 		t.Fatal(err)
 	}
 	data := t.TempDir()
-	s.runner = &claudetest.Runner{Script: s.session}
+	s.runner = &claudetest.Scripted{Script: s.session}
 	s.rt = agent.New(agent.Options{Ledger: &ledgertest.Memory{}, Log: zerolog.Nop()})
 	s.agent, err = dev.New(dev.Options{
 		Project: "proj", Repo: s.repo.Slug(), PrimaryBranch: "main", CISystem: config.CINone,

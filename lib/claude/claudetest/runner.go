@@ -7,10 +7,10 @@ import (
 	"github.com/disinto/disinto/lib/claude"
 )
 
-// Runner is an in-process claude.Runner for fast unit tests of agents: it
+// Scripted is an in-process claude.Runner for fast unit tests of agents: it
 // records every invocation and answers with Script (the n-th call has
 // n = 0, 1, ...). A nil Script answers with a successful empty result.
-type Runner struct {
+type Scripted struct {
 	// Script decides each call's outcome; it may write files into inv.Dir
 	// (a phase file, a commit) or block until ctx ends.
 	Script func(ctx context.Context, n int, inv claude.Invocation) (claude.Result, error)
@@ -19,10 +19,10 @@ type Runner struct {
 	calls []claude.Invocation
 }
 
-var _ claude.Runner = (*Runner)(nil)
+var _ claude.Runner = (*Scripted)(nil)
 
 // Run implements claude.Runner.
-func (r *Runner) Run(ctx context.Context, inv claude.Invocation) (claude.Result, error) {
+func (r *Scripted) Run(ctx context.Context, inv claude.Invocation) (claude.Result, error) {
 	r.mu.Lock()
 	n := len(r.calls)
 	r.calls = append(r.calls, inv)
@@ -34,7 +34,7 @@ func (r *Runner) Run(ctx context.Context, inv claude.Invocation) (claude.Result,
 }
 
 // Calls returns a copy of the invocations so far.
-func (r *Runner) Calls() []claude.Invocation {
+func (r *Scripted) Calls() []claude.Invocation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]claude.Invocation(nil), r.calls...)

@@ -13,13 +13,13 @@ import (
 	"time"
 )
 
-// Runner is an Actions runner for a server started with Actions: it
+// ActionsRunner is an Actions runner for a server started with Actions: it
 // speaks Gitea's runner protocol (runner.v1.RunnerService over Connect's
 // JSON encoding, as act_runner does) to register, take a job and report
 // its log and result, but runs nothing: the test says what the job
 // printed. Everything else (creating jobs from workflows, commit statuses,
 // storing logs, the jobs API) is the real server's.
-type Runner struct {
+type ActionsRunner struct {
 	s      *Server
 	uuid   string
 	token  string
@@ -40,7 +40,7 @@ type Task struct {
 // NewRunner registers a runner with labels (e.g. "ubuntu-latest") for
 // every repository of s, with a registration token from the server's own
 // CLI.
-func (s *Server) NewRunner(t testing.TB, labels ...string) *Runner {
+func (s *Server) NewRunner(t testing.TB, labels ...string) *ActionsRunner {
 	t.Helper()
 	ctx := testCtx(t)
 	out, err := s.run(ctx, "actions", "generate-runner-token")
@@ -51,7 +51,7 @@ func (s *Server) NewRunner(t testing.TB, labels ...string) *Runner {
 	if len(fields) == 0 {
 		t.Fatal("gitea actions generate-runner-token: no token")
 	}
-	r := &Runner{s: s, labels: labels}
+	r := &ActionsRunner{s: s, labels: labels}
 	var resp struct {
 		Runner struct {
 			UUID  string `json:"uuid"`
@@ -68,7 +68,7 @@ func (s *Server) NewRunner(t testing.TB, labels ...string) *Runner {
 
 // Next waits until the server hands the runner a job, or fails t after
 // timeout.
-func (r *Runner) Next(t testing.TB, timeout time.Duration) Task {
+func (r *ActionsRunner) Next(t testing.TB, timeout time.Duration) Task {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -109,7 +109,7 @@ func (r *Runner) Next(t testing.TB, timeout time.Duration) Task {
 
 // Finish reports task's log (one row per line, the job's only step) and
 // its result: failed or not.
-func (r *Runner) Finish(t testing.TB, task Task, log []string, failed bool) {
+func (r *ActionsRunner) Finish(t testing.TB, task Task, log []string, failed bool) {
 	t.Helper()
 	ctx := testCtx(t)
 	now := time.Now().UTC()
@@ -134,7 +134,7 @@ func (r *Runner) Finish(t testing.TB, task Task, log []string, failed bool) {
 }
 
 // call sends one unary Connect request with a JSON body.
-func (r *Runner) call(ctx context.Context, method string, in, out any) error {
+func (r *ActionsRunner) call(ctx context.Context, method string, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return err

@@ -208,7 +208,7 @@ func (r *Rig) Git() *git.Git {
 // FormulaRunner is the role's runtime with formula f: the bot's clone
 // and the state dir under the data dir, the real CLI, the sandbox,
 // BotRepo for its pull requests and the rig's clock.
-func (r *Rig) FormulaRunner(f *formula.Formula) *formulaagent.Runner {
+func (r *Rig) FormulaRunner(f *formula.Formula) *formulaagent.Driver {
 	return formulaagent.NewRunner(formulaagent.Options{Role: r.role, Project: r.Project.Name, Git: r.Git(),
 		URL: r.GitURL() + "/" + r.Repo.Slug() + ".git", CloneDir: filepath.Join(r.Data, "clone"), Primary: "main",
 		Bot: r.Bot.Login, Forge: r.BotRepo, StateDir: r.StateDir(), Formula: f, Now: r.Clock,
