@@ -164,7 +164,7 @@ func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) 
 // shorter of the dev and review polling intervals (and at most
 // forgeview.DefaultMaxAge): long enough for the review tick staggered
 // after the dev tick, never across two polls.
-func (d agentDeps) pullsView(fc *forge.RepoClient) *forgeview.View {
+func (d agentDeps) pullsView(fc *forge.RepoClient) *forgeview.Reader {
 	age := forgeview.DefaultMaxAge
 	for _, r := range []config.Role{config.RoleDev, config.RoleReview} {
 		if spec, ok := config.SpecOf(r); ok {

@@ -80,6 +80,11 @@ func New(o Options) *View {
 // for the next caller unless the view was invalidated while it was read.
 // The slice is the caller's own.
 func (v *View) OpenPulls(ctx context.Context, reuse bool) ([]forge.PullRequest, error) {
+	return v.openPulls(ctx, reuse, v.o.Forge)
+}
+
+// openPulls is OpenPulls reading the forge, when it must, through src.
+func (v *View) openPulls(ctx context.Context, reuse bool, src Source) ([]forge.PullRequest, error) {
 	if ps, ok := v.cached(reuse); ok {
 		return ps, nil
 	}
@@ -93,7 +98,7 @@ func (v *View) OpenPulls(ctx context.Context, reuse bool) ([]forge.PullRequest, 
 	gen := v.gen
 	v.mu.Unlock()
 	at := v.o.Now()
-	ps, err := v.o.Forge.ListPulls(ctx, forge.StateOpen)
+	ps, err := src.ListPulls(ctx, forge.StateOpen)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +136,24 @@ func (v *View) Invalidate() {
 	v.pulls = nil
 }
 
+// Reader is one role's access to a shared View: the listing is shared,
+// but when it must be read the forge is asked with the role's own
+// identity, so a role whose token the forge refuses fails alone and never
+// holds back the other roles of its project.
+type Reader struct {
+	v   *View
+	src Source
+}
+
+// OpenPulls is the view's OpenPulls, reading the forge as the reader's
+// role.
+func (r *Reader) OpenPulls(ctx context.Context, reuse bool) ([]forge.PullRequest, error) {
+	return r.v.openPulls(ctx, reuse, r.src)
+}
+
+// Invalidate drops the shared listing (see View.Invalidate).
+func (r *Reader) Invalidate() { r.v.Invalidate() }
+
 // Set holds one View per project, made on first use; the zero Set is
 // ready. It is how the roles of one project come to share a view.
 type Set struct {
@@ -138,18 +161,20 @@ type Set struct {
 	m  map[string]*View
 }
 
-// Of returns the view of project, made from o if it is the first asked
-// for: later callers share it whatever their o.
-func (s *Set) Of(project string, o Options) *View {
+// Of returns a reader of project's view for the role whose client is
+// o.Forge. The view is made from o (its MaxAge and clock) when it is the
+// first asked for; later callers share its listing, each reading the
+// forge with its own o.Forge.
+func (s *Set) Of(project string, o Options) *Reader {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if v, ok := s.m[project]; ok {
-		return v
-	}
 	if s.m == nil {
 		s.m = map[string]*View{}
 	}
-	v := New(o)
-	s.m[project] = v
-	return v
+	v, ok := s.m[project]
+	if !ok {
+		v = New(o)
+		s.m[project] = v
+	}
+	return &Reader{v: v, src: o.Forge}
 }

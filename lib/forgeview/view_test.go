@@ -133,18 +133,49 @@ func TestCallersOwnTheirSlice(t *testing.T) {
 	}
 }
 
-func TestSetSharesOneViewPerProject(t *testing.T) {
+func TestSetSharesOneListingPerProject(t *testing.T) {
 	var s forgeview.Set
-	a, b := &lister{}, &lister{}
-	v1 := s.Of("p", forgeview.Options{Forge: a})
-	if v2 := s.Of("p", forgeview.Options{Forge: b}); v2 != v1 {
-		t.Fatal("a second role of the project got its own view")
+	a, b, other := &lister{}, &lister{}, &lister{}
+	ra, rb := s.Of("p", forgeview.Options{Forge: a}), s.Of("p", forgeview.Options{Forge: b})
+	ctx := context.Background()
+	if _, err := ra.OpenPulls(ctx, true); err != nil {
+		t.Fatal(err)
 	}
-	if s.Of("q", forgeview.Options{Forge: b}) == v1 {
-		t.Fatal("two projects share a view")
+	if _, err := rb.OpenPulls(ctx, true); err != nil {
+		t.Fatal(err)
 	}
-	reads(t, v1, true)
 	if a.n.Load() != 1 || b.n.Load() != 0 {
-		t.Errorf("reads: first source %d, second %d; want the first source's", a.n.Load(), b.n.Load())
+		t.Errorf("reads: first role %d, second %d; want one read, shared", a.n.Load(), b.n.Load())
+	}
+	if _, err := s.Of("q", forgeview.Options{Forge: other}).OpenPulls(ctx, true); err != nil || other.n.Load() != 1 {
+		t.Errorf("another project reused the listing: %d reads, %v", other.n.Load(), err)
+	}
+	// A read the listing cannot spare goes out as the asking role.
+	if _, err := rb.OpenPulls(ctx, false); err != nil || b.n.Load() != 1 || a.n.Load() != 1 {
+		t.Errorf("a fresh read by the second role: reads %d and %d, %v", a.n.Load(), b.n.Load(), err)
+	}
+}
+
+// refusing is a role whose token the forge no longer takes.
+type refusing struct{}
+
+func (refusing) ListPulls(context.Context, forge.State) ([]forge.PullRequest, error) {
+	return nil, forge.ErrUnauthorized
+}
+
+// TestARefusedRoleHoldsNoOtherBack: the roles of a project share a
+// listing, not an identity: when one role's token is revoked, its reads
+// fail and the others' go on.
+func TestARefusedRoleHoldsNoOtherBack(t *testing.T) {
+	var s forgeview.Set
+	review := s.Of("p", forgeview.Options{Forge: refusing{}}) // first asked: the view is made from its options
+	dev := &lister{}
+	devReader := s.Of("p", forgeview.Options{Forge: dev})
+	ctx := context.Background()
+	if _, err := review.OpenPulls(ctx, false); err == nil {
+		t.Fatal("the refused role read the forge")
+	}
+	if ps, err := devReader.OpenPulls(ctx, true); err != nil || len(ps) != 1 || dev.n.Load() != 1 {
+		t.Fatalf("the dev role after the review role's refusal: %v, %v", ps, err)
 	}
 }
