@@ -11,7 +11,8 @@ import (
 // pullsView is the project's listing of open pull requests shared with the
 // other roles of the project (lanes, the review agent). A reused listing
 // is at most a bounded time old; the agent's own changes to pull requests
-// invalidate it. *forgeview.View implements it.
+// invalidate it. *forgeview.Reader, one role's access to the shared
+// view, implements it.
 type pullsView interface {
 	// OpenPulls returns the open pull requests; reuse allows a listing
 	// read recently instead of a request.
@@ -20,7 +21,7 @@ type pullsView interface {
 	Invalidate()
 }
 
-var _ pullsView = (*forgeview.View)(nil)
+var _ pullsView = (*forgeview.Reader)(nil)
 
 // openPulls lists the open pull requests for a tick: through the shared
 // view when there is one (a scheduled tick may reuse its listing; a tick

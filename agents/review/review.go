@@ -61,14 +61,14 @@ var _ forgeAPI = (*forge.RepoClient)(nil)
 
 // pullsView is the project's listing of open pull requests shared with its
 // other roles; reuse allows a listing read recently (at most a bounded
-// time ago) instead of a request. *forgeview.View implements it. The
-// reviewer's own writes (comments, reviews, issues) change nothing the
-// listing holds.
+// time ago) instead of a request. *forgeview.Reader, one role's access
+// to the shared view, implements it. The reviewer's own writes
+// (comments, reviews, issues) change nothing the listing holds.
 type pullsView interface {
 	OpenPulls(ctx context.Context, reuse bool) ([]forge.PullRequest, error)
 }
 
-var _ pullsView = (*forgeview.View)(nil)
+var _ pullsView = (*forgeview.Reader)(nil)
 
 // Checkout gives the reviewer read-only working trees of pull request heads.
 type Checkout interface {
