@@ -16,7 +16,7 @@ func (a *app) agentCmd() *cobra.Command {
 		Example: "  disinto agent pause dev --project widgets\n  disinto agent resume dev --project widgets\n  disinto agent list",
 	}
 	enablement := func() *agent.Enablement {
-		return openEnablement(a.layout())
+		return OpenEnablement(a.layout())
 	}
 	toggle := func(use, short string, fn func(*agent.Enablement, config.Role, string) error) *cobra.Command {
 		var project string

@@ -23,7 +23,7 @@ import (
 )
 
 // agentDeps is what an agent constructor gets for one (project, role).
-type agentDeps struct {
+type Deps struct {
 	Config  *config.Config
 	Project *config.Project
 	Role    config.Role
@@ -33,7 +33,7 @@ type agentDeps struct {
 	StateDir string
 	Log      zerolog.Logger
 	// Services are shared by every agent of the process.
-	Services *services
+	Services *Services
 	// Runtime runs the agents (its heartbeats feed the supervisor);
 	// Metrics is /metrics, nil in one-shot runs.
 	Runtime *agent.Runtime
@@ -41,13 +41,13 @@ type agentDeps struct {
 }
 
 // agentFactory builds the Agent of one role for one project.
-type agentFactory func(d agentDeps) (agent.Agent, error)
+type Factory func(d Deps) (agent.Agent, error)
 
 // agentRegistry maps each implemented role to its constructor. A
 // configured role without an entry is logged at start-up and not
 // scheduled.
-func agentRegistry() map[config.Role]agentFactory {
-	return map[config.Role]agentFactory{
+func agentRegistry() map[config.Role]Factory {
+	return map[config.Role]Factory{
 		config.RoleDev:        newDevAgent,
 		config.RoleReview:     newReviewAgent,
 		config.RoleGardener:   newGardenerAgent,
@@ -65,38 +65,38 @@ func agentRegistry() map[config.Role]agentFactory {
 // a forge client of the project acting as it, the role's formula (live:
 // .profile and ops repository overrides apply as they land) and the
 // project's settings of the role.
-type roleParts struct {
-	bot      config.Bot
-	forge    *forge.RepoClient
-	formula  *formula.Formula
-	live     *formula.Live
-	settings config.RoleSettings
+type RoleParts struct {
+	Bot      config.Bot
+	Forge    *forge.RepoClient
+	Formula  *formula.Formula
+	Live     *formula.Live
+	Settings config.RoleSettings
 }
 
 // parts resolves the roleParts of d's role with the formula named name;
 // check is what the agent requires of it beyond lint (nil: nothing).
-func (d agentDeps) parts(name string, check func(*formula.Formula) error) (roleParts, error) {
+func (d Deps) Parts(name string, check func(*formula.Formula) error) (RoleParts, error) {
 	b, err := d.Config.Bot(d.Role)
 	if err != nil {
-		return roleParts{}, fmt.Errorf("%s bot: %w", d.Role, err)
+		return RoleParts{}, fmt.Errorf("%s bot: %w", d.Role, err)
 	}
-	fc, err := d.Services.forgeAs(d.Project, b, d.Log)
+	fc, err := d.Services.ForgeAs(d.Project, b, d.Log)
 	if err != nil {
-		return roleParts{}, err
+		return RoleParts{}, err
 	}
-	live, err := d.Services.liveFormula(context.Background(), d.Project, d.Role, name, check, d.Log)
+	live, err := d.Services.LiveFormula(context.Background(), d.Project, d.Role, name, check, d.Log)
 	if err != nil {
-		return roleParts{}, err
+		return RoleParts{}, err
 	}
-	return roleParts{bot: b, forge: fc, formula: live.Formula(), live: live, settings: d.Project.Roles[d.Role]}, nil
+	return RoleParts{Bot: b, Forge: fc, Formula: live.Formula(), Live: live, Settings: d.Project.Roles[d.Role]}, nil
 }
 
 // gitAs is git acting as bot b on d's project's forge: the credential
 // reaches git through lib/git's helper, never argv or a config file.
-func (d agentDeps) gitAs(b config.Bot) *git.Git {
+func (d Deps) GitAs(b config.Bot) *git.Git {
 	return git.New(git.Options{
 		Credentials: &git.Credentials{URL: d.Project.ForgeURL, Username: b.User, Password: b.Password},
-		Redactor:    d.Services.redactor, Log: d.Log,
+		Redactor:    d.Services.Redactor, Log: d.Log,
 	})
 }
 
@@ -106,22 +106,22 @@ func (d agentDeps) gitAs(b config.Bot) *git.Git {
 // under <data>/state/<project>/<role>, its live formula and the bot's
 // lessons, the shared model runner and sandbox, and the role's model
 // settings.
-func (d agentDeps) formulaRunner(rp roleParts) *formulaagent.Driver {
-	p, s, b := d.Project, d.Services, rp.bot
+func (d Deps) FormulaRunner(rp RoleParts) *formulaagent.Driver {
+	p, s, b := d.Project, d.Services, rp.Bot
 	return formulaagent.NewRunner(formulaagent.Options{
-		Role: string(d.Role), Project: p.Name, Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.Repo + ".git",
-		CloneDir: s.layout.Clone(p.Name, b.User), Primary: p.PrimaryBranch, Bot: b.User,
-		Forge: rp.forge, StateDir: s.layout.RoleState(p.Name, d.Role),
-		Formula: rp.formula, Live: rp.live, Lessons: s.lessonsFor(p, d.Role), Claude: s.claude, Sandbox: s.sandbox,
-		Model: rp.settings.Model, Backend: rp.settings.Backend, Redactor: s.redactor, Log: d.Log,
+		Role: string(d.Role), Project: p.Name, Git: d.GitAs(b), URL: p.ForgeURL + "/" + p.Repo + ".git",
+		CloneDir: s.Layout.Clone(p.Name, b.User), Primary: p.PrimaryBranch, Bot: b.User,
+		Forge: rp.Forge, StateDir: s.Layout.RoleState(p.Name, d.Role),
+		Formula: rp.Formula, Live: rp.Live, Lessons: s.LessonsFor(p, d.Role), Claude: s.Claude, Sandbox: s.Sandbox,
+		Model: rp.Settings.Model, Backend: rp.Settings.Backend, Redactor: s.Redactor, Log: d.Log,
 	})
 }
 
 // newDevAgent builds the dev agent of one project, acting as dev-bot: its
 // own clone under <data>/clones/<project>/<bot>, the dev formula and the
 // shared model runner.
-func newDevAgent(d agentDeps) (agent.Agent, error) {
-	rp, err := d.parts("dev", dev.CheckFormula)
+func newDevAgent(d Deps) (agent.Agent, error) {
+	rp, err := d.Parts("dev", dev.CheckFormula)
 	if err != nil {
 		return nil, err
 	}
@@ -130,31 +130,31 @@ func newDevAgent(d agentDeps) (agent.Agent, error) {
 
 // buildDev builds a dev agent from its parts. stateDir empty means the
 // project's default dev state, <data>/state/<project>.
-func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) {
+func (d Deps) buildDev(rp RoleParts, stateDir string) (agent.Agent, error) {
 	cfg, p, s := d.Config, d.Project, d.Services
-	b, settings := rp.bot, rp.settings
+	b, settings := rp.Bot, rp.Settings
 	reviewBot := ""
 	if rb, err := cfg.Bot(config.RoleReview); err == nil {
 		reviewBot = rb.User
 	}
-	logs, err := ciLogSource(cfg, p, rp.forge)
+	logs, err := ciLogSource(cfg, p, rp.Forge)
 	if err != nil {
 		return nil, err
 	}
 	return dev.New(dev.Options{
 		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System,
 		Mirrors: mirrorNames(p), MirrorVault: devMirrorVault(d),
-		Forge: rp.forge, Pulls: d.pullsView(rp.forge), CILogs: logs, Claude: s.claude,
+		Forge: rp.Forge, Pulls: d.PullsView(rp.Forge), CILogs: logs, Claude: s.Claude,
 		Git: dev.NewGit(dev.GitOptions{
-			Clone:     s.layout.Clone(p.Name, b.User),
+			Clone:     s.Layout.Clone(p.Name, b.User),
 			RemoteURL: p.ForgeURL + "/" + p.Repo + ".git", ForgeURL: p.ForgeURL,
-			User: b.User, Password: b.Password, Primary: p.PrimaryBranch, Redactor: s.redactor, Log: d.Log,
+			User: b.User, Password: b.Password, Primary: p.PrimaryBranch, Redactor: s.Redactor, Log: d.Log,
 		}),
-		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role), DataDir: d.DataDir, StateDir: stateDir,
-		Sandbox: s.sandbox, Model: settings.Model, Backend: settings.Backend,
+		Formula: rp.Formula, LiveFormula: rp.Live.Formula, Lessons: s.LessonsFor(p, d.Role), DataDir: d.DataDir, StateDir: stateDir,
+		Sandbox: s.Sandbox, Model: settings.Model, Backend: settings.Backend,
 		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot, ChoreBots: choreBots(cfg),
 		Maintainers: d.maintainersOf(b), Secrets: cfg.Secrets(),
-		Limits: devLimits(cfg, p), Ready: s.ready(settings.Backend), Log: d.Log,
+		Limits: devLimits(cfg, p), Ready: s.Ready(settings.Backend), Log: d.Log,
 	})
 }
 
@@ -164,7 +164,7 @@ func (d agentDeps) buildDev(rp roleParts, stateDir string) (agent.Agent, error) 
 // shorter of the dev and review polling intervals (and at most
 // forgeview.DefaultMaxAge): long enough for the review tick staggered
 // after the dev tick, never across two polls.
-func (d agentDeps) pullsView(fc *forge.RepoClient) *forgeview.Reader {
+func (d Deps) PullsView(fc *forge.RepoClient) *forgeview.Reader {
 	age := forgeview.DefaultMaxAge
 	for _, r := range []config.Role{config.RoleDev, config.RoleReview} {
 		if spec, ok := config.SpecOf(r); ok {
@@ -173,7 +173,7 @@ func (d agentDeps) pullsView(fc *forge.RepoClient) *forgeview.Reader {
 			}
 		}
 	}
-	return d.Services.views.Of(d.Project.Name, forgeview.Options{Forge: fc, MaxAge: age})
+	return d.Services.Views.Of(d.Project.Name, forgeview.Options{Forge: fc, MaxAge: age})
 }
 
 // ciLogSource is where the dev agent of p reads failed CI jobs' logs:
@@ -201,26 +201,26 @@ func ciLogSource(cfg *config.Config, p *config.Project, fc *forge.RepoClient) (*
 // which would approve its own pull requests): its own clone and worktrees
 // under <data>/review/<project>, the review-pr formula and the shared
 // model runner.
-func newReviewAgent(d agentDeps) (agent.Agent, error) {
+func newReviewAgent(d Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
-	rp, err := d.parts("review-pr", nil)
+	rp, err := d.Parts("review-pr", nil)
 	if err != nil {
 		return nil, err
 	}
-	g := d.gitAs(rp.bot)
+	g := d.GitAs(rp.Bot)
 	return review.New(review.Options{
 		Project: p,
-		Forge:   rp.forge,
-		Pulls:   d.pullsView(rp.forge),
-		Claude:  s.claude,
-		Formula: rp.formula, LiveFormula: rp.live.Formula, Lessons: s.lessonsFor(p, d.Role),
-		Objectives: s.graphObjectives(p, rp.forge, d.Log),
+		Forge:   rp.Forge,
+		Pulls:   d.PullsView(rp.Forge),
+		Claude:  s.Claude,
+		Formula: rp.Formula, LiveFormula: rp.Live.Formula, Lessons: s.LessonsFor(p, d.Role),
+		Objectives: s.graphObjectives(p, rp.Forge, d.Log),
 		Checkout: review.NewGitCheckout(review.CheckoutOptions{Git: g, URL: p.ForgeURL + "/" + p.Repo + ".git",
-			CloneDir: s.layout.ReviewClone(p.Name), Primary: p.PrimaryBranch,
-			Sandbox: s.sandbox, KeyPrefix: sandbox.Key("review", p.Name)}),
-		StateDir: s.layout.RoleState(p.Name, config.RoleReview),
-		Backend:  rp.settings.Backend,
-		Model:    rp.settings.Model,
+			CloneDir: s.Layout.ReviewClone(p.Name), Primary: p.PrimaryBranch,
+			Sandbox: s.Sandbox, KeyPrefix: sandbox.Key("review", p.Name)}),
+		StateDir: s.Layout.RoleState(p.Name, config.RoleReview),
+		Backend:  rp.Settings.Backend,
+		Model:    rp.Settings.Model,
 	})
 }
 

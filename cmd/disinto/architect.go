@@ -24,31 +24,31 @@ import (
 // shared model runner. Decisions count from the project's maintainers
 // (the project file, FORGE_ADMIN_USERS, else the repository's owners),
 // never from the factory's bots.
-func newArchitectAgent(d agentDeps) (agent.Agent, error) {
+func newArchitectAgent(d Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
-	rp, err := d.parts(architect.FormulaName, nil)
+	rp, err := d.Parts(architect.FormulaName, nil)
 	if err != nil {
 		return nil, err
 	}
-	b := rp.bot
+	b := rp.Bot
 	owner, name, ok := strings.Cut(p.OpsRepo, "/")
 	if !ok || owner == "" || name == "" {
 		return nil, fmt.Errorf("project %s (%s): the architect needs ops_repo as owner/name, not %q", p.Name, p.File, p.OpsRepo)
 	}
-	g := d.gitAs(b)
+	g := d.GitAs(b)
 	cname, email := git.Identity(b.User)
-	proposer := s.checkouts.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
-		Dir: s.layout.Ops(p.Name, b.User), Name: cname, Email: email, Log: d.Log})
+	proposer := s.Checkouts.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+		Dir: s.Layout.Ops(p.Name, b.User), Name: cname, Email: email, Log: d.Log})
 	o := architect.Options{
 		Project: p.Name, Primary: p.PrimaryBranch,
-		Forge: rp.forge, Ops: rp.forge.Client().Repo(owner, name), Proposer: proposer,
-		Runner: d.formulaRunner(rp), Sessions: claude.NewSessionStore(s.layout.SessionStore(), nil),
-		Deciders: d.maintainersOf(b), Bots: d.Config.BotUsernames, Redactor: s.redactor, Log: d.Log,
+		Forge: rp.Forge, Ops: rp.Forge.Client().Repo(owner, name), Proposer: proposer,
+		Runner: d.FormulaRunner(rp), Sessions: claude.NewSessionStore(s.Layout.SessionStore(), nil),
+		Deciders: d.maintainersOf(b), Bots: d.Config.BotUsernames, Redactor: s.Redactor, Log: d.Log,
 	}
 	// The architect bot only reads the project; the filer bot, which may
 	// write its issues, applies the architect's labels.
 	if fb, err := d.Config.Bot(config.RoleFiler); err == nil {
-		fc, err := s.forgeAs(p, fb, d.Log)
+		fc, err := s.ForgeAs(p, fb, d.Log)
 		if err != nil {
 			return nil, err
 		}

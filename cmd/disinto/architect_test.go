@@ -23,7 +23,7 @@ func TestArchitectScheduled(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	build := func(env ...string) (*daemon, error) {
+	build := func(env ...string) (*Daemon, error) {
 		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{},
 			env:         append([]string{"AGENT_ROLES=architect", "FORGE_TOKEN=dev-token-123", "FORGE_USER=dev-bot", "FORGE_PASS=dev-pass-123"}, env...),
 			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
@@ -40,7 +40,7 @@ func TestArchitectScheduled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = d.ledger.Close(); _ = d.logs.Close() }()
+	defer func() { _ = d.Ledger.Close(); _ = d.Logs.Close() }()
 	var got []string
 	for _, j := range d.sched.Snapshot() {
 		got = append(got, j.Project+"/"+j.Role)
@@ -54,7 +54,7 @@ func TestArchitectScheduled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("with the dev bot's token only: %v", err)
 	}
-	defer func() { _ = d2.ledger.Close(); _ = d2.logs.Close() }()
+	defer func() { _ = d2.Ledger.Close(); _ = d2.Logs.Close() }()
 	if jobs := d2.sched.Snapshot(); len(jobs) != 0 || len(d2.unscheduled) != 1 ||
 		!strings.Contains(d2.unscheduled[0], "FORGE_ARCHITECT_TOKEN") {
 		t.Fatalf("with the dev bot's token only: jobs %v, not scheduled %v", jobs, d2.unscheduled)

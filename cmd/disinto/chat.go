@@ -94,7 +94,7 @@ func (a *app) runChat(ctx context.Context, listen string) error {
 	if err != nil {
 		return err
 	}
-	opts.Runner, opts.Sandbox = svc.claude, svc.sandbox
+	opts.Runner, opts.Sandbox = svc.Claude, svc.Sandbox
 	srv, err := chat.New(opts)
 	if err != nil {
 		return err

@@ -31,7 +31,7 @@ type daemonFlags struct {
 
 func (a *app) daemonCmd() *cobra.Command { return a.daemonCmdWith(agentRegistry) }
 
-func (a *app) daemonCmdWith(registry func() map[config.Role]agentFactory) *cobra.Command {
+func (a *app) daemonCmdWith(registry func() map[config.Role]Factory) *cobra.Command {
 	var f daemonFlags
 	cmd := &cobra.Command{
 		Use:     "daemon",
@@ -48,18 +48,18 @@ func (a *app) daemonCmdWith(registry func() map[config.Role]agentFactory) *cobra
 			return a.runDaemon(cmd.Context(), f, registry())
 		},
 	}
-	cmd.Flags().StringVar(&f.listen, "listen", a.envOr(envListen, defaultListen), "address of the webhook receiver and /healthz")
-	cmd.Flags().StringVar(&f.statusListen, "status-listen", a.envOr(envStatusListen, defaultStatusListen),
-		"address of /status and /metrics (off loopback only with "+envStatusToken+")")
-	cmd.Flags().StringVar(&f.readTimeout, "read-timeout", a.envOr(envReadTimeout, defaultReadTimeout.String()), "time a client has to send a whole request")
+	cmd.Flags().StringVar(&f.listen, "listen", a.envOr(EnvListen, DefaultListen), "address of the webhook receiver and /healthz")
+	cmd.Flags().StringVar(&f.statusListen, "status-listen", a.envOr(EnvStatusListen, DefaultStatusListen),
+		"address of /status and /metrics (off loopback only with "+EnvStatusToken+")")
+	cmd.Flags().StringVar(&f.readTimeout, "read-timeout", a.envOr(EnvReadTimeout, DefaultReadTimeout.String()), "time a client has to send a whole request")
 	cmd.Flags().DurationVar(&f.grace, "grace", 5*time.Minute, "how long running sessions may finish after SIGTERM")
 	return cmd
 }
 
 // daemon holds the wired parts of a running daemon: the core a one-shot
 // run builds too, and the scheduler with one job per agent.
-type daemon struct {
-	*core
+type Daemon struct {
+	*Core
 	started       time.Time
 	log           zerolog.Logger
 	sched         *scheduler.Scheduler
@@ -78,23 +78,23 @@ type daemon struct {
 	vaults vaultAgents
 }
 
-func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.Role]agentFactory) error {
+func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.Role]Factory) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
 	}
-	hs, err := checkHTTPSettings(f, cfg.Env.Get(envStatusToken))
+	hs, err := checkHTTPSettings(f, cfg.Env.Get(EnvStatusToken))
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(a.dataDir, 0o750); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	lock, err := lockDataDir(a.dataDir)
+	lock, err := LockDataDir(a.dataDir)
 	if err != nil {
 		return err
 	}
-	defer lock.release()
+	defer lock.Release()
 	moves, err := a.migrateDataDir(cfg)
 	if err != nil {
 		return err
@@ -111,12 +111,12 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	if err != nil {
 		return err
 	}
-	defer func() { _ = d.close() }()
-	logMoves(d.log, moves)
+	defer func() { _ = d.Close() }()
+	LogMoves(d.log, moves)
 
 	hookSrv := newHTTPServer(d.hookMux(), hs.readTimeout)
 	statusSrv := newHTTPServer(requireBearer(hs.statusToken, d.statusMux()), hs.readTimeout)
-	info := daemonInfo{PID: os.Getpid(), Listen: hookLn.Addr().String(), Status: statusLn.Addr().String(), Started: d.started}
+	info := Info{PID: os.Getpid(), Listen: hookLn.Addr().String(), Status: statusLn.Addr().String(), Started: d.started}
 	if err := writeDaemonInfo(a.dataDir, info); err != nil {
 		return err
 	}
@@ -127,22 +127,22 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	// disables its jobs with one line, instead of failing every tick.
 	for _, gt := range d.gates.all() {
 		if err := gt.check(ctx); err != nil {
-			d.log.Warn().Str("bot", gt.bot.User).Str("error", d.redactor.Error(err)).Msg("could not check the bot's token; its jobs find out")
+			d.log.Warn().Str("bot", gt.bot.User).Str("error", d.Redactor.Error(err)).Msg("could not check the bot's token; its jobs find out")
 		}
 	}
 	// The ops checkouts every later role works in: cloned, with the ops
 	// layout made where it is missing. A forge that is down now only
 	// delays this.
 	for _, p := range cfg.Projects {
-		if d.ops.open(d.services, p) == nil {
+		if d.ops.open(d.Services, p) == nil {
 			continue
 		}
-		switch err := d.ops.sync(ctx, p, d.redactor.Error); {
+		switch err := d.ops.sync(ctx, p, d.Redactor.Error); {
 		case errors.Is(err, ops.ErrProtected):
 			d.log.Warn().Str("project", p.Name).Strs("dirs", ops.Layout).
 				Msg("the ops repository lacks part of its layout and its primary branch is protected: add the directories by pull request")
 		case err != nil:
-			d.log.Warn().Str("project", p.Name).Str("error", d.redactor.Error(err)).Msg("ops checkout not synced")
+			d.log.Warn().Str("project", p.Name).Str("error", d.Redactor.Error(err)).Msg("ops checkout not synced")
 		}
 	}
 
@@ -184,15 +184,15 @@ func (a *app) runDaemon(ctx context.Context, f daemonFlags, registry map[config.
 	}
 
 	<-ctx.Done()
-	d.log.Info().Dur("grace", f.grace).Int("sessions", len(d.rt.Running())).Msg("shutting down: no new work; waiting for running sessions")
+	d.log.Info().Dur("grace", f.grace).Int("sessions", len(d.Runtime.Running())).Msg("shutting down: no new work; waiting for running sessions")
 	graceCtx, cancelGrace := context.WithTimeout(context.Background(), f.grace)
-	drained := waitDrained(graceCtx, schedDone, d.rt)
+	drained := waitDrained(graceCtx, schedDone, d.Runtime)
 	cancelGrace()
 	if !drained {
-		d.log.Warn().Int("sessions", len(d.rt.Running())).Msg("grace period over; cancelling running sessions")
+		d.log.Warn().Int("sessions", len(d.Runtime.Running())).Msg("grace period over; cancelling running sessions")
 		cancelJobs()
 		hardCtx, cancelHard := context.WithTimeout(context.Background(), cancelWait)
-		if !waitDrained(hardCtx, schedDone, d.rt) {
+		if !waitDrained(hardCtx, schedDone, d.Runtime) {
 			d.log.Error().Msg("sessions did not stop after cancellation; exiting anyway")
 		}
 		cancelHard()
@@ -221,23 +221,23 @@ func waitDrained(ctx context.Context, schedDone <-chan struct{}, rt *agent.Runti
 
 // newDaemon builds the core (with metrics) and the scheduler, with one
 // job per enabled (project, role) that has an implementation.
-func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]agentFactory) (_ *daemon, err error) {
+func (a *app) newDaemon(cfg *config.Config, registry map[config.Role]Factory) (_ *Daemon, err error) {
 	c, err := a.newCore(cfg, coreOptions{metrics: true, runtimeLog: "daemon"})
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			_ = c.close()
+			_ = c.Close()
 		}
 	}()
-	d := &daemon{core: c, started: time.Now(), log: c.logs.For("daemon"), localDev: map[string][]string{}}
+	d := &Daemon{Core: c, started: time.Now(), log: c.Logs.For("daemon"), localDev: map[string][]string{}}
 	d.ready.d = d
 	store, err := scheduler.OpenStore(a.layout().Schedule())
 	if err != nil {
 		return nil, err
 	}
-	d.sched = scheduler.New(scheduler.Options{Store: store, Log: c.logs.For("scheduler"), Redactor: c.redactor})
+	d.sched = scheduler.New(scheduler.Options{Store: store, Log: c.Logs.For("scheduler"), Redactor: c.Redactor})
 	if err := a.addJobs(d, registry); err != nil {
 		return nil, err
 	}

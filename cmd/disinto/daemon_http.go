@@ -17,22 +17,22 @@ import (
 )
 
 // statusReport is the JSON of /status and of `disinto status --json`.
-type statusReport struct {
-	Daemon *daemonInfo `json:"daemon,omitempty"`
+type Report struct {
+	Daemon *Info `json:"daemon,omitempty"`
 	// Sessions is "isolated" (each model session has a uid of its own)
 	// or "unisolated" (they run as the daemon's user and can read its
 	// credentials); empty without a running daemon.
 	Sessions string                `json:"sessions,omitempty"`
-	Projects []projectInfo         `json:"projects"`
+	Projects []ProjectInfo         `json:"projects"`
 	Jobs     []scheduler.JobStatus `json:"jobs"`
 	Running  []agent.Work          `json:"running"`
 	Paused   []agent.Pause         `json:"paused"`
 	// Disabled are jobs held back because their bot's token is rejected.
-	Disabled []disabledRole `json:"disabled"`
+	Disabled []DisabledRole `json:"disabled"`
 	// Failing are jobs whose latest runs failed, with the streak.
 	Failing []agent.Failing `json:"failing"`
 	// Ops are the projects' ops checkouts.
-	Ops []opsInfo `json:"ops,omitempty"`
+	Ops []OpsInfo `json:"ops,omitempty"`
 	// Journals are the bots' journals in their .profile repositories.
 	Journals []memory.Status `json:"journals,omitempty"`
 	// InFlight are the issues the agents work on; Pending the deferred
@@ -53,7 +53,7 @@ type statusReport struct {
 	CostTodayUSD float64         `json:"cost_today_usd"`
 
 	// Formulas are the formulas in force and the overrides refused.
-	Formulas []formulaStatus `json:"formulas,omitempty"`
+	Formulas []FormulaStatus `json:"formulas,omitempty"`
 
 	// Heartbeats say, for each running tick and piece of work, when it
 	// last made progress and which session (process group, deadline) it
@@ -62,10 +62,10 @@ type statusReport struct {
 	// Vault are the vault actions as the dispatchers last saw them.
 	Vault []agentvault.Status `json:"vault,omitempty"`
 	// Edge is the edge's routes and the chat's users, when configured.
-	Edge *edgeStatus `json:"edge,omitempty"`
+	Edge *EdgeStatus `json:"edge,omitempty"`
 }
 
-type projectInfo struct {
+type ProjectInfo struct {
 	Name string `json:"name"`
 	Repo string `json:"repo"`
 	// URL is the repository's page on the forge (issues and pull
@@ -82,11 +82,11 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 
 // statusMux serves the status listener: /status, /metrics and every page
 // for people or tools (new ones go here, never on the hook listener).
-func (d *daemon) statusMux() http.Handler {
+func (d *Daemon) statusMux() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", healthz)
 	m.HandleFunc("GET /readyz", d.ready.serve)
-	m.Handle("GET /metrics", d.ready.observe(d.metrics.Handler()))
+	m.Handle("GET /metrics", d.ready.observe(d.Metrics.Handler()))
 	m.HandleFunc("GET /status", d.serveStatus)
 	m.HandleFunc("GET /{$}", d.serveStatusPage)
 	return m
@@ -94,25 +94,25 @@ func (d *daemon) statusMux() http.Handler {
 
 // hookMux serves the hook listener, which the forge reaches: /healthz and
 // the HMAC-verified webhook receiver, nothing else.
-func (d *daemon) hookMux() http.Handler {
+func (d *Daemon) hookMux() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", healthz)
 	m.HandleFunc("GET /readyz", d.ready.serve)
-	if d.cfg.WebhookSecret == "" {
+	if d.Config.WebhookSecret == "" {
 		d.log.Warn().Msg("DISINTO_WEBHOOK_SECRET is not set: webhooks disabled, polling only")
 		return m
 	}
 	repos, ops := map[string][]string{}, map[string][]string{}
-	for _, p := range d.cfg.Projects {
+	for _, p := range d.Config.Projects {
 		repos[p.Repo] = append(repos[p.Repo], p.Name)
 		if p.OpsRepo != "" && p.OpsRepo != p.Repo {
 			ops[p.OpsRepo] = append(ops[p.OpsRepo], p.Name)
 		}
 	}
 	h, err := webhook.New(webhook.Options{
-		Secret: []byte(d.cfg.WebhookSecret), Projects: repos, Ops: ops,
+		Secret: []byte(d.Config.WebhookSecret), Projects: repos, Ops: ops,
 		Trigger: laneTrigger{sched: d.sched, localDev: d.localDev},
-		Log:     d.logs.For("webhook"), Observe: d.metrics.ObserveWebhook,
+		Log:     d.Logs.For("webhook"), Observe: d.Metrics.ObserveWebhook,
 	})
 	if err != nil {
 		d.log.Error().Err(err).Msg("webhooks disabled")
@@ -125,14 +125,14 @@ func (d *daemon) hookMux() http.Handler {
 // serveStatus answers /status. The report is masked as the bytes that
 // leave: ledger records written before masking existed, or text from any
 // other source, never show a secret in any escaped form.
-func (d *daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
+func (d *Daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
 	body, err := json.Marshal(d.status())
 	if err != nil {
 		d.log.Error().Err(err).Msg("encode /status")
 		http.Error(w, "status unavailable", http.StatusInternalServerError)
 		return
 	}
-	masked := []byte(d.redactor.String(string(body)))
+	masked := []byte(d.Redactor.String(string(body)))
 	if !json.Valid(masked) {
 		// A mask that cut across the JSON syntax: say nothing rather
 		// than something broken or unmasked.
@@ -144,29 +144,29 @@ func (d *daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(append(masked, '\n'))
 }
 
-func (d *daemon) status() statusReport {
-	info := daemonInfo{Started: d.started}
-	rep := statusReport{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.rt.Running(), Unimplemented: d.unimplemented, NotScheduled: d.unscheduled,
-		Sessions: sessionsMode(d.services.sandbox)}
-	for _, p := range d.cfg.Projects {
-		rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo, URL: p.ForgeURL + "/" + p.Repo})
+func (d *Daemon) status() Report {
+	info := Info{Started: d.started}
+	rep := Report{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.Runtime.Running(), Unimplemented: d.unimplemented, NotScheduled: d.unscheduled,
+		Sessions: SessionsMode(d.Services.Sandbox)}
+	for _, p := range d.Config.Projects {
+		rep.Projects = append(rep.Projects, ProjectInfo{Name: p.Name, Repo: p.Repo, URL: p.ForgeURL + "/" + p.Repo})
 	}
-	rep.Paused, _ = d.enablement.List()
-	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.cfg.Projects)
+	rep.Paused, _ = d.Enablement.List()
+	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.Config.Projects)
 	rep.Journals = d.journals.status()
-	rep.Heartbeats = d.rt.Heartbeats()
+	rep.Heartbeats = d.Runtime.Heartbeats()
 	rep.InFlight, rep.Pending = d.holdings()
 	rep.Findings, rep.Actions = d.supervision()
-	rep.Backends = d.services.backendHealth()
-	rep.Formulas = d.services.mem.formulas()
+	rep.Backends = d.Services.backendHealth()
+	rep.Formulas = d.Services.mem.formulas()
 	rep.Vault = d.vaults.status()
-	rep.Edge = edgeStatusOf(d.cfg.Env)
-	rep.Recent, rep.CostTodayUSD = recentRuns(d.dataDir, time.Now())
+	rep.Edge = EdgeStatusOf(d.Config.Env)
+	rep.Recent, rep.CostTodayUSD = RecentRuns(d.DataDir, time.Now())
 	return rep
 }
 
 // holdings gathers what the agents hold, by project, role and issue.
-func (d *daemon) holdings() ([]agent.Item, []agent.Pending) {
+func (d *Daemon) holdings() ([]agent.Item, []agent.Pending) {
 	items, pending := []agent.Item{}, []agent.Pending{}
 	for _, r := range d.reporters {
 		rep := r.Report()
@@ -186,7 +186,7 @@ func (d *daemon) holdings() ([]agent.Item, []agent.Pending) {
 }
 
 // supervision collects the supervisors' findings and last actions.
-func (d *daemon) supervision() ([]agent.Finding, []agent.Action) {
+func (d *Daemon) supervision() ([]agent.Finding, []agent.Action) {
 	var fs []agent.Finding
 	var as []agent.Action
 	for _, r := range d.reporters {
@@ -199,13 +199,13 @@ func (d *daemon) supervision() ([]agent.Finding, []agent.Action) {
 // failing lists the jobs whose latest runs failed, but for the disabled
 // ones: a job held back by a rejected token runs no more, so its last
 // failure is not a streak going on, and it is reported as disabled.
-func (d *daemon) failing() []agent.Failing {
+func (d *Daemon) failing() []agent.Failing {
 	off := map[string]bool{}
 	for _, dr := range d.gates.disabled() {
 		off[dr.Project+"/"+dr.Role] = true
 	}
 	out := []agent.Failing{}
-	for _, f := range d.rt.Failing() {
+	for _, f := range d.Runtime.Failing() {
 		if !off[f.Project+"/"+f.Role] {
 			out = append(out, f)
 		}
@@ -214,7 +214,7 @@ func (d *daemon) failing() []agent.Failing {
 }
 
 // recentRuns reads the last runs of the ledger and today's cost.
-func recentRuns(dataDir string, now time.Time) ([]ledger.Record, float64) {
+func RecentRuns(dataDir string, now time.Time) ([]ledger.Record, float64) {
 	recs, _, err := ledger.Read(datadir.New(dataDir).Ledger(), ledger.Filter{Since: now.Add(-7 * 24 * time.Hour)})
 	if err != nil {
 		return nil, 0

@@ -27,14 +27,14 @@ import (
 // address, keeps /status away from anything that can reach the webhook,
 // including a proxy on the same host that makes every client look local.
 const (
-	envListen       = "DISINTO_LISTEN"
-	envStatusListen = "DISINTO_STATUS_LISTEN"
-	envStatusToken  = "DISINTO_STATUS_TOKEN"
-	envReadTimeout  = "DISINTO_HTTP_READ_TIMEOUT"
+	EnvListen       = "DISINTO_LISTEN"
+	EnvStatusListen = "DISINTO_STATUS_LISTEN"
+	EnvStatusToken  = "DISINTO_STATUS_TOKEN"
+	EnvReadTimeout  = "DISINTO_HTTP_READ_TIMEOUT"
 
-	defaultListen       = "127.0.0.1:8080"
-	defaultStatusListen = "127.0.0.1:8081"
-	defaultReadTimeout  = 30 * time.Second
+	DefaultListen       = "127.0.0.1:8080"
+	DefaultStatusListen = "127.0.0.1:8081"
+	DefaultReadTimeout  = 30 * time.Second
 
 	// minStatusToken is the shortest bearer token accepted.
 	minStatusToken = 16
@@ -51,10 +51,10 @@ type httpSettings struct {
 func checkHTTPSettings(f daemonFlags, token string) (httpSettings, error) {
 	d, err := parseSeconds(f.readTimeout)
 	if err != nil || d <= 0 {
-		return httpSettings{}, fmt.Errorf("%s (--read-timeout) %q is not a positive duration (e.g. 30s)", envReadTimeout, f.readTimeout)
+		return httpSettings{}, fmt.Errorf("%s (--read-timeout) %q is not a positive duration (e.g. 30s)", EnvReadTimeout, f.readTimeout)
 	}
 	if token != "" && len(token) < minStatusToken {
-		return httpSettings{}, fmt.Errorf("%s is shorter than %d characters", envStatusToken, minStatusToken)
+		return httpSettings{}, fmt.Errorf("%s is shorter than %d characters", EnvStatusToken, minStatusToken)
 	}
 	return httpSettings{readTimeout: d, statusToken: token}, nil
 }
@@ -73,17 +73,17 @@ func parseSeconds(s string) (time.Duration, error) {
 func openListeners(f daemonFlags, token string) (hook, status net.Listener, err error) {
 	hook, err = net.Listen("tcp", f.listen)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s (--listen) %s: %w", envListen, f.listen, err)
+		return nil, nil, fmt.Errorf("%s (--listen) %s: %w", EnvListen, f.listen, err)
 	}
 	status, err = net.Listen("tcp", f.statusListen)
 	if err != nil {
 		_ = hook.Close()
-		return nil, nil, fmt.Errorf("%s (--status-listen) %s: %w", envStatusListen, f.statusListen, err)
+		return nil, nil, fmt.Errorf("%s (--status-listen) %s: %w", EnvStatusListen, f.statusListen, err)
 	}
 	if token == "" && !isLoopback(status.Addr()) {
 		_, _ = hook.Close(), status.Close()
 		return nil, nil, fmt.Errorf("%s (--status-listen) %s is not a loopback address: set %s so /status and /metrics require it, or listen on 127.0.0.1",
-			envStatusListen, f.statusListen, envStatusToken)
+			EnvStatusListen, f.statusListen, EnvStatusToken)
 	}
 	return hook, status, nil
 }

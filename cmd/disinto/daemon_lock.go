@@ -14,7 +14,7 @@ import (
 
 // daemonInfo is written to <data>/daemon.json while a daemon runs, so that
 // `disinto status` can find its /status endpoint.
-type daemonInfo struct {
+type Info struct {
 	PID int `json:"pid"`
 	// Listen is the address of the webhook receiver.
 	Listen string `json:"listen"`
@@ -25,10 +25,10 @@ type daemonInfo struct {
 }
 
 // dataLock is the one-daemon-per-data-dir lock.
-type dataLock struct{ f *os.File }
+type DataLock struct{ f *os.File }
 
 // lockDataDir takes a non-blocking exclusive lock on <data>/daemon.lock.
-func lockDataDir(dataDir string) (*dataLock, error) {
+func LockDataDir(dataDir string) (*DataLock, error) {
 	path := datadir.New(dataDir).DaemonLock()
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o640)
 	if err != nil {
@@ -45,15 +45,15 @@ func lockDataDir(dataDir string) (*dataLock, error) {
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
 	}
-	return &dataLock{f: f}, nil
+	return &DataLock{f: f}, nil
 }
 
-func (l *dataLock) release() {
+func (l *DataLock) Release() {
 	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	_ = l.f.Close()
 }
 
-func writeDaemonInfo(dataDir string, info daemonInfo) error {
+func writeDaemonInfo(dataDir string, info Info) error {
 	data, err := json.Marshal(info)
 	if err != nil {
 		return fmt.Errorf("encode daemon info: %w", err)
@@ -69,11 +69,11 @@ func writeDaemonInfo(dataDir string, info daemonInfo) error {
 	return nil
 }
 
-func readDaemonInfo(dataDir string) (daemonInfo, bool) {
-	var info daemonInfo
+func ReadInfo(dataDir string) (Info, bool) {
+	var info Info
 	data, err := os.ReadFile(datadir.New(dataDir).DaemonInfo())
 	if err != nil || json.Unmarshal(data, &info) != nil || info.Listen == "" {
-		return daemonInfo{}, false
+		return Info{}, false
 	}
 	return info, true
 }

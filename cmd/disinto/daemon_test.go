@@ -54,10 +54,10 @@ func (s sessionAgent) Tick(ctx context.Context, run *agent.Run) error {
 	return nil
 }
 
-func sessionRegistry(dataDir string) func() map[config.Role]agentFactory {
-	return func() map[config.Role]agentFactory {
-		return map[config.Role]agentFactory{
-			config.RoleDev: func(agentDeps) (agent.Agent, error) {
+func sessionRegistry(dataDir string) func() map[config.Role]Factory {
+	return func() map[config.Role]Factory {
+		return map[config.Role]Factory{
+			config.RoleDev: func(Deps) (agent.Agent, error) {
 				return sessionAgent{pidFile: filepath.Join(dataDir, "session.pid")}, nil
 			},
 		}
@@ -144,8 +144,8 @@ func TestDaemonSIGTERM(t *testing.T) {
 		}
 	})
 
-	var info daemonInfo
-	waitFor(t, "daemon.json", 30*time.Second, func() bool { var ok bool; info, ok = readDaemonInfo(data); return ok })
+	var info Info
+	waitFor(t, "daemon.json", 30*time.Second, func() bool { var ok bool; info, ok = ReadInfo(data); return ok })
 
 	// A second daemon on the same data dir is refused.
 	if code, _, errOut := runCLI(t, env, append([]string{"daemon", "--listen", "127.0.0.1:0", "--status-listen", "127.0.0.1:0"}, flags...)...); code != exitFailure || !strings.Contains(errOut, "in use by another disinto process") {
@@ -246,9 +246,9 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	reg := map[config.Role]agentFactory{}
+	reg := map[config.Role]Factory{}
 	for _, r := range config.ScheduledRoles() {
-		reg[r] = func(agentDeps) (agent.Agent, error) { return sessionAgent{}, nil }
+		reg[r] = func(Deps) (agent.Agent, error) { return sessionAgent{}, nil }
 	}
 	for _, tc := range []struct{ roles, want string }{
 		{"dev", "example/dev"},
@@ -290,7 +290,7 @@ func TestAgentPauseCLI(t *testing.T) {
 
 // testDaemon builds the daemon of the projects under projectsDir with env
 // and registry reg, on a data dir of its own, closed when the test ends.
-func testDaemon(t *testing.T, projectsDir string, env []string, reg map[config.Role]agentFactory) (*app, *daemon) {
+func testDaemon(t *testing.T, projectsDir string, env []string, reg map[config.Role]Factory) (*app, *Daemon) {
 	t.Helper()
 	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: env, projectsDir: projectsDir,
 		envFile: filepath.Join(filepath.Dir(projectsDir), "none"), dataDir: sessionDataDir(t)}
@@ -302,6 +302,6 @@ func testDaemon(t *testing.T, projectsDir string, env []string, reg map[config.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.close() })
+	t.Cleanup(func() { _ = d.Close() })
 	return a, d
 }

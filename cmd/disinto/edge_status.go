@@ -18,9 +18,9 @@ const edgeSecretSetEnv = "DISINTO_EDGE_SECRET_SET"
 
 // edgeStatus is the edge as /status reports it: its public URL, its
 // routes and who may use the chat. Nil when no edge is configured.
-type edgeStatus struct {
+type EdgeStatus struct {
 	URL       string            `json:"url"`
-	Routes    []edgeRouteStatus `json:"routes"`
+	Routes    []EdgeRouteStatus `json:"routes"`
 	ChatUsers []string          `json:"chat_users"`
 	// Warning says which routes are disabled and why; empty when the
 	// edge serves them all.
@@ -28,7 +28,7 @@ type edgeStatus struct {
 }
 
 // edgeRouteStatus is one route of the edge.
-type edgeRouteStatus struct {
+type EdgeRouteStatus struct {
 	Name     string   `json:"name"`
 	Paths    []string `json:"paths,omitempty"`
 	Upstream string   `json:"upstream"`
@@ -43,7 +43,7 @@ type edgeRouteStatus struct {
 // routes of its settings, disabled as the edge disables them without its
 // secret (DISINTO_EDGE_SECRET, or DISINTO_EDGE_SECRET_SET) or the status
 // token, and the chat's allowlist with the forge admin.
-func edgeStatusOf(env config.Env) *edgeStatus {
+func EdgeStatusOf(env config.Env) *EdgeStatus {
 	url := env.Get(edgeURLEnv)
 	if url == "" {
 		return nil
@@ -51,9 +51,9 @@ func edgeStatusOf(env config.Env) *edgeStatus {
 	c := edge.Config{Forge: env.Get(edgeForgeEnv), Status: env.Get(edgeStatusEnv), Chat: env.Get(edgeChatEnv),
 		NoSecret:      env.Get(edge.SecretEnv) == "" && env.Get(edgeSecretSetEnv) == "",
 		NoStatusToken: env.Get(edge.StatusTokenEnv) == ""}
-	st := &edgeStatus{URL: url, ChatUsers: []string{}, Warning: c.Warning()}
+	st := &EdgeStatus{URL: url, ChatUsers: []string{}, Warning: c.Warning()}
 	for _, r := range c.Routes() {
-		st.Routes = append(st.Routes, edgeRouteStatus{Name: r.Name, Paths: r.Paths, Upstream: r.Upstream,
+		st.Routes = append(st.Routes, EdgeRouteStatus{Name: r.Name, Paths: r.Paths, Upstream: r.Upstream,
 			Login: r.Check != "" && r.Disabled == "", Disabled: r.Disabled})
 	}
 	seen := map[string]bool{}
@@ -68,7 +68,7 @@ func edgeStatusOf(env config.Env) *edgeStatus {
 }
 
 // printEdge says where the edge is, what it routes and who may chat.
-func printEdge(w io.Writer, e *edgeStatus) {
+func printEdge(w io.Writer, e *EdgeStatus) {
 	if e == nil {
 		return
 	}

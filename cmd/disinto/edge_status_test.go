@@ -13,10 +13,10 @@ import (
 // TestEdgeInStatus: with an edge configured, status and the status page
 // show its routes and the chat's users; without one, nothing.
 func TestEdgeInStatus(t *testing.T) {
-	if edgeStatusOf(config.NewEnv(nil)) != nil {
+	if EdgeStatusOf(config.NewEnv(nil)) != nil {
 		t.Error("an edge reported without DISINTO_EDGE_URL")
 	}
-	e := edgeStatusOf(config.NewEnv(map[string]string{"DISINTO_EDGE_URL": "https://f.example.org", "DISINTO_CHAT_USERS": "bob, alice,Bob", "FORGE_ADMIN_USER": "disinto-admin",
+	e := EdgeStatusOf(config.NewEnv(map[string]string{"DISINTO_EDGE_URL": "https://f.example.org", "DISINTO_CHAT_USERS": "bob, alice,Bob", "FORGE_ADMIN_USER": "disinto-admin",
 		"DISINTO_EDGE_SECRET_SET": "yes", "DISINTO_STATUS_TOKEN": "0123456789abcdef0123"}))
 	if e == nil || strings.Join(e.ChatUsers, ",") != "alice,bob,disinto-admin" || len(e.Routes) != 4 || !e.Routes[1].Login || e.Routes[3].Login || e.Warning != "" {
 		t.Fatalf("edge status %+v", e)
@@ -31,7 +31,7 @@ func TestEdgeInStatus(t *testing.T) {
 	if strings.Contains(b.String(), "disabled") {
 		t.Errorf("a route reported disabled with the secret and the token: %s", b.String())
 	}
-	page, err := renderStatusPage(statusReport{Edge: e}, redact.New().String, time.Now())
+	page, err := renderStatusPage(Report{Edge: e}, redact.New().String, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestEdgeInStatus(t *testing.T) {
 // what to set, and the forge served; without the status token only the
 // status page.
 func TestEdgeDisabledInStatus(t *testing.T) {
-	e := edgeStatusOf(config.NewEnv(map[string]string{"DISINTO_EDGE_URL": "http://localhost", "DISINTO_STATUS_TOKEN": "0123456789abcdef0123"}))
+	e := EdgeStatusOf(config.NewEnv(map[string]string{"DISINTO_EDGE_URL": "http://localhost", "DISINTO_STATUS_TOKEN": "0123456789abcdef0123"}))
 	if e == nil || !strings.HasPrefix(e.Warning, "DISINTO_EDGE_SECRET is not set") {
 		t.Fatalf("edge status %+v", e)
 	}
@@ -65,7 +65,7 @@ func TestEdgeDisabledInStatus(t *testing.T) {
 			t.Errorf("status line lacks %q: %s", want, b.String())
 		}
 	}
-	page, err := renderStatusPage(statusReport{Edge: e}, redact.New().String, time.Now())
+	page, err := renderStatusPage(Report{Edge: e}, redact.New().String, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestEdgeDisabledInStatus(t *testing.T) {
 		t.Errorf("the status page does not show the chat disabled:\n%s", page)
 	}
 
-	e = edgeStatusOf(config.NewEnv(map[string]string{"DISINTO_EDGE_URL": "http://localhost", "DISINTO_EDGE_SECRET": "0123456789abcdef0123"}))
+	e = EdgeStatusOf(config.NewEnv(map[string]string{"DISINTO_EDGE_URL": "http://localhost", "DISINTO_EDGE_SECRET": "0123456789abcdef0123"}))
 	var off []string
 	for _, r := range e.Routes {
 		if r.Disabled != "" {

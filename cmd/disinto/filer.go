@@ -21,7 +21,7 @@ import (
 // (FORGE_FILER_TOKEN). Its row of the role table has no fallback to the
 // dev bot (W-FI-2): the filer's identity is what keeps its writes to the
 // project's issues.
-func newFilerAgent(d agentDeps) (agent.Agent, error) {
+func newFilerAgent(d Deps) (agent.Agent, error) {
 	p := d.Project
 	b, err := d.Config.Bot(config.RoleFiler)
 	switch {
@@ -30,7 +30,7 @@ func newFilerAgent(d agentDeps) (agent.Agent, error) {
 	case p.OpsRepo == "":
 		return nil, fmt.Errorf("project %s (%s): the filer needs an ops repository (ops_repo)", p.Name, p.File)
 	}
-	fc, err := d.Services.forgeAs(p, b, d.Log)
+	fc, err := d.Services.ForgeAs(p, b, d.Log)
 	if err != nil {
 		return nil, err
 	}

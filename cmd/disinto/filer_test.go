@@ -29,8 +29,8 @@ func TestFilerJobScheduled(t *testing.T) {
 	}
 	example = bytes.Replace(example, arch, []byte("[roles.architect]\nenabled = true\ninterval = \"3h\"\n"), 1)
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	reg := map[config.Role]agentFactory{config.RoleFiler: newFilerAgent,
-		config.RoleDev: func(agentDeps) (agent.Agent, error) { return sessionAgent{}, nil }}
+	reg := map[config.Role]Factory{config.RoleFiler: newFilerAgent,
+		config.RoleDev: func(Deps) (agent.Agent, error) { return sessionAgent{}, nil }}
 	dev := []string{"FORGE_TOKEN=t-dev-0123456789", "FORGE_PASS=p-dev"}
 	filerBot := []string{"FORGE_FILER_TOKEN=t-filer-0123456789", "FORGE_FILER_PASS=p-filer"}
 	for _, tc := range []struct {

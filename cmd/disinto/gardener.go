@@ -12,9 +12,9 @@ import (
 // applied manifests) under <data>/state/<project>/gardener, the gardener
 // formula and the shared model runner. Its pushes authenticate as the
 // same bot through lib/git's credential helper.
-func newGardenerAgent(d agentDeps) (agent.Agent, error) {
+func newGardenerAgent(d Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
-	rp, err := d.parts(gardener.FormulaName, nil)
+	rp, err := d.Parts(gardener.FormulaName, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -22,10 +22,10 @@ func newGardenerAgent(d agentDeps) (agent.Agent, error) {
 	if rb, err := d.Config.Bot(config.RoleReview); err == nil {
 		reviewBot = rb.User
 	}
-	runner := d.formulaRunner(rp)
+	runner := d.FormulaRunner(rp)
 	return gardener.New(gardener.Options{
-		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
-		ReviewBot: reviewBot, Redactor: s.redactor, Log: d.Log,
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Runner: runner,
+		ReviewBot: reviewBot, Redactor: s.Redactor, Log: d.Log,
 	}), nil
 }
 

@@ -37,7 +37,7 @@ type gate struct {
 }
 
 // disabledRole is a job held back by a closed gate, for status.
-type disabledRole struct {
+type DisabledRole struct {
 	Project string    `json:"project"`
 	Role    string    `json:"role"`
 	Reason  string    `json:"reason"`
@@ -81,14 +81,14 @@ func (gs *gates) all() []*gate {
 }
 
 // disabled lists the jobs held back, for status and /readyz.
-func (gs *gates) disabled() []disabledRole {
-	var out []disabledRole
+func (gs *gates) disabled() []DisabledRole {
+	var out []DisabledRole
 	for _, g := range gs.all() {
 		g.mu.Lock()
 		if g.closed {
 			for job := range g.roles {
 				p, r, _ := strings.Cut(job, "/")
-				out = append(out, disabledRole{Project: p, Role: r, Reason: g.reason, Since: g.since})
+				out = append(out, DisabledRole{Project: p, Role: r, Reason: g.reason, Since: g.since})
 			}
 		}
 		g.mu.Unlock()

@@ -95,9 +95,9 @@ func TestReadiness(t *testing.T) {
 	srv := httptest.NewServer(ff)
 	t.Cleanup(srv.Close)
 	p := &config.Project{Name: "proj", ForgeURL: srv.URL}
-	d := &daemon{core: &core{cfg: &config.Config{Projects: []*config.Project{p}, Policy: config.Policy{UnhealthyAfter: time.Hour}},
-		rt:       agent.New(agent.Options{Ledger: &ledgertest.Memory{}, Log: zerolog.Nop()}),
-		services: &services{http: srv.Client()}, redactor: redact.New()}}
+	d := &Daemon{Core: &Core{Config: &config.Config{Projects: []*config.Project{p}, Policy: config.Policy{UnhealthyAfter: time.Hour}},
+		Runtime:       agent.New(agent.Options{Ledger: &ledgertest.Memory{}, Log: zerolog.Nop()}),
+		Services: &Services{HTTP: srv.Client()}, Redactor: redact.New()}}
 	d.ready.d = d
 	get := func() (int, string) {
 		t.Helper()
@@ -129,11 +129,11 @@ func TestReadiness(t *testing.T) {
 	d.ready.probed = nil
 
 	failing := func(context.Context, *agent.Run) error { return forge.ErrUnavailable }
-	_ = d.rt.Tick(t.Context(), tickFunc(failing), p, config.RoleDev, agent.CauseSchedule)
+	_ = d.Runtime.Tick(t.Context(), tickFunc(failing), p, config.RoleDev, agent.CauseSchedule)
 	if code, _ := get(); code != http.StatusOK {
 		t.Fatalf("one failed run made the daemon unready: %d", code)
 	}
-	d.cfg.Policy.UnhealthyAfter = 0
+	d.Config.Policy.UnhealthyAfter = 0
 	if code, body := get(); code != http.StatusServiceUnavailable || !strings.Contains(body, "proj dev: every run failed since") {
 		t.Fatalf("with a job failing for too long: %d %q", code, body)
 	}

@@ -25,7 +25,7 @@ const graphReviewTTL = 5 * time.Minute
 // graph says a change to files affects: the graph is built from the
 // daemon's ops checkout as last fetched and the tracker as repo reads
 // it. "" without an ops checkout, or when the change reaches nothing.
-func (s *services) graphObjectives(p *config.Project, repo *forge.RepoClient, log zerolog.Logger) func(context.Context, []string) string {
+func (s *Services) graphObjectives(p *config.Project, repo *forge.RepoClient, log zerolog.Logger) func(context.Context, []string) string {
 	var (
 		mu    sync.Mutex
 		built *graph.Built
@@ -33,7 +33,7 @@ func (s *services) graphObjectives(p *config.Project, repo *forge.RepoClient, lo
 		at    time.Time
 	)
 	return func(ctx context.Context, files []string) string {
-		r := s.opsRepo(p.Name)
+		r := s.OpsRepo(p.Name)
 		if r == nil || len(files) == 0 {
 			return ""
 		}
@@ -81,7 +81,7 @@ func roleNames() []string {
 // text, built like the review's from the daemon's ops checkout as last
 // fetched. "" without an ops checkout.
 type predictorGraph struct {
-	s    *services
+	s    *Services
 	p    *config.Project
 	repo *forge.RepoClient
 	log  zerolog.Logger
@@ -89,7 +89,7 @@ type predictorGraph struct {
 
 // Context implements predictor.Graph.
 func (g predictorGraph) Context(ctx context.Context) (string, error) {
-	r := g.s.opsRepo(g.p.Name)
+	r := g.s.OpsRepo(g.p.Name)
 	if r == nil {
 		return "", nil
 	}

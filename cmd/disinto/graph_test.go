@@ -90,7 +90,7 @@ func TestGraphCommand(t *testing.T) {
 	}
 
 	// The review prompt's objectives come from the daemon's checkout too.
-	s := &services{}
+	s := &Services{}
 	s.mem.ops = &opsCheckouts{repos: map[string]*ops.Repo{"widgets": daemon}}
 	proj := &config.Project{Name: "widgets", Repo: p.Repo.Slug(), OpsRepo: opsRepo.Slug(), ForgeURL: srv.URL, PrimaryBranch: "main"}
 	objectives := s.graphObjectives(proj, p.Repo, zerolog.Nop())
@@ -101,7 +101,7 @@ func TestGraphCommand(t *testing.T) {
 	if got := objectives(ctx, []string{"README.md"}); got != "" {
 		t.Errorf("an unrelated change: %q", got)
 	}
-	if got := (&services{}).graphObjectives(proj, p.Repo, zerolog.Nop())(ctx, []string{"docker-compose.yml"}); got != "" {
+	if got := (&Services{}).graphObjectives(proj, p.Repo, zerolog.Nop())(ctx, []string{"docker-compose.yml"}); got != "" {
 		t.Errorf("no ops checkout: %q", got)
 	}
 

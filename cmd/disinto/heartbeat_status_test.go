@@ -32,14 +32,14 @@ func TestStatusJSONShowsHeartbeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := a.newDaemon(cfg, map[config.Role]agentFactory{config.RoleDev: func(agentDeps) (agent.Agent, error) { return failTick{}, nil }})
+	d, err := a.newDaemon(cfg, map[config.Role]Factory{config.RoleDev: func(Deps) (agent.Agent, error) { return failTick{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = d.close() })
+	t.Cleanup(func() { _ = d.Close() })
 	release, stepped := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(release); _ = d.rt.Wait(context.Background()) })
-	err = d.rt.Tick(t.Context(), tickFunc(func(ctx context.Context, run *agent.Run) error {
+	t.Cleanup(func() { close(release); _ = d.Runtime.Wait(context.Background()) })
+	err = d.Runtime.Tick(t.Context(), tickFunc(func(ctx context.Context, run *agent.Run) error {
 		run.Go(ctx, "issue-3", func(ctx context.Context) {
 			agent.Step(ctx, "session")
 			close(stepped)
@@ -58,7 +58,7 @@ func TestStatusJSONShowsHeartbeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var rep statusReport
+	var rep Report
 	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
 		t.Fatal(err)
 	}

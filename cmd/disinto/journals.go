@@ -26,7 +26,7 @@ type journals struct {
 	mu sync.Mutex
 	// s are the services the journals were made with; nil before the
 	// first.
-	s     *services
+	s     *Services
 	byKey map[string]*memory.Journal
 	// route maps project/role to the key of its journal.
 	route map[string]string
@@ -35,8 +35,8 @@ type journals struct {
 }
 
 // add makes the journal of the bot acting for role on p.
-func (js *journals) add(s *services, p *config.Project, role config.Role, log zerolog.Logger) {
-	bot, err := s.cfg.Bot(role)
+func (js *journals) add(s *Services, p *config.Project, role config.Role, log zerolog.Logger) {
+	bot, err := s.Config.Bot(role)
 	if err != nil || bot.Password == "" {
 		return // no bot, or one that cannot push
 	}
@@ -58,28 +58,28 @@ func (js *journals) add(s *services, p *config.Project, role config.Role, log ze
 		return
 	}
 	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: bot.User, Password: bot.Password},
-		Redactor: s.redactor})
+		Redactor: s.Redactor})
 	name, email := git.Identity(bot.User)
-	repo := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + bot.User + "/.profile.git", Dir: s.layout.Profile(bot.User),
+	repo := ops.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + bot.User + "/.profile.git", Dir: s.Layout.Profile(bot.User),
 		Name: name, Email: email})
-	o := memory.Options{Bot: bot.User, QueueFile: s.layout.JournalQueue(bot.User), Log: log, Repo: repo,
+	o := memory.Options{Bot: bot.User, QueueFile: s.Layout.JournalQueue(bot.User), Log: log, Repo: repo,
 		Exists: profileExists(s, p, bot, log)}
-	if f, err := s.formula(p, "digest", log); err != nil {
+	if f, err := s.Formula(p, "digest", log); err != nil {
 		log.Warn().Err(err).Str("bot", bot.User).Msg("no digest formula: the journal is not digested into lessons")
 	} else {
 		settings := p.Roles[role]
-		o.Digester = memory.NewDigester(memory.DigestOptions{Bot: bot.User, Repo: repo, Formula: f, Claude: s.claude,
-			Sandbox: s.sandbox, Backend: settings.Backend, Redactor: s.redactor, Log: log})
+		o.Digester = memory.NewDigester(memory.DigestOptions{Bot: bot.User, Repo: repo, Formula: f, Claude: s.Claude,
+			Sandbox: s.Sandbox, Backend: settings.Backend, Redactor: s.Redactor, Log: log})
 	}
 	js.byKey[key] = memory.New(o)
 }
 
 // profileExists asks the forge, as bot, whether bot's .profile repository
 // exists; an answer other than "not found" counts as yes.
-func profileExists(s *services, p *config.Project, bot config.Bot, log zerolog.Logger) func(context.Context) (bool, error) {
+func profileExists(s *Services, p *config.Project, bot config.Bot, log zerolog.Logger) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
-		fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: bot.Token, User: bot.User, HTTPClient: s.http, Logger: log,
-			Redactor: s.redactor, Instance: s.instance})
+		fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: bot.Token, User: bot.User, HTTPClient: s.HTTP, Logger: log,
+			Redactor: s.Redactor, Instance: s.Instance})
 		if err != nil {
 			return false, err
 		}
@@ -124,7 +124,7 @@ func (js *journals) run(ctx context.Context) {
 		wg.Go(func() { j.Run(ctx, journalMaxWait) })
 	}
 	if s != nil {
-		wg.Go(func() { s.syncLoop(ctx, s.cfg.Projects, js.log()) })
+		wg.Go(func() { s.syncLoop(ctx, s.Config.Projects, js.log()) })
 	}
 	wg.Wait()
 }

@@ -32,17 +32,17 @@ const ownersTimeout = 15 * time.Second
 // its organisation's Owners team) as bot b sees them. The forge is asked
 // once, when the agent is built; a forge that does not answer then leaves
 // escalations without a mention, and says so.
-func (d agentDeps) maintainersOf(b config.Bot) []string {
+func (d Deps) maintainersOf(b config.Bot) []string {
 	if len(d.Project.Maintainers) > 0 {
 		return d.Project.Maintainers
 	}
 	if m := maintainers(d.Config.Env); len(m) > 0 {
 		return m
 	}
-	fc, err := forge.New(forge.Options{URL: d.Project.ForgeURL, Token: b.Token, User: b.User, HTTPClient: d.Services.http,
-		Logger: d.Log, Redactor: d.Services.redactor})
+	fc, err := forge.New(forge.Options{URL: d.Project.ForgeURL, Token: b.Token, User: b.User, HTTPClient: d.Services.HTTP,
+		Logger: d.Log, Redactor: d.Services.Redactor})
 	if err != nil {
-		d.Log.Warn().Str("error", d.Services.redactor.Error(err)).Msg("no maintainers to mention in escalations")
+		d.Log.Warn().Str("error", d.Services.Redactor.Error(err)).Msg("no maintainers to mention in escalations")
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ownersTimeout)
@@ -50,7 +50,7 @@ func (d agentDeps) maintainersOf(b config.Bot) []string {
 	owner, _ := d.Project.OwnerName()
 	m, err := fc.RepoOwners(ctx, owner)
 	if err != nil || len(m) == 0 {
-		d.Log.Warn().Str("owner", owner).Str("error", d.Services.redactor.Error(err)).
+		d.Log.Warn().Str("owner", owner).Str("error", d.Services.Redactor.Error(err)).
 			Msg("could not read the repository's owners: escalations mention nobody (set maintainers in the project file)")
 		return nil
 	}
@@ -60,8 +60,8 @@ func (d agentDeps) maintainersOf(b config.Bot) []string {
 // ready returns the dev agent's readiness check: the model backend
 // answers (claude.Prober, cached there). A runner that cannot probe is
 // always ready.
-func (s *services) ready(backend string) func(ctx context.Context) error {
-	p, ok := s.claude.(claude.Prober)
+func (s *Services) Ready(backend string) func(ctx context.Context) error {
+	p, ok := s.Claude.(claude.Prober)
 	if !ok {
 		return nil
 	}
@@ -70,8 +70,8 @@ func (s *services) ready(backend string) func(ctx context.Context) error {
 
 // backendHealth is the last probe of every backend with a base URL, for
 // /status; nil when the runner cannot probe.
-func (s *services) backendHealth() []claude.Health {
-	if p, ok := s.claude.(claude.Prober); ok {
+func (s *Services) backendHealth() []claude.Health {
+	if p, ok := s.Claude.(claude.Prober); ok {
 		return p.Health()
 	}
 	return nil
@@ -85,35 +85,35 @@ func localJobRole(name string) string { return string(config.RoleDev) + "@" + na
 // localStateDir is where a local-model dev agent keeps its per-issue
 // state: apart from the default dev agent's, which lists only issue-N
 // directories of <data>/state/<project>.
-func (s *services) localStateDir(p *config.Project, name string) string {
-	return s.layout.LaneState(p.Name, name)
+func (s *Services) localStateDir(p *config.Project, name string) string {
+	return s.Layout.LaneState(p.Name, name)
 }
 
 // newLocalDevAgent builds the dev agent of [agents.<name>] for project p:
 // it acts as the section's own bot (FORGE_TOKEN_<NAME>) on the backend
 // named after the section, with its own clone and state.
-func (c *core) newLocalDevAgent(p *config.Project, la config.LocalAgent) (agent.Agent, config.Bot, error) {
-	d := agentDeps{Config: c.cfg, Project: p, Role: config.RoleDev, DataDir: c.dataDir,
-		StateDir: c.services.localStateDir(p, la.Name), Log: c.logs.For(string(config.RoleDev)).With().Str("local_agent", la.Name).Logger(),
-		Services: c.services}
+func (c *Core) newLocalDevAgent(p *config.Project, la config.LocalAgent) (agent.Agent, config.Bot, error) {
+	d := Deps{Config: c.Config, Project: p, Role: config.RoleDev, DataDir: c.DataDir,
+		StateDir: c.Services.localStateDir(p, la.Name), Log: c.Logs.For(string(config.RoleDev)).With().Str("local_agent", la.Name).Logger(),
+		Services: c.Services}
 	fail := func(err error) (agent.Agent, config.Bot, error) {
 		return nil, config.Bot{}, fmt.Errorf("%s: agents.%s: %w", p.Name, la.Name, err)
 	}
-	b, err := c.cfg.LocalBot(la)
+	b, err := c.Config.LocalBot(la)
 	if err != nil {
 		return fail(err)
 	}
-	fc, err := c.services.forgeAs(p, b, d.Log)
+	fc, err := c.Services.ForgeAs(p, b, d.Log)
 	if err != nil {
 		return fail(err)
 	}
 	// The dev formula in force for the project (the dev bot's and the ops
 	// repository's overrides apply to every dev agent of it).
-	live, err := c.services.liveFormula(context.Background(), p, config.RoleDev, "dev", dev.CheckFormula, d.Log)
+	live, err := c.Services.LiveFormula(context.Background(), p, config.RoleDev, "dev", dev.CheckFormula, d.Log)
 	if err != nil {
 		return fail(err)
 	}
-	rp := roleParts{bot: b, forge: fc, formula: live.Formula(), live: live, settings: config.RoleSettings{Enabled: true, Interval: la.PollInterval, Model: la.Model, Backend: la.Name}}
+	rp := RoleParts{Bot: b, Forge: fc, Formula: live.Formula(), Live: live, Settings: config.RoleSettings{Enabled: true, Interval: la.PollInterval, Model: la.Model, Backend: la.Name}}
 	ag, err := d.buildDev(rp, d.StateDir)
 	if err != nil {
 		return fail(err)
@@ -147,8 +147,8 @@ func claudeBackend(b config.Backend) claude.Backend {
 // agent per [agents.<name>] section that plays dev, each acting as its own
 // bot on its own backend every poll_interval. The forge's claim protocol
 // keeps two dev agents of one project off each other's issues.
-func (a *app) addLocalDevJobs(d *daemon, p *config.Project, spec config.RoleSpec) error {
-	for _, la := range d.cfg.LocalDevAgents(p) {
+func (a *app) addLocalDevJobs(d *Daemon, p *config.Project, spec config.RoleSpec) error {
+	for _, la := range d.Config.LocalDevAgents(p) {
 		ag, bot, err := d.newLocalDevAgent(p, la)
 		if err != nil {
 			return err
@@ -157,8 +157,8 @@ func (a *app) addLocalDevJobs(d *daemon, p *config.Project, spec config.RoleSpec
 			d.reporters = append(d.reporters, r)
 		}
 		role := localJobRole(la.Name)
-		g := d.gates.of(p.ForgeURL, bot, p.Name+"/"+role, d.services.http, d.logs.For("daemon"))
-		j := jobFor(d.rt, ag, p, spec, g)
+		g := d.gates.of(p.ForgeURL, bot, p.Name+"/"+role, d.Services.HTTP, d.Logs.For("daemon"))
+		j := jobFor(d.Runtime, ag, p, spec, g)
 		j.Role, j.Interval = role, la.PollInterval
 		if err := d.sched.Add(j); err != nil {
 			return err

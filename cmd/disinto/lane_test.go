@@ -64,7 +64,7 @@ func TestLaneTriggerWakesLocalDevAgents(t *testing.T) {
 func TestStatusShowsBackendHealth(t *testing.T) {
 	now := time.Now()
 	var out bytes.Buffer
-	printStatus(&out, statusReport{Backends: []claude.Health{
+	printStatus(&out, Report{Backends: []claude.Health{
 		{Backend: "gone", BaseURL: "http://127.0.0.1:9", Checked: now, Since: now, Error: "connection refused"},
 		{Backend: "llama", BaseURL: "http://llama:8080", Reachable: true, Checked: now},
 		{Backend: "new", BaseURL: "http://new:1"},
@@ -84,15 +84,15 @@ func TestMaintainersOf(t *testing.T) {
 	owner := srv.NewUser(t, "owner")
 	repo := srv.NewRepo(t, owner, "proj")
 	bot := srv.NewUser(t, "dev-bot")
-	deps := func(file []string, env map[string]string) agentDeps {
+	deps := func(file []string, env map[string]string) Deps {
 		p := &config.Project{Name: "proj", Repo: repo.Slug(), ForgeURL: srv.URL, Maintainers: file}
-		return agentDeps{Config: &config.Config{Env: config.NewEnv(env)}, Project: p, Log: zerolog.Nop(),
-			Services: &services{http: http.DefaultClient, redactor: redact.New(bot.Token)}}
+		return Deps{Config: &config.Config{Env: config.NewEnv(env)}, Project: p, Log: zerolog.Nop(),
+			Services: &Services{HTTP: http.DefaultClient, Redactor: redact.New(bot.Token)}}
 	}
 	b := config.Bot{User: bot.Login, Token: bot.Token}
 	for _, tt := range []struct {
 		name string
-		d    agentDeps
+		d    Deps
 		want []string
 	}{
 		{"project file", deps([]string{"alice"}, map[string]string{"FORGE_ADMIN_USER": "admin"}), []string{"alice"}},

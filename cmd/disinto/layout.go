@@ -14,13 +14,13 @@ func (a *app) layout() datadir.Layout { return datadir.New(a.dataDir) }
 // openEnablement is the one way to the paused agents of the data dir l:
 // the commands, status, the daemon and the supervisor all read and write
 // the same file.
-func openEnablement(l datadir.Layout) *agent.Enablement {
+func OpenEnablement(l datadir.Layout) *agent.Enablement {
 	return agent.NewEnablement(l.Enablement(), nil)
 }
 
 // vaultUser is the vault bot's login, which names its ops checkout; empty
 // when there is none (then the vault parts refuse to be made).
-func vaultUser(cfg *config.Config) string {
+func VaultUser(cfg *config.Config) string {
 	b, err := cfg.Bot(config.RoleVault)
 	if err != nil {
 		return ""
@@ -33,7 +33,7 @@ func vaultUser(cfg *config.Config) string {
 func (a *app) migrateDataDir(cfg *config.Config) ([]datadir.Move, error) {
 	owners := make([]datadir.Owners, 0, len(cfg.Projects))
 	for _, p := range cfg.Projects {
-		o := datadir.Owners{Project: p.Name, OpsRepo: p.OpsRepo, VaultBot: vaultUser(cfg)}
+		o := datadir.Owners{Project: p.Name, OpsRepo: p.OpsRepo, VaultBot: VaultUser(cfg)}
 		if b, err := cfg.Bot(config.RoleDev); err == nil {
 			o.DevBot = b.User
 		}
@@ -43,7 +43,7 @@ func (a *app) migrateDataDir(cfg *config.Config) ([]datadir.Move, error) {
 }
 
 // logMoves says what migrateDataDir changed.
-func logMoves(log zerolog.Logger, moves []datadir.Move) {
+func LogMoves(log zerolog.Logger, moves []datadir.Move) {
 	for _, m := range moves {
 		if m.To == "" {
 			log.Info().Str("path", m.From).Msg("data dir: older ops checkout discarded (rebuilt from the forge on use)")

@@ -40,8 +40,8 @@ type liveEntry struct {
 }
 
 // syncInterval is the period of the checkouts' fetches.
-func (s *services) syncInterval() time.Duration {
-	if d, err := time.ParseDuration(s.cfg.Env.Get(envSyncInterval)); err == nil && d > 0 {
+func (s *Services) syncInterval() time.Duration {
+	if d, err := time.ParseDuration(s.Config.Env.Get(envSyncInterval)); err == nil && d > 0 {
 		return d
 	}
 	return defaultSyncInterval
@@ -51,7 +51,7 @@ func (s *services) syncInterval() time.Duration {
 // the role's bot's .profile override, then the ops repository's, then the
 // embedded one, resolved again whenever the daemon's checkouts moved.
 // check is what the agent requires beyond lint; nil when nothing.
-func (s *services) liveFormula(ctx context.Context, p *config.Project, role config.Role, name string, check func(*formula.Formula) error, log zerolog.Logger) (*formula.Live, error) {
+func (s *Services) LiveFormula(ctx context.Context, p *config.Project, role config.Role, name string, check func(*formula.Formula) error, log zerolog.Logger) (*formula.Live, error) {
 	l, err := formula.NewLive(ctx, formula.LiveOptions{Name: name, Embedded: formulas.FS, Check: check, Logger: log,
 		Profile: s.profileTree(p, role), Ops: s.opsTree(p)})
 	if err != nil {
@@ -64,7 +64,7 @@ func (s *services) liveFormula(ctx context.Context, p *config.Project, role conf
 }
 
 // profileTree reads the .profile checkout of role's bot on p.
-func (s *services) profileTree(p *config.Project, role config.Role) formula.TreeAt {
+func (s *Services) profileTree(p *config.Project, role config.Role) formula.TreeAt {
 	return func(ctx context.Context) (*formula.Tree, string, error) {
 		s.mem.mu.Lock()
 		js := s.mem.journals
@@ -82,9 +82,9 @@ func (s *services) profileTree(p *config.Project, role config.Role) formula.Tree
 
 // opsTree reads p's ops checkout: the daemon's own, else the configured
 // ops_repo_root directory (read as it is, never moving).
-func (s *services) opsTree(p *config.Project) formula.TreeAt {
+func (s *Services) opsTree(p *config.Project) formula.TreeAt {
 	return func(ctx context.Context) (*formula.Tree, string, error) {
-		if r := s.opsRepo(p.Name); r != nil {
+		if r := s.OpsRepo(p.Name); r != nil {
 			return checkoutTree(ctx, r, p.OpsRepo)
 		}
 		if p.OpsRepoRoot != "" {
@@ -104,7 +104,7 @@ func checkoutTree(ctx context.Context, r *ops.Repo, label string) (*formula.Tree
 }
 
 // lessonsFor returns the lessons of role's bot on p, for its prompts.
-func (s *services) lessonsFor(p *config.Project, role config.Role) func(context.Context) string {
+func (s *Services) LessonsFor(p *config.Project, role config.Role) func(context.Context) string {
 	return func(ctx context.Context) string {
 		s.mem.mu.Lock()
 		js := s.mem.journals
@@ -120,26 +120,26 @@ func (s *services) lessonsFor(p *config.Project, role config.Role) func(context.
 }
 
 // formulaStatus lists the live formulas, by project and role.
-type formulaStatus struct {
+type FormulaStatus struct {
 	Project string `json:"project"`
 	Role    string `json:"role"`
 	formula.LiveStatus
 }
 
 // formulas returns the state of every live formula.
-func (m *memoryWiring) formulas() []formulaStatus {
+func (m *memoryWiring) formulas() []FormulaStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]formulaStatus, 0, len(m.lives))
+	out := make([]FormulaStatus, 0, len(m.lives))
 	for _, e := range m.lives {
-		out = append(out, formulaStatus{Project: e.project, Role: e.role, LiveStatus: e.live.Status()})
+		out = append(out, FormulaStatus{Project: e.project, Role: e.role, LiveStatus: e.live.Status()})
 	}
 	return out
 }
 
 // syncOnce fetches every .profile and ops checkout and re-resolves the
 // live formulas whose checkouts moved.
-func (s *services) syncOnce(ctx context.Context, projects []*config.Project, log zerolog.Logger) {
+func (s *Services) syncOnce(ctx context.Context, projects []*config.Project, log zerolog.Logger) {
 	s.mem.mu.Lock()
 	js, oc, lives := s.mem.journals, s.mem.ops, append([]liveEntry(nil), s.mem.lives...)
 	s.mem.mu.Unlock()
@@ -149,15 +149,15 @@ func (s *services) syncOnce(ctx context.Context, projects []*config.Project, log
 				continue
 			}
 			if _, err := j.Profile().Sync(ctx); err != nil {
-				log.Debug().Str("bot", j.Bot()).Str("error", s.redactor.Error(err)).Msg(".profile checkout not synced")
+				log.Debug().Str("bot", j.Bot()).Str("error", s.Redactor.Error(err)).Msg(".profile checkout not synced")
 			}
 			j.Lessons(ctx) // status shows their size, whether or not a prompt read them
 		}
 	}
 	if oc != nil {
 		for _, p := range projects {
-			if err := oc.fetch(ctx, p, s.redactor.Error); err != nil {
-				log.Debug().Str("project", p.Name).Str("error", s.redactor.Error(err)).Msg("ops checkout not synced")
+			if err := oc.fetch(ctx, p, s.Redactor.Error); err != nil {
+				log.Debug().Str("project", p.Name).Str("error", s.Redactor.Error(err)).Msg("ops checkout not synced")
 			}
 		}
 	}
@@ -167,7 +167,7 @@ func (s *services) syncOnce(ctx context.Context, projects []*config.Project, log
 }
 
 // syncLoop runs syncOnce every interval until ctx ends.
-func (s *services) syncLoop(ctx context.Context, projects []*config.Project, log zerolog.Logger) {
+func (s *Services) syncLoop(ctx context.Context, projects []*config.Project, log zerolog.Logger) {
 	t := time.NewTicker(s.syncInterval())
 	defer t.Stop()
 	for {
@@ -183,7 +183,7 @@ func (s *services) syncLoop(ctx context.Context, projects []*config.Project, log
 // printMemory prints what the daemon keeps of the bots' memory and of
 // the formula overrides: per bot its journal, lessons and digests, and
 // every override that was refused.
-func printMemory(w io.Writer, rep statusReport) {
+func printMemory(w io.Writer, rep Report) {
 	for _, j := range rep.Journals {
 		if j.NoProfile {
 			fmt.Fprintf(w, "journal of %s: none: the bot has no .profile repository (no journal, no lessons)\n", j.Bot)

@@ -19,11 +19,11 @@ const opsSyncTimeout = 2 * time.Minute
 type opsCheckouts struct {
 	mu    sync.Mutex
 	repos map[string]*ops.Repo
-	state map[string]opsInfo
+	state map[string]OpsInfo
 }
 
 // opsInfo is what status shows of one ops checkout.
-type opsInfo struct {
+type OpsInfo struct {
 	Project string    `json:"project"`
 	Repo    string    `json:"repo"`
 	Head    string    `json:"head,omitempty"`
@@ -33,23 +33,23 @@ type opsInfo struct {
 
 // open makes the checkout of p's ops repository under the data dir, or
 // nil when no bot can act on it.
-func (oc *opsCheckouts) open(s *services, p *config.Project) *ops.Repo {
-	bot, err := s.cfg.Bot(config.RoleDev)
+func (oc *opsCheckouts) open(s *Services, p *config.Project) *ops.Repo {
+	bot, err := s.Config.Bot(config.RoleDev)
 	if err != nil || p.OpsRepo == "" {
 		return nil
 	}
 	g := git.New(git.Options{Credentials: &git.Credentials{URL: p.ForgeURL, Username: bot.User, Password: bot.Password},
-		Redactor: s.redactor})
+		Redactor: s.Redactor})
 	name, email := git.Identity(bot.User)
-	r := s.checkouts.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
-		Dir: s.layout.Ops(p.Name, bot.User), Name: name, Email: email})
+	r := s.Checkouts.Open(ops.Options{Git: g, URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+		Dir: s.Layout.Ops(p.Name, bot.User), Name: name, Email: email})
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
 	if oc.repos == nil {
-		oc.repos, oc.state = map[string]*ops.Repo{}, map[string]opsInfo{}
+		oc.repos, oc.state = map[string]*ops.Repo{}, map[string]OpsInfo{}
 	}
 	oc.repos[p.Name] = r
-	oc.state[p.Name] = opsInfo{Project: p.Name, Repo: p.OpsRepo}
+	oc.state[p.Name] = OpsInfo{Project: p.Name, Repo: p.OpsRepo}
 	s.mem.mu.Lock()
 	s.mem.ops = oc
 	s.mem.mu.Unlock()
@@ -116,10 +116,10 @@ func (oc *opsCheckouts) sync(ctx context.Context, p *config.Project, red func(er
 }
 
 // list returns the checkouts' state, by project.
-func (oc *opsCheckouts) list(projects []*config.Project) []opsInfo {
+func (oc *opsCheckouts) list(projects []*config.Project) []OpsInfo {
 	oc.mu.Lock()
 	defer oc.mu.Unlock()
-	var out []opsInfo
+	var out []OpsInfo
 	for _, p := range projects {
 		if info, ok := oc.state[p.Name]; ok {
 			out = append(out, info)
@@ -130,7 +130,7 @@ func (oc *opsCheckouts) list(projects []*config.Project) []opsInfo {
 
 // opsRepo returns the daemon's checkout of project's ops repository, nil
 // when there is none (yet).
-func (s *services) opsRepo(project string) *ops.Repo {
+func (s *Services) OpsRepo(project string) *ops.Repo {
 	s.mem.mu.Lock()
 	oc := s.mem.ops
 	s.mem.mu.Unlock()

@@ -24,23 +24,23 @@ import (
 // graph built from its ops checkout and the shared model runner. Without
 // an ops repository in the project file the planner keeps no tree and
 // says so in each run.
-func newPlannerAgent(d agentDeps) (agent.Agent, error) {
+func newPlannerAgent(d Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
-	rp, err := d.parts(planner.FormulaName, nil)
+	rp, err := d.Parts(planner.FormulaName, nil)
 	if err != nil {
 		return nil, err
 	}
-	b := rp.bot
-	runner := d.formulaRunner(rp)
+	b := rp.Bot
+	runner := d.FormulaRunner(rp)
 	o := planner.Options{
-		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner, Redactor: s.redactor, Log: d.Log,
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Runner: runner, Redactor: s.Redactor, Log: d.Log,
 	}
 	if owner, name, ok := strings.Cut(p.OpsRepo, "/"); ok {
 		user, email := git.Identity(b.User)
-		o.Ops = s.checkouts.Open(ops.Options{Git: d.gitAs(b), URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
-			Dir: s.layout.Ops(p.Name, b.User), Name: user, Email: email, Log: d.Log})
-		o.OpsForge = rp.forge.Client().Repo(owner, name)
-		o.Graph = plannerGraph{ops: o.Ops, repo: rp.forge, log: d.Log}
+		o.Ops = s.Checkouts.Open(ops.Options{Git: d.GitAs(b), URL: p.ForgeURL + "/" + p.OpsRepo + ".git",
+			Dir: s.Layout.Ops(p.Name, b.User), Name: user, Email: email, Log: d.Log})
+		o.OpsForge = rp.Forge.Client().Repo(owner, name)
+		o.Graph = plannerGraph{ops: o.Ops, repo: rp.Forge, log: d.Log}
 	} else {
 		d.Log.Info().Str("project", p.Name).Msg("planner: no ops repository; the tree and the memory are not kept")
 	}

@@ -23,13 +23,13 @@ import (
 // <data>/vault/<project>/predictor-ops; none without a vault identity,
 // and an exploit then files its prediction and says no request was made)
 // and the shared model runner. No structural graph is wired yet.
-func newPredictorAgent(d agentDeps) (agent.Agent, error) {
+func newPredictorAgent(d Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
-	rp, err := d.parts(predictor.FormulaName, nil)
+	rp, err := d.Parts(predictor.FormulaName, nil)
 	if err != nil {
 		return nil, err
 	}
-	runner := d.formulaRunner(rp)
+	runner := d.FormulaRunner(rp)
 	var requests predictor.Vault
 	if v, err := d.vaultParts(); err == nil {
 		q, err := v.Requester(d.Log)
@@ -38,12 +38,12 @@ func newPredictorAgent(d agentDeps) (agent.Agent, error) {
 		}
 		requests = predictorVault{q: q}
 	} else {
-		d.Log.Info().Str("project", p.Name).Str("reason", s.redactor.String(err.Error())).Msg("predictor: exploits make no vault request")
+		d.Log.Info().Str("project", p.Name).Str("reason", s.Redactor.String(err.Error())).Msg("predictor: exploits make no vault request")
 	}
 	return predictor.New(predictor.Options{
-		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.forge, Runner: runner,
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Runner: runner,
 		Formulas: factoryFormulas(), Ops: predictorOps{s: s, p: p}, Vault: requests,
-		Graph: predictorGraph{s: s, p: p, repo: rp.forge, log: d.Log}, Redactor: s.redactor, Log: d.Log,
+		Graph: predictorGraph{s: s, p: p, repo: rp.Forge, log: d.Log}, Redactor: s.Redactor, Log: d.Log,
 	}), nil
 }
 
@@ -61,13 +61,13 @@ func factoryFormulas() []string {
 // managed checkout as last fetched, else the configured ops_repo_root
 // directory, else none.
 type predictorOps struct {
-	s *services
+	s *Services
 	p *config.Project
 }
 
 // Snapshot implements predictor.Ops.
 func (o predictorOps) Snapshot(ctx context.Context) (predictor.OpsTree, string, error) {
-	if r := o.s.opsRepo(o.p.Name); r != nil {
+	if r := o.s.OpsRepo(o.p.Name); r != nil {
 		files, head, err := r.Local(ctx)
 		if err != nil || head == "" {
 			return predictor.OpsTree{}, "", err

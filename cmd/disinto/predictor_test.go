@@ -37,7 +37,7 @@ func TestPredictorScheduled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = d.ledger.Close(); _ = d.logs.Close() }()
+	defer func() { _ = d.Ledger.Close(); _ = d.Logs.Close() }()
 	var got []string
 	for _, j := range d.sched.Snapshot() {
 		got = append(got, j.Project+"/"+j.Role)

@@ -23,7 +23,7 @@ const forgeProbeTTL = 10 * time.Second
 // the policy allows. Liveness (/healthz) says only that the daemon
 // serves. The same probes feed disinto_forge_up.
 type readiness struct {
-	d *daemon
+	d *Daemon
 
 	mu     sync.Mutex
 	probed map[string]probe // by forge URL
@@ -43,15 +43,15 @@ func (r *readiness) problems(ctx context.Context) []string {
 	failing := r.d.failing()
 	answers := r.forges(ctx, failing)
 	seen := map[string]bool{}
-	for _, p := range r.d.cfg.Projects {
+	for _, p := range r.d.Config.Projects {
 		if err := answers[p.ForgeURL]; err != nil && !seen[p.ForgeURL] {
-			out = append(out, fmt.Sprintf("forge %s unreachable: %s", p.ForgeURL, r.d.redactor.Error(err)))
+			out = append(out, fmt.Sprintf("forge %s unreachable: %s", p.ForgeURL, r.d.Redactor.Error(err)))
 		}
 		seen[p.ForgeURL] = true
 	}
 	now := time.Now()
 	for _, f := range failing {
-		if now.Sub(f.Since) >= r.d.cfg.Policy.UnhealthyAfter {
+		if now.Sub(f.Since) >= r.d.Config.Policy.UnhealthyAfter {
 			out = append(out, fmt.Sprintf("%s %s: every run failed since %s (%s, %d times)", f.Project, f.Role,
 				f.Since.UTC().Format(time.RFC3339), f.Code, f.Count))
 		}
@@ -66,7 +66,7 @@ func (r *readiness) problems(ctx context.Context) []string {
 func (r *readiness) forges(ctx context.Context, failing []agent.Failing) map[string]error {
 	byName := map[string]*config.Project{}
 	lastFail := map[string]time.Time{} // by forge URL
-	for _, p := range r.d.cfg.Projects {
+	for _, p := range r.d.Config.Projects {
 		byName[p.Name] = p
 	}
 	for _, f := range failing {
@@ -75,14 +75,14 @@ func (r *readiness) forges(ctx context.Context, failing []agent.Failing) map[str
 		}
 	}
 	out := map[string]error{}
-	for _, p := range r.d.cfg.Projects {
+	for _, p := range r.d.Config.Projects {
 		err, ok := out[p.ForgeURL]
 		if !ok {
 			err = r.forge(ctx, p.ForgeURL, lastFail[p.ForgeURL])
 			out[p.ForgeURL] = err
 		}
-		if r.d.metrics != nil {
-			r.d.metrics.SetForgeUp(p.Name, err == nil)
+		if r.d.Metrics != nil {
+			r.d.Metrics.SetForgeUp(p.Name, err == nil)
 		}
 	}
 	return out
@@ -113,7 +113,7 @@ func (r *readiness) forge(ctx context.Context, url string, failedAt time.Time) e
 		if err != nil {
 			return err
 		}
-		resp, err := r.d.services.http.Do(req)
+		resp, err := r.d.Services.HTTP.Do(req)
 		if err != nil {
 			return err
 		}

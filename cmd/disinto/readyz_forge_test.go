@@ -58,7 +58,7 @@ func TestReadyzFollowsTheForge(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "projects", "ready.toml"),
 		"name = \"ready\"\nrepo = \""+repo.Slug()+"\"\nforge_url = \""+proxy.URL+"\"\n[roles.dev]\ninterval = \"1s\"\n")
 	var ticks atomic.Int64
-	reg := map[config.Role]agentFactory{config.RoleDev: func(d agentDeps) (agent.Agent, error) {
+	reg := map[config.Role]Factory{config.RoleDev: func(d Deps) (agent.Agent, error) {
 		return repoAgent{url: d.Project.ForgeURL, token: owner.Token, owner: own, name: name, ticks: &ticks}, nil
 	}}
 	_, d := testDaemon(t, filepath.Join(dir, "projects"), []string{"AGENT_ROLES=dev"}, reg)

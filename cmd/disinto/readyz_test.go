@@ -19,10 +19,10 @@ func (f failTick) Tick(context.Context, *agent.Run) error { return f.err }
 // not reported as a failing streak besides the disabled job (status listed
 // it in both, and /readyz would have called it failing every run).
 func TestDisabledJobIsNotFailing(t *testing.T) {
-	d := &daemon{core: &core{rt: agent.New(agent.Options{Log: zerolog.Nop()})}}
+	d := &Daemon{Core: &Core{Runtime: agent.New(agent.Options{Log: zerolog.Nop()})}}
 	p := &config.Project{Name: "widgets"}
-	_ = d.rt.Tick(t.Context(), failTick{&forge.StatusError{Status: 401}}, p, config.RoleReview, agent.CauseSchedule)
-	_ = d.rt.Tick(t.Context(), failTick{forge.ErrUnavailable}, p, config.RoleDev, agent.CauseSchedule)
+	_ = d.Runtime.Tick(t.Context(), failTick{&forge.StatusError{Status: 401}}, p, config.RoleReview, agent.CauseSchedule)
+	_ = d.Runtime.Tick(t.Context(), failTick{forge.ErrUnavailable}, p, config.RoleDev, agent.CauseSchedule)
 	g := d.gates.of("http://forge", config.Bot{User: "review-bot", TokenVar: "FORGE_REVIEW_TOKEN"}, "widgets/review", nil, zerolog.Nop())
 	g.close("FORGE_REVIEW_TOKEN rejected by http://forge")
 	f := d.failing()

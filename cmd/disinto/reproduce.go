@@ -37,21 +37,21 @@ const reproduceLogLimit = 48 << 20
 // the engine DOCKER_HOST names, in the reproduce image, with the default
 // backend's model credential. Without an engine the agent only lists the
 // bug reports due, for status.
-func newReproduceAgent(d agentDeps) (agent.Agent, error) {
+func newReproduceAgent(d Deps) (agent.Agent, error) {
 	b, err := d.Config.Bot(config.RoleReproduce)
 	if err != nil {
 		return nil, fmt.Errorf("reproduce bot: %w", err)
 	}
-	fc, err := d.Services.forgeAs(d.Project, b, d.Log)
+	fc, err := d.Services.ForgeAs(d.Project, b, d.Log)
 	if err != nil {
 		return nil, err
 	}
 	p, env := d.Project, d.Config.Env
 	o := reproduce.Options{
 		Project: p.Name, Repo: p.Repo, Bot: b.User, Forge: fc,
-		Formulas: func(name string) (*formula.Formula, error) { return d.Services.formula(p, name, d.Log) },
-		StateDir: d.StateDir, LockDir: d.Services.layout.Locks(),
-		Model: p.Roles[config.RoleReproduce].Model, Redactor: d.Services.redactor, Log: d.Log,
+		Formulas: func(name string) (*formula.Formula, error) { return d.Services.Formula(p, name, d.Log) },
+		StateDir: d.StateDir, LockDir: d.Services.Layout.Locks(),
+		Model: p.Roles[config.RoleReproduce].Model, Redactor: d.Services.Redactor, Log: d.Log,
 	}
 	if eng := dockerEngine(env); eng != nil {
 		image := strings.TrimSpace(env.Get(envReproduceImage))

@@ -48,7 +48,7 @@ func TestReproduceAgentBuilds(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := cfg.Projects[0]
-		ag, err := newReproduceAgent(agentDeps{Config: cfg, Project: p, Role: config.RoleReproduce, DataDir: data,
+		ag, err := newReproduceAgent(Deps{Config: cfg, Project: p, Role: config.RoleReproduce, DataDir: data,
 			StateDir: filepath.Join(data, "state", p.Name), Log: logx.Nop(), Services: s})
 		if err != nil {
 			t.Fatalf("%v: %v", env, err)

@@ -43,7 +43,7 @@ var toy = config.RoleSpec{
 
 // registerToy adds the toy role to the table until the test ends. The
 // table is process-wide: tests that register roles are never parallel.
-func registerToy(t *testing.T) map[config.Role]agentFactory {
+func registerToy(t *testing.T) map[config.Role]Factory {
 	t.Helper()
 	unregister, err := config.RegisterRole(toy)
 	if err != nil {
@@ -54,7 +54,7 @@ func registerToy(t *testing.T) map[config.Role]agentFactory {
 		t.Fatal("the toy role registered twice")
 	}
 	reg := agentRegistry()
-	reg[toy.Name] = func(agentDeps) (agent.Agent, error) { return sessionAgent{}, nil }
+	reg[toy.Name] = func(Deps) (agent.Agent, error) { return sessionAgent{}, nil }
 	return reg
 }
 
@@ -77,7 +77,7 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 	// own receiver.
 	for _, repo := range []string{"acme/alpha", "acme/alpha-ops"} {
 		d.sched = scheduler.New(scheduler.Options{})
-		if err := d.sched.Add(jobFor(d.rt, sessionAgent{}, d.cfg.Projects[0], toy, nil)); err != nil {
+		if err := d.sched.Add(jobFor(d.Runtime, sessionAgent{}, d.Config.Projects[0], toy, nil)); err != nil {
 			t.Fatal(err)
 		}
 		body := `{"action":"created","issue":{"number":3},"comment":{"body":"hi"},"repository":{"full_name":"` + repo + `"}}`

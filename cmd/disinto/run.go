@@ -20,7 +20,7 @@ const cancelWait = 10 * time.Second
 
 func (a *app) runCmd() *cobra.Command { return a.runCmdWith(agentRegistry) }
 
-func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Command {
+func (a *app) runCmdWith(registry func() map[config.Role]Factory) *cobra.Command {
 	var project string
 	once := true
 	cmd := &cobra.Command{
@@ -55,11 +55,11 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 				return fmt.Errorf("create data dir: %w", err)
 			}
 			// Per-issue state must have one writer: not next to a daemon.
-			lock, err := lockDataDir(a.dataDir)
+			lock, err := LockDataDir(a.dataDir)
 			if err != nil {
 				return err
 			}
-			defer lock.release()
+			defer lock.Release()
 			moves, err := a.migrateDataDir(cfg)
 			if err != nil {
 				return err
@@ -68,13 +68,13 @@ func (a *app) runCmdWith(registry func() map[config.Role]agentFactory) *cobra.Co
 			if err != nil {
 				return err
 			}
-			logMoves(c.logs.For(string(role)), moves)
-			defer func() { _ = c.close() }()
-			ag, err := c.newAgent(factory, p, role)
+			LogMoves(c.Logs.For(string(role)), moves)
+			defer func() { _ = c.Close() }()
+			ag, err := c.NewAgent(factory, p, role)
 			if err != nil {
 				return err
 			}
-			rt, log := c.rt, c.logs.For(string(role))
+			rt, log := c.Runtime, c.Logs.For(string(role))
 			tickErr := rt.Tick(cmd.Context(), ag, p, role, agent.CauseManual)
 			// Work started by the tick belongs to this run: wait for it.
 			if err := rt.Wait(cmd.Context()); err != nil {

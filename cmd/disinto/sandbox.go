@@ -13,15 +13,15 @@ import (
 
 // How sessions run, as /status and `disinto status` report it.
 const (
-	sessionsIsolated   = "isolated"
-	sessionsUnisolated = "unisolated"
+	SessionsIsolated   = "isolated"
+	SessionsUnisolated = "unisolated"
 )
 
-func sessionsMode(sb *sandbox.Sandbox) string {
+func SessionsMode(sb *sandbox.Sandbox) string {
 	if sb.Isolated() {
-		return sessionsIsolated
+		return SessionsIsolated
 	}
-	return sessionsUnisolated
+	return SessionsUnisolated
 }
 
 // openSandbox sets up the confinement of model sessions. As root (the

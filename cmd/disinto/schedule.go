@@ -18,15 +18,15 @@ import (
 // architect without its own identity, must not stop the roles that work.
 // A role whose bot has no token and no fallback (config.ErrNoIdentity) is
 // left out the same way.
-var errNotScheduled = errors.New("role not scheduled")
+var ErrNotScheduled = errors.New("role not scheduled")
 
 // addJobs schedules one job per (project, role) the role table runs, in
 // the table's order, and the lanes of the roles that have them.
-func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
+func (a *app) addJobs(d *Daemon, registry map[config.Role]Factory) error {
 	missing := map[config.Role]bool{}
-	for _, p := range d.cfg.Projects {
+	for _, p := range d.Config.Projects {
 		for _, spec := range config.RoleSpecs() {
-			if !d.cfg.RoleRuns(p, spec) {
+			if !d.Config.RoleRuns(p, spec) {
 				continue
 			}
 			factory, ok := registry[spec.Name]
@@ -52,11 +52,11 @@ func (a *app) addJobs(d *daemon, registry map[config.Role]agentFactory) error {
 
 // addRoleJob builds spec's agent of project p and schedules it, with its
 // journal, its token's gate and its lanes.
-func (a *app) addRoleJob(d *daemon, p *config.Project, spec config.RoleSpec, factory agentFactory) error {
+func (a *app) addRoleJob(d *Daemon, p *config.Project, spec config.RoleSpec, factory Factory) error {
 	role := spec.Name
-	ag, err := d.newAgent(factory, p, role)
-	if errors.Is(err, errNotScheduled) || errors.Is(err, config.ErrNoIdentity) {
-		why := d.redactor.String(err.Error())
+	ag, err := d.NewAgent(factory, p, role)
+	if errors.Is(err, ErrNotScheduled) || errors.Is(err, config.ErrNoIdentity) {
+		why := d.Redactor.String(err.Error())
 		if !spec.Scheduled {
 			d.log.Info().Str("project", p.Name).Str("role", string(role)).Str("reason", why).Msg("role not scheduled")
 			return nil
@@ -71,20 +71,20 @@ func (a *app) addRoleJob(d *daemon, p *config.Project, spec config.RoleSpec, fac
 	if r, ok := ag.(agent.Reporter); ok {
 		d.reporters = append(d.reporters, r)
 	}
-	if r, ok := ag.(actionReporter); ok {
+	if r, ok := ag.(ActionReporter); ok {
 		d.vaults.add(r)
 	}
 	// A role with sessions keeps its bot's journal. An agent acts as its
 	// role's bot; one that needs no token (none configured, as in tests)
 	// has no gate.
 	if spec.Formula != "" {
-		d.journals.add(d.services, p, role, d.logs.For("daemon"))
+		d.journals.add(d.Services, p, role, d.Logs.For("daemon"))
 	}
 	var g *gate
-	if bot, err := d.cfg.Bot(role); err == nil {
-		g = d.gates.of(p.ForgeURL, bot, p.Name+"/"+string(role), d.services.http, d.logs.For("daemon"))
+	if bot, err := d.Config.Bot(role); err == nil {
+		g = d.gates.of(p.ForgeURL, bot, p.Name+"/"+string(role), d.Services.HTTP, d.Logs.For("daemon"))
 	}
-	if err := d.sched.Add(jobFor(d.rt, ag, p, spec, g)); err != nil {
+	if err := d.sched.Add(jobFor(d.Runtime, ag, p, spec, g)); err != nil {
 		return err
 	}
 	if spec.Lanes {

@@ -38,7 +38,7 @@ func TestJobForSchedule(t *testing.T) {
 
 	next := time.Date(2026, 3, 2, 2, 0, 0, 0, time.UTC)
 	var out bytes.Buffer
-	printStatus(&out, statusReport{Jobs: []scheduler.JobStatus{
+	printStatus(&out, Report{Jobs: []scheduler.JobStatus{
 		{Project: "widgets", Role: "supervisor", Schedule: sup.Schedule.String(), Next: next},
 		{Project: "widgets", Role: "planner", Interval: planner.Interval},
 	}}, false)

@@ -29,23 +29,23 @@ import (
 // project: one model runner (so each backend's session limit holds
 // daemon-wide, AD-002), one redactor, and one HTTP client whose forge
 // requests are counted for /metrics.
-type services struct {
-	cfg    *config.Config
-	layout datadir.Layout
+type Services struct {
+	Config    *config.Config
+	Layout datadir.Layout
 	// checkouts share one ops checkout per project and identity.
-	checkouts ops.Checkouts
-	redactor  *redact.Redactor
-	claude    claude.Runner
-	http      *http.Client
-	sandbox   *sandbox.Sandbox
+	Checkouts ops.Checkouts
+	Redactor  *redact.Redactor
+	Claude    claude.Runner
+	HTTP      *http.Client
+	Sandbox   *sandbox.Sandbox
 	// instance names this data dir's claims (see forge.Options.Instance).
-	instance string
+	Instance string
 	// mem connects the agents to the ops and .profile checkouts: live
 	// formulas and lessons.
 	mem memoryWiring
 	// views are the projects' shared listings of the forge (forgeview),
 	// one per project for its dev agents and review agent.
-	views forgeview.Set
+	Views forgeview.Set
 }
 
 // instanceID returns the id of the data dir's daemon, made on first use:
@@ -70,7 +70,7 @@ func instanceID(dataDir string) (string, error) {
 // newServices builds the shared services around the process's redactor
 // (built from cfg.Secrets(), and shared with the logs and the ledger), and
 // the sandbox of the model sessions. reg may be nil (one-shot runs).
-func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *metrics.Registry, environ []string, allowUnisolated bool, log zerolog.Logger) (*services, error) {
+func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *metrics.Registry, environ []string, allowUnisolated bool, log zerolog.Logger) (*Services, error) {
 	sb, err := openSandbox(dataDir, allowUnisolated, cfg.SessionUIDs, log)
 	if err != nil {
 		return nil, err
@@ -79,10 +79,10 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 	if err != nil {
 		return nil, err
 	}
-	s := &services{cfg: cfg, layout: datadir.New(dataDir), redactor: red, http: &http.Client{Timeout: cfg.Policy.ForgeTimeout}, sandbox: sb,
-		instance: instance}
+	s := &Services{Config: cfg, Layout: datadir.New(dataDir), Redactor: red, HTTP: &http.Client{Timeout: cfg.Policy.ForgeTimeout}, Sandbox: sb,
+		Instance: instance}
 	if reg != nil {
-		s.http.Transport = reg.RoundTripper(nil)
+		s.HTTP.Transport = reg.RoundTripper(nil)
 	}
 	names := make([]string, 0, len(cfg.Backends))
 	for n := range cfg.Backends {
@@ -103,20 +103,20 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 		IdleGrace:      cfg.Claude.IdleGrace,
 		Timeout:        cfg.Claude.Timeout,
 		TranscriptDir:  datadir.New(dataDir).Transcripts(),
-		Redactor:       s.redactor,
+		Redactor:       s.Redactor,
 		Logger:         log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("model runner: %w", err)
 	}
-	s.claude = runner
+	s.Claude = runner
 	return s, nil
 }
 
 // forgeAs returns a client of project p's repository acting as bot b.
-func (s *services) forgeAs(p *config.Project, b config.Bot, log zerolog.Logger) (*forge.RepoClient, error) {
-	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, HTTPClient: s.http, Logger: log,
-		Redactor: s.redactor, Instance: s.instance})
+func (s *Services) ForgeAs(p *config.Project, b config.Bot, log zerolog.Logger) (*forge.RepoClient, error) {
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, HTTPClient: s.HTTP, Logger: log,
+		Redactor: s.Redactor, Instance: s.Instance})
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *services) forgeAs(p *config.Project, b config.Bot, log zerolog.Logger) 
 
 // formula resolves a formula for project p: an override in the ops
 // repository checkout wins over the embedded default.
-func (s *services) formula(p *config.Project, name string, log zerolog.Logger) (*formula.Formula, error) {
+func (s *Services) Formula(p *config.Project, name string, log zerolog.Logger) (*formula.Formula, error) {
 	f, _, err := formula.Resolver{Embedded: formulas.FS, OpsDir: p.OpsRepoRoot, Logger: log}.Resolve(name)
 	if err != nil {
 		return nil, fmt.Errorf("formula %s: %w", name, err)

@@ -47,7 +47,7 @@ func TestForgeClientsRedactWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc, err := s.forgeAs(cfg.Projects[0], b, logx.Nop())
+	fc, err := s.ForgeAs(cfg.Projects[0], b, logx.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

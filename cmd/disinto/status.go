@@ -50,10 +50,10 @@ func (a *app) statusCmd() *cobra.Command {
 // fetchStatus asks a running daemon for its /status, on the status
 // listener daemon.json names, with DISINTO_STATUS_TOKEN (env file or
 // environment) when one is set.
-func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
-	info, ok := readDaemonInfo(a.dataDir)
+func (a *app) fetchStatus(ctx context.Context) (Report, bool) {
+	info, ok := ReadInfo(a.dataDir)
 	if !ok {
-		return statusReport{}, false
+		return Report{}, false
 	}
 	addr := info.Status
 	if addr == "" {
@@ -61,7 +61,7 @@ func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return statusReport{}, false
+		return Report{}, false
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "127.0.0.1"
@@ -70,19 +70,19 @@ func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/status", nil)
 	if err != nil {
-		return statusReport{}, false
+		return Report{}, false
 	}
-	if env, err := config.LoadEnvWith(a.envFile, a.envDecrypter(), a.env); err == nil && env.Get(envStatusToken) != "" {
-		req.Header.Set("Authorization", "Bearer "+env.Get(envStatusToken))
+	if env, err := config.LoadEnvWith(a.envFile, a.envDecrypter(), a.env); err == nil && env.Get(EnvStatusToken) != "" {
+		req.Header.Set("Authorization", "Bearer "+env.Get(EnvStatusToken))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return statusReport{}, false
+		return Report{}, false
 	}
 	defer resp.Body.Close()
-	var rep statusReport
+	var rep Report
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil {
-		return statusReport{}, false
+		return Report{}, false
 	}
 	if rep.Daemon != nil {
 		rep.Daemon.PID, rep.Daemon.Listen, rep.Daemon.Status = info.PID, info.Listen, info.Status
@@ -92,12 +92,12 @@ func (a *app) fetchStatus(ctx context.Context) (statusReport, bool) {
 
 // offlineStatus builds the report from the data dir (and the config when
 // it loads) while no daemon runs.
-func (a *app) offlineStatus() statusReport {
-	var rep statusReport
+func (a *app) offlineStatus() Report {
+	var rep Report
 	cadences := map[string]config.RoleSettings{} // by project/role
 	if cfg, err := a.loadConfigQuiet(); err == nil {
 		for _, p := range cfg.Projects {
-			rep.Projects = append(rep.Projects, projectInfo{Name: p.Name, Repo: p.Repo})
+			rep.Projects = append(rep.Projects, ProjectInfo{Name: p.Name, Repo: p.Repo})
 			sup := supervisor.LastReport(a.layout().RoleState(p.Name, config.RoleSupervisor), p.Name)
 			rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
 			rep.InFlight = append(rep.InFlight, architectHoldings(a.dataDir, p)...)
@@ -127,8 +127,8 @@ func (a *app) offlineStatus() statusReport {
 			return rep.Jobs[i].Project+"/"+rep.Jobs[i].Role < rep.Jobs[j].Project+"/"+rep.Jobs[j].Role
 		})
 	}
-	rep.Paused, _ = openEnablement(a.layout()).List()
-	rep.Recent, rep.CostTodayUSD = recentRuns(a.dataDir, time.Now())
+	rep.Paused, _ = OpenEnablement(a.layout()).List()
+	rep.Recent, rep.CostTodayUSD = RecentRuns(a.dataDir, time.Now())
 	return rep
 }
 
@@ -136,14 +136,14 @@ func (a *app) loadConfigQuiet() (*config.Config, error) {
 	return config.LoadWith(a.projectsDir, a.envFile, a.env, a.envDecrypter())
 }
 
-func printStatus(w io.Writer, rep statusReport, live bool) {
+func printStatus(w io.Writer, rep Report, live bool) {
 	if live && rep.Daemon != nil {
 		fmt.Fprintf(w, "daemon: running (pid %d, webhooks on %s, status on %s, up since %s)\n", rep.Daemon.PID,
 			rep.Daemon.Listen, orDash(rep.Daemon.Status), rep.Daemon.Started.Format(time.RFC3339))
 		switch rep.Sessions {
-		case sessionsIsolated:
+		case SessionsIsolated:
 			fmt.Fprintln(w, "sessions: isolated (each runs under a uid of its own)")
-		case sessionsUnisolated:
+		case SessionsUnisolated:
 			fmt.Fprintln(w, "sessions: UNISOLATED: they run as the daemon's user and can read its credentials (--allow-unisolated-sessions)")
 		}
 	} else {
@@ -181,7 +181,7 @@ func printStatus(w io.Writer, rep statusReport, live bool) {
 	fmt.Fprintln(w, "\nagents:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  PROJECT\tROLE\tENABLED\tCADENCE\tLAST RUN\tNEXT RUN\tRUNNING\tLAST ERROR")
-	disabled := map[string]disabledRole{}
+	disabled := map[string]DisabledRole{}
 	for _, dr := range rep.Disabled {
 		disabled[dr.Project+"/"+dr.Role] = dr
 	}
@@ -271,7 +271,7 @@ func cadence(j scheduler.JobStatus) string {
 // printHoldings lists the work in flight, one line per issue with its
 // stage, pull request, attempts and age, and the deferred side effects
 // still to be done.
-func printHoldings(w io.Writer, rep statusReport, now time.Time) {
+func printHoldings(w io.Writer, rep Report, now time.Time) {
 	if len(rep.InFlight) > 0 {
 		fmt.Fprintln(w, "\nin flight:")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -301,7 +301,7 @@ func printHoldings(w io.Writer, rep statusReport, now time.Time) {
 
 // printSupervision lists the supervisors' open findings and the actions
 // of their last runs.
-func printSupervision(w io.Writer, rep statusReport) {
+func printSupervision(w io.Writer, rep Report) {
 	if len(rep.Findings) > 0 {
 		fmt.Fprintln(w, "\nsupervisor findings:")
 		for _, f := range rep.Findings {

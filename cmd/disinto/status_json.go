@@ -12,7 +12,7 @@ import (
 // people and scripts: every list is a list ([] rather than null), and every
 // duration is in seconds (a field "x_seconds" where the daemon's wire and
 // the ledger carry "x_ns").
-func writeStatusJSON(w io.Writer, rep statusReport) error {
+func writeStatusJSON(w io.Writer, rep Report) error {
 	fillNilSlices(reflect.ValueOf(&rep).Elem())
 	raw, err := json.Marshal(rep)
 	if err != nil {

@@ -17,7 +17,7 @@ func TestStatusShowsStageTimes(t *testing.T) {
 		Stages: []ledger.StageTime{{Name: "claim_to_session", Wall: time.Second}, {Name: "session_to_pr", Wall: 2 * time.Minute},
 			{Name: "pr_to_ci", Wall: 6 * time.Minute}, {Name: "ci_to_approval", Wall: 10 * time.Minute}, {Name: "approval_to_merge", Wall: 0}}}
 	var out bytes.Buffer
-	printStatus(&out, statusReport{Recent: []ledger.Record{rec}}, false)
+	printStatus(&out, Report{Recent: []ledger.Record{rec}}, false)
 	want := "session 1s, pr 2m0s, ci 6m0s, approval 10m0s, merge 0s"
 	if !strings.Contains(out.String(), want) {
 		t.Fatalf("status lacks %q:\n%s", want, out.String())
@@ -35,7 +35,7 @@ func (f fixedReport) Report() agent.Report { return agent.Report(f) }
 // its stage, pull request, attempts and age, and the pushes still queued.
 func TestStatusShowsWorkInFlight(t *testing.T) {
 	now := time.Now()
-	d := &daemon{reporters: []agent.Reporter{
+	d := &Daemon{reporters: []agent.Reporter{
 		fixedReport{Items: []agent.Item{{Project: "beta", Role: "dev", Issue: 9, Stage: "implementing", Started: now.Add(-time.Minute)}}},
 		fixedReport{
 			Items: []agent.Item{{Project: "alpha", Role: "dev", Issue: 7, PR: 8, Stage: "awaiting_ci", Started: now.Add(-2 * time.Hour),
@@ -44,7 +44,7 @@ func TestStatusShowsWorkInFlight(t *testing.T) {
 				Queued: now, Attempts: 2, Next: now.Add(time.Minute), Error: "connection refused"}},
 		},
 	}}
-	var rep statusReport
+	var rep Report
 	rep.InFlight, rep.Pending = d.holdings()
 	if len(rep.InFlight) != 2 || rep.InFlight[0].Project != "alpha" {
 		t.Fatalf("in flight %+v, want alpha's issue first", rep.InFlight)
@@ -64,7 +64,7 @@ func TestStatusShowsWorkInFlight(t *testing.T) {
 func TestStatusJSONListsAndSeconds(t *testing.T) {
 	rec := ledger.Record{End: time.Now(), Project: "alpha", Role: "dev", Issue: 7, Reason: ledger.ReasonMerged,
 		Wall: 90 * time.Second, Stages: []ledger.StageTime{{Name: "pr_to_ci", Wall: 1500 * time.Millisecond}}}
-	rep := statusReport{Recent: []ledger.Record{rec}}
+	rep := Report{Recent: []ledger.Record{rec}}
 	var out bytes.Buffer
 	if err := writeStatusJSON(&out, rep); err != nil {
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func when(now, t time.Time) string {
 
 // pageView is what the template renders.
 type pageView struct {
-	statusReport
+	Report
 	Now     time.Time
 	Refresh int
 	// Links are the forge links of issues and pull requests, by
@@ -88,8 +88,8 @@ func (v pageView) RecentFirst() []ledger.Record {
 }
 
 // serveStatusPage answers GET / on the status listener.
-func (d *daemon) serveStatusPage(w http.ResponseWriter, _ *http.Request) {
-	page, err := renderStatusPage(d.status(), d.redactor.String, time.Now())
+func (d *Daemon) serveStatusPage(w http.ResponseWriter, _ *http.Request) {
+	page, err := renderStatusPage(d.status(), d.Redactor.String, time.Now())
 	if err != nil {
 		d.log.Error().Err(err).Msg("render the status page")
 		http.Error(w, "status unavailable", http.StatusInternalServerError)
@@ -104,16 +104,16 @@ func (d *daemon) serveStatusPage(w http.ResponseWriter, _ *http.Request) {
 // renderStatusPage renders rep, masked with mask before and after: the
 // report as data (so that escaping cannot hide a secret from the mask)
 // and the page as bytes.
-func renderStatusPage(rep statusReport, mask func(string) string, now time.Time) ([]byte, error) {
+func renderStatusPage(rep Report, mask func(string) string, now time.Time) ([]byte, error) {
 	raw, err := json.Marshal(rep)
 	if err != nil {
 		return nil, err
 	}
-	var masked statusReport
+	var masked Report
 	if err := json.Unmarshal([]byte(mask(string(raw))), &masked); err != nil {
 		return nil, fmt.Errorf("masking secrets broke the report: %w", err)
 	}
-	v := pageView{statusReport: masked, Now: now, Refresh: int(statusPageRefresh / time.Second), links: map[string]string{}}
+	v := pageView{Report: masked, Now: now, Refresh: int(statusPageRefresh / time.Second), links: map[string]string{}}
 	for _, p := range masked.Projects {
 		if strings.HasPrefix(p.URL, "http://") || strings.HasPrefix(p.URL, "https://") {
 			v.links[p.Name] = p.URL

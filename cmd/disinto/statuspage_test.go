@@ -17,8 +17,8 @@ import (
 func TestStatusPageRenders(t *testing.T) {
 	now := time.Now()
 	secret := "tok-0123456789abcdef"
-	rep := statusReport{
-		Projects: []projectInfo{{Name: "alpha", Repo: "acme/alpha", URL: "http://forge.test/acme/alpha"}},
+	rep := Report{
+		Projects: []ProjectInfo{{Name: "alpha", Repo: "acme/alpha", URL: "http://forge.test/acme/alpha"}},
 		Jobs:     []scheduler.JobStatus{{Project: "alpha", Role: "dev", Interval: 5 * time.Minute, JobState: scheduler.JobState{LastError: "boom <script>alert(1)</script> " + secret}}},
 		InFlight: []agent.Item{{Project: "alpha", Role: "dev", Issue: 7, PR: 8, Stage: "awaiting_review", Started: now.Add(-time.Hour),
 			Attempts: map[string]int{"ci": 1}, Limits: map[string]int{"ci": 3}}},

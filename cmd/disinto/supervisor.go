@@ -17,28 +17,28 @@ import (
 // to the ops repository (the local state dir when that fails), and it
 // watches the engine only when DOCKER_HOST names it (the opt-in socket
 // override).
-func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
+func newSupervisorAgent(d Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
-	rp, err := d.parts("run-supervisor", nil)
+	rp, err := d.Parts("run-supervisor", nil)
 	if err != nil {
 		return nil, err
 	}
 	o := supervisor.Options{
-		Project: p, Forge: rp.forge,
+		Project: p, Forge: rp.Forge,
 		Stack:       strings.TrimSpace(d.Config.Env.Get("COMPOSE_PROJECT_NAME")),
 		DataDir:     d.DataDir,
-		StateDir:    s.layout.RoleState(p.Name, config.RoleSupervisor),
-		LedgerDir:   s.layout.Ledger(),
-		LogDir:      s.layout.Logs(),
-		Maintainers: d.maintainersOf(rp.bot),
-		Pauser:      supervisor.EnablementPauser{Enablement: openEnablement(s.layout), Project: p.Name},
+		StateDir:    s.Layout.RoleState(p.Name, config.RoleSupervisor),
+		LedgerDir:   s.Layout.Ledger(),
+		LogDir:      s.Layout.Logs(),
+		Maintainers: d.maintainersOf(rp.Bot),
+		Pauser:      supervisor.EnablementPauser{Enablement: OpenEnablement(s.Layout), Project: p.Name},
 		Log:         d.Log,
 	}
 	// The model sees only unknown anomalies, in a sandbox workspace of
 	// its own, read-only by its formula (the live one: overrides reach
 	// it) and without a forge token.
-	o.Analyst = &supervisor.ModelAnalyst{Claude: s.claude, Formula: rp.formula, Live: rp.live, Project: p.Name,
-		Sandbox: s.sandbox, Key: sandbox.Key("supervisor", p.Name), Model: rp.settings.Model, Backend: rp.settings.Backend}
+	o.Analyst = &supervisor.ModelAnalyst{Claude: s.Claude, Formula: rp.Formula, Live: rp.Live, Project: p.Name,
+		Sandbox: s.Sandbox, Key: sandbox.Key("supervisor", p.Name), Model: rp.Settings.Model, Backend: rp.Settings.Backend}
 	o.Checkouts = supervisedCheckouts(d, p)
 	if d.Runtime != nil {
 		o.Heartbeats = supervisor.RuntimeHeartbeats{Runtime: d.Runtime, Project: p.Name}
@@ -46,7 +46,7 @@ func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 	if d.Metrics != nil {
 		o.Findings = gaugeOf(d.Metrics)
 	}
-	if r := s.opsRepo(p.Name); r != nil {
+	if r := s.OpsRepo(p.Name); r != nil {
 		o.Journal = r
 	}
 	if e := dockerEngine(d.Config.Env); e != nil {
@@ -57,12 +57,12 @@ func newSupervisorAgent(d agentDeps) (agent.Agent, error) {
 
 // supervisedCheckouts are the project's clones under the data dir: the
 // dev bot's and the review agent's.
-func supervisedCheckouts(d agentDeps, p *config.Project) []supervisor.Checkout {
+func supervisedCheckouts(d Deps, p *config.Project) []supervisor.Checkout {
 	var out []supervisor.Checkout
 	if b, err := d.Config.Bot(config.RoleDev); err == nil {
-		out = append(out, supervisor.Checkout{Dir: d.Services.layout.Clone(p.Name, b.User), Primary: p.PrimaryBranch})
+		out = append(out, supervisor.Checkout{Dir: d.Services.Layout.Clone(p.Name, b.User), Primary: p.PrimaryBranch})
 	}
-	out = append(out, supervisor.Checkout{Dir: d.Services.layout.ReviewClone(p.Name), Primary: p.PrimaryBranch})
+	out = append(out, supervisor.Checkout{Dir: d.Services.Layout.ReviewClone(p.Name), Primary: p.PrimaryBranch})
 	return out
 }
 

@@ -30,7 +30,7 @@ func (a *app) cliVault(project string) (*agentvault.Parts, error) {
 		return nil, err
 	}
 	red := redact.New(cfg.Secrets()...)
-	return agentvault.For(agentvault.PartsOptions{Config: cfg, Project: p, Dir: a.layout().CLIOps(p.Name, vaultUser(cfg)),
+	return agentvault.For(agentvault.PartsOptions{Config: cfg, Project: p, Dir: a.layout().CLIOps(p.Name, VaultUser(cfg)),
 		Admins: maintainers(cfg.Env), Redactor: red, Log: zerolog.Nop()})
 }
 

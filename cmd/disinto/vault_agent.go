@@ -28,21 +28,21 @@ const (
 // vaultParts resolves d.Project's vault parts as the vault bot, on the
 // daemon's one ops checkout of the project as that bot, which the
 // dispatcher, the dev agents' mirror requests and the predictor share.
-func (d agentDeps) vaultParts() (*agentvault.Parts, error) {
+func (d Deps) vaultParts() (*agentvault.Parts, error) {
 	s := d.Services
 	return agentvault.For(agentvault.PartsOptions{Config: d.Config, Project: d.Project,
-		Dir: s.layout.Ops(d.Project.Name, vaultUser(d.Config)), Checkouts: &s.checkouts, Admins: maintainers(d.Config.Env),
-		Redactor: s.redactor, Log: d.Log})
+		Dir: s.Layout.Ops(d.Project.Name, VaultUser(d.Config)), Checkouts: &s.Checkouts, Admins: maintainers(d.Config.Env),
+		Redactor: s.Redactor, Log: d.Log})
 }
 
 // newVaultAgent builds project d.Project's dispatcher as the vault bot,
 // on the vault bot's ops checkout and with the data dir's secrets. Losing that directory is harmless: results are in the
 // ops repository.
-func newVaultAgent(d agentDeps) (agent.Agent, error) {
+func newVaultAgent(d Deps) (agent.Agent, error) {
 	s := d.Services
 	v, err := d.vaultParts()
 	if errors.Is(err, vault.ErrNoVaultIdentity) {
-		return nil, fmt.Errorf("%w: %w (FORGE_VAULT_TOKEN, FORGE_VAULT_PASS)", errNotScheduled, err)
+		return nil, fmt.Errorf("%w: %w (FORGE_VAULT_TOKEN, FORGE_VAULT_PASS)", ErrNotScheduled, err)
 	}
 	if err != nil {
 		return nil, err
@@ -51,8 +51,8 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := agentvault.Runners(v, container, s.layout.MirrorClone(d.Project.Name), d.Log)
-	disp, err := v.Dispatcher(run, s.instance, agentvault.Secrets(secrets.Open(s.layout.Root())), d.Log)
+	run := agentvault.Runners(v, container, s.Layout.MirrorClone(d.Project.Name), d.Log)
+	disp, err := v.Dispatcher(run, s.Instance, agentvault.Secrets(secrets.Open(s.Layout.Root())), d.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func newVaultAgent(d agentDeps) (agent.Agent, error) {
 // opt-in socket override; the socket is root-equivalent, so it is never
 // inferred). Without an engine there is none, and the dispatcher only
 // inspects: status lists the pending and finished actions, nothing runs.
-func newVaultRunner(d agentDeps) (vault.Executor, error) {
+func newVaultRunner(d Deps) (vault.Executor, error) {
 	eng := dockerEngine(d.Config.Env)
 	if eng == nil {
 		return nil, nil
@@ -82,7 +82,7 @@ func newVaultRunner(d agentDeps) (vault.Executor, error) {
 	}
 	var tags agentvault.TagReader
 	if b, err := d.Config.Bot(config.RoleVault); err == nil {
-		if tags, err = agentvault.ReleaseTags(d.Project, b, d.Services.redactor, d.Log); err != nil {
+		if tags, err = agentvault.ReleaseTags(d.Project, b, d.Services.Redactor, d.Log); err != nil {
 			return nil, err
 		}
 	}
@@ -93,18 +93,18 @@ func newVaultRunner(d agentDeps) (vault.Executor, error) {
 
 // actionReporter is an agent that lists the vault actions it last saw,
 // for status: the vault role's dispatchers.
-type actionReporter interface {
+type ActionReporter interface {
 	Status() []agentvault.Status
 }
 
 // vaultAgents are the daemon's dispatchers.
 type vaultAgents struct {
 	mu     sync.Mutex
-	agents []actionReporter
+	agents []ActionReporter
 }
 
 // add registers a dispatcher.
-func (va *vaultAgents) add(r actionReporter) {
+func (va *vaultAgents) add(r ActionReporter) {
 	va.mu.Lock()
 	defer va.mu.Unlock()
 	va.agents = append(va.agents, r)

@@ -10,14 +10,14 @@ import (
 // vault's requester as the vault bot, on the vault bot's ops checkout. Nil (and a log line) when p has no
 // mirrors, or no ops repository or vault identity: then no mirror is
 // pushed, since no agent holds a mirror's credential.
-func devMirrorVault(d agentDeps) dev.MirrorVault {
+func devMirrorVault(d Deps) dev.MirrorVault {
 	p, s := d.Project, d.Services
 	if len(p.Mirrors) == 0 {
 		return nil
 	}
 	v, err := d.vaultParts()
 	if err != nil {
-		d.Log.Warn().Str("project", p.Name).Str("reason", s.redactor.String(err.Error())).Msg("dev: mirrors are not pushed: they go through the vault")
+		d.Log.Warn().Str("project", p.Name).Str("reason", s.Redactor.String(err.Error())).Msg("dev: mirrors are not pushed: they go through the vault")
 		return nil
 	}
 	q, err := v.Requester(d.Log)

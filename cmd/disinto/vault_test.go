@@ -61,8 +61,8 @@ func TestVaultJobScheduled(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	reg := map[config.Role]agentFactory{config.RoleVault: newVaultAgent,
-		config.RoleDev: func(agentDeps) (agent.Agent, error) { return sessionAgent{}, nil }}
+	reg := map[config.Role]Factory{config.RoleVault: newVaultAgent,
+		config.RoleDev: func(Deps) (agent.Agent, error) { return sessionAgent{}, nil }}
 	for _, tc := range []struct {
 		env  []string
 		want string

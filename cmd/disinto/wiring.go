@@ -19,18 +19,18 @@ import (
 // redactor for everything the process writes, the logs, the ledger, the
 // services every agent shares, and the runtime that runs the agents'
 // ticks and work. Agents are built from it with newAgent.
-type core struct {
-	cfg        *config.Config
-	dataDir    string
-	redactor   *redact.Redactor
-	logs       *logx.Set
-	ledger     *ledger.Ledger
-	enablement *agent.Enablement
+type Core struct {
+	Config        *config.Config
+	DataDir    string
+	Redactor   *redact.Redactor
+	Logs       *logx.Set
+	Ledger     *ledger.Ledger
+	Enablement *agent.Enablement
 	// metrics counts ticks, outcomes and forge requests for /metrics; nil
 	// in a one-shot run.
-	metrics  *metrics.Registry
-	services *services
-	rt       *agent.Runtime
+	Metrics  *metrics.Registry
+	Services *Services
+	Runtime       *agent.Runtime
 	// journals route each run's record to its bot's journal; a daemon
 	// registers and drains them, a one-shot run has none.
 	journals journals
@@ -46,7 +46,7 @@ type coreOptions struct {
 
 // newCore opens and builds the core; on an error, what was opened is
 // closed again.
-func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
+func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *Core, err error) {
 	red := redact.New(cfg.Secrets()...)
 	lo, err := a.logOptions()
 	if err != nil {
@@ -57,39 +57,39 @@ func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *core, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &core{cfg: cfg, dataDir: a.dataDir, redactor: red, logs: logs,
-		enablement: openEnablement(a.layout())}
+	c := &Core{Config: cfg, DataDir: a.dataDir, Redactor: red, Logs: logs,
+		Enablement: OpenEnablement(a.layout())}
 	defer func() {
 		if err != nil {
-			_ = c.close()
+			_ = c.Close()
 		}
 	}()
-	if c.ledger, err = ledger.Open(a.layout().Ledger(), ledger.Options{Redactor: red}); err != nil {
+	if c.Ledger, err = ledger.Open(a.layout().Ledger(), ledger.Options{Redactor: red}); err != nil {
 		return nil, err
 	}
-	rto := agent.Options{Enablement: c.enablement, Log: logs.For(o.runtimeLog), TickTimeout: cfg.Policy.TickTimeout}
-	var next agent.Recorder = c.ledger
+	rto := agent.Options{Enablement: c.Enablement, Log: logs.For(o.runtimeLog), TickTimeout: cfg.Policy.TickTimeout}
+	var next agent.Recorder = c.Ledger
 	if o.metrics {
-		c.metrics = metrics.New(func() int { return len(c.rt.Running()) })
-		c.metrics.SetBuildInfo(version, buildCommit())
-		next = metrics.Recorder{Next: c.ledger, Reg: c.metrics}
+		c.Metrics = metrics.New(func() int { return len(c.Runtime.Running()) })
+		c.Metrics.SetBuildInfo(version, buildCommit())
+		next = metrics.Recorder{Next: c.Ledger, Reg: c.Metrics}
 		rto.OnTick = func(p string, r config.Role, dur time.Duration, err error) {
-			c.metrics.ObserveTick(p, string(r), dur, err)
+			c.Metrics.ObserveTick(p, string(r), dur, err)
 		}
 	}
 	rto.Ledger = memory.Recorder{Next: next, For: c.journals.journalFor, Redactor: red, Log: logs.For(o.runtimeLog)}
-	c.rt = agent.New(rto)
-	if c.services, err = newServices(cfg, red, a.dataDir, c.metrics, a.env, a.allowUnisolated, logs.For("claude")); err != nil {
+	c.Runtime = agent.New(rto)
+	if c.Services, err = newServices(cfg, red, a.dataDir, c.Metrics, a.env, a.allowUnisolated, logs.For("claude")); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 // newAgent builds the agent of role for project p with factory.
-func (c *core) newAgent(factory agentFactory, p *config.Project, role config.Role) (agent.Agent, error) {
-	ag, err := factory(agentDeps{Config: c.cfg, Project: p, Role: role, DataDir: c.dataDir,
-		StateDir: datadir.New(c.dataDir).State(p.Name), Log: c.logs.For(string(role)), Services: c.services,
-		Runtime: c.rt, Metrics: c.metrics})
+func (c *Core) NewAgent(factory Factory, p *config.Project, role config.Role) (agent.Agent, error) {
+	ag, err := factory(Deps{Config: c.Config, Project: p, Role: role, DataDir: c.DataDir,
+		StateDir: datadir.New(c.DataDir).State(p.Name), Log: c.Logs.For(string(role)), Services: c.Services,
+		Runtime: c.Runtime, Metrics: c.Metrics})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s agent: %w", p.Name, role, err)
 	}
@@ -97,12 +97,12 @@ func (c *core) newAgent(factory agentFactory, p *config.Project, role config.Rol
 }
 
 // close closes the ledger and the logs.
-func (c *core) close() error {
+func (c *Core) Close() error {
 	var errs []error
-	if c.ledger != nil {
-		errs = append(errs, c.ledger.Close())
+	if c.Ledger != nil {
+		errs = append(errs, c.Ledger.Close())
 	}
-	return errors.Join(append(errs, c.logs.Close())...)
+	return errors.Join(append(errs, c.Logs.Close())...)
 }
 
 // logOptions are the console settings of the environment: DISINTO_LOG_LEVEL
