@@ -71,24 +71,14 @@ func (v *Agent) keep(es []vaultlib.Entry, err error) {
 	v.mu.Unlock()
 }
 
-// Status is one action in status.
-type Status struct {
-	Project string    `json:"project"`
-	ID      string    `json:"id"`
-	Tier    string    `json:"tier,omitempty"`
-	State   string    `json:"state"`
-	Detail  string    `json:"detail,omitempty"`
-	Checked time.Time `json:"checked"`
-}
-
 // Status lists the project's actions as the last cycle saw them.
-func (v *Agent) Status() []Status {
+func (v *Agent) Status() []vaultlib.ActionStatus {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	out := make([]Status, 0, len(v.last))
+	out := make([]vaultlib.ActionStatus, 0, len(v.last))
 	for _, e := range v.last {
 		detail, _, _ := strings.Cut(e.Detail(), "\n")
-		out = append(out, Status{Project: v.project, ID: e.ID, Tier: e.Tier.String(), State: e.Status(),
+		out = append(out, vaultlib.ActionStatus{Project: v.project, ID: e.ID, Tier: e.Tier.String(), State: e.Status(),
 			Detail: MirrorLabel(e) + detail, Checked: v.at})
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 )
 
 func (a *app) agentCmd() *cobra.Command {
@@ -16,7 +17,7 @@ func (a *app) agentCmd() *cobra.Command {
 		Example: "  disinto agent pause dev --project widgets\n  disinto agent resume dev --project widgets\n  disinto agent list",
 	}
 	enablement := func() *agent.Enablement {
-		return OpenEnablement(a.layout())
+		return daemon.OpenEnablement(a.layout())
 	}
 	toggle := func(use, short string, fn func(*agent.Enablement, config.Role, string) error) *cobra.Command {
 		var project string

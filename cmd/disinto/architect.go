@@ -8,6 +8,7 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ops"
 )
@@ -24,7 +25,7 @@ import (
 // shared model runner. Decisions count from the project's maintainers
 // (the project file, FORGE_ADMIN_USERS, else the repository's owners),
 // never from the factory's bots.
-func newArchitectAgent(d Deps) (agent.Agent, error) {
+func newArchitectAgent(d daemon.Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
 	rp, err := d.Parts(architect.FormulaName, nil)
 	if err != nil {
@@ -43,7 +44,7 @@ func newArchitectAgent(d Deps) (agent.Agent, error) {
 		Project: p.Name, Primary: p.PrimaryBranch,
 		Forge: rp.Forge, Ops: rp.Forge.Client().Repo(owner, name), Proposer: proposer,
 		Runner: d.FormulaRunner(rp), Sessions: claude.NewSessionStore(s.Layout.SessionStore(), nil),
-		Deciders: d.maintainersOf(b), Bots: d.Config.BotUsernames, Redactor: s.Redactor, Log: d.Log,
+		Deciders: d.MaintainersOf(b), Bots: d.Config.BotUsernames, Redactor: s.Redactor, Log: d.Log,
 	}
 	// The architect bot only reads the project; the filer bot, which may
 	// write its issues, applies the architect's labels.

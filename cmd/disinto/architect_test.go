@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 )
 
 // TestArchitectScheduled: with the real registry and its own token the
@@ -23,7 +24,7 @@ func TestArchitectScheduled(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	build := func(env ...string) (*Daemon, error) {
+	build := func(env ...string) (*daemon.Daemon, error) {
 		a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{},
 			env:         append([]string{"AGENT_ROLES=architect", "FORGE_TOKEN=dev-token-123", "FORGE_USER=dev-bot", "FORGE_PASS=dev-pass-123"}, env...),
 			projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
@@ -42,11 +43,11 @@ func TestArchitectScheduled(t *testing.T) {
 	}
 	defer func() { _ = d.Ledger.Close(); _ = d.Logs.Close() }()
 	var got []string
-	for _, j := range d.sched.Snapshot() {
+	for _, j := range d.Scheduler().Snapshot() {
 		got = append(got, j.Project+"/"+j.Role)
 	}
-	if strings.Join(got, ",") != "example/architect" || slices.Contains(d.unimplemented, "architect") {
-		t.Fatalf("jobs %v, unimplemented %v", got, d.unimplemented)
+	if strings.Join(got, ",") != "example/architect" || slices.Contains(d.Status().Unimplemented, "architect") {
+		t.Fatalf("jobs %v, unimplemented %v", got, d.Status().Unimplemented)
 	}
 	// With the dev bot's token only, the architect is left out and says
 	// why; the daemon starts.
@@ -55,9 +56,9 @@ func TestArchitectScheduled(t *testing.T) {
 		t.Fatalf("with the dev bot's token only: %v", err)
 	}
 	defer func() { _ = d2.Ledger.Close(); _ = d2.Logs.Close() }()
-	if jobs := d2.sched.Snapshot(); len(jobs) != 0 || len(d2.unscheduled) != 1 ||
-		!strings.Contains(d2.unscheduled[0], "FORGE_ARCHITECT_TOKEN") {
-		t.Fatalf("with the dev bot's token only: jobs %v, not scheduled %v", jobs, d2.unscheduled)
+	if jobs := d2.Scheduler().Snapshot(); len(jobs) != 0 || len(d2.Status().NotScheduled) != 1 ||
+		!strings.Contains(d2.Status().NotScheduled[0], "FORGE_ARCHITECT_TOKEN") {
+		t.Fatalf("with the dev bot's token only: jobs %v, not scheduled %v", jobs, d2.Status().NotScheduled)
 	}
 }
 
@@ -77,7 +78,7 @@ func TestArchitectOfflineStatus(t *testing.T) {
 		t.Fatalf("in flight %+v", rep.InFlight)
 	}
 	var out bytes.Buffer
-	printHoldings(&out, rep, time.Now())
+	rep.WriteText(&out, false)
 	if !strings.Contains(out.String(), "architect") || !strings.Contains(out.String(), "#12") {
 		t.Errorf("status:\n%s", out.String())
 	}

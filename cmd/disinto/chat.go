@@ -16,6 +16,7 @@ import (
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/chat"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/edge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/logx"
@@ -26,7 +27,6 @@ import (
 // Environment of the chat (besides the model runner's and the edge's).
 const (
 	chatListenEnv     = "CHAT_LISTEN"
-	chatUsersEnv      = "DISINTO_CHAT_USERS"
 	forgePublicURLEnv = "FORGE_PUBLIC_URL"
 	chatModelEnv      = "CHAT_MODEL"
 	// chatAPIKeyEnv, when set, is the model API key of the chat's
@@ -86,7 +86,7 @@ func (a *app) runChat(ctx context.Context, listen string) error {
 	}
 	defer logs.Close()
 	log := logs.For("chat")
-	svc, err := newServices(cfg, red, a.dataDir, nil, a.env, a.allowUnisolated, log)
+	svc, err := daemon.NewServices(cfg, red, nil, daemon.CoreOptions{DataDir: a.dataDir, Environ: a.env, AllowUnisolated: a.allowUnisolated, Formulas: formulas.FS}, log)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (a *app) chatOptions(cfg *config.Config, log zerolog.Logger) (chat.Options,
 		forgePublic = public
 	}
 	var users []string
-	for u := range strings.SplitSeq(get(chatUsersEnv), ",") {
+	for u := range strings.SplitSeq(get(chat.UsersEnv), ",") {
 		if u = strings.TrimSpace(u); u != "" {
 			users = append(users, u)
 		}

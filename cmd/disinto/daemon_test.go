@@ -18,6 +18,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/webhook"
 )
@@ -54,10 +55,10 @@ func (s sessionAgent) Tick(ctx context.Context, run *agent.Run) error {
 	return nil
 }
 
-func sessionRegistry(dataDir string) func() map[config.Role]Factory {
-	return func() map[config.Role]Factory {
-		return map[config.Role]Factory{
-			config.RoleDev: func(Deps) (agent.Agent, error) {
+func sessionRegistry(dataDir string) func() daemon.Registry {
+	return func() daemon.Registry {
+		return daemon.Registry{
+			config.RoleDev: func(daemon.Deps) (agent.Agent, error) {
 				return sessionAgent{pidFile: filepath.Join(dataDir, "session.pid")}, nil
 			},
 		}
@@ -144,8 +145,8 @@ func TestDaemonSIGTERM(t *testing.T) {
 		}
 	})
 
-	var info Info
-	waitFor(t, "daemon.json", 30*time.Second, func() bool { var ok bool; info, ok = ReadInfo(data); return ok })
+	var info daemon.Info
+	waitFor(t, "daemon.json", 30*time.Second, func() bool { var ok bool; info, ok = daemon.ReadInfo(data); return ok })
 
 	// A second daemon on the same data dir is refused.
 	if code, _, errOut := runCLI(t, env, append([]string{"daemon", "--listen", "127.0.0.1:0", "--status-listen", "127.0.0.1:0"}, flags...)...); code != exitFailure || !strings.Contains(errOut, "in use by another disinto process") {
@@ -246,9 +247,9 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	reg := map[config.Role]Factory{}
+	reg := daemon.Registry{}
 	for _, r := range config.ScheduledRoles() {
-		reg[r] = func(Deps) (agent.Agent, error) { return sessionAgent{}, nil }
+		reg[r] = func(daemon.Deps) (agent.Agent, error) { return sessionAgent{}, nil }
 	}
 	for _, tc := range []struct{ roles, want string }{
 		{"dev", "example/dev"},
@@ -257,7 +258,7 @@ func TestAgentRolesSelectJobs(t *testing.T) {
 	} {
 		_, d := testDaemon(t, filepath.Join(dir, "projects"), []string{"AGENT_ROLES=" + tc.roles}, reg)
 		var got []string
-		for _, j := range d.sched.Snapshot() {
+		for _, j := range d.Scheduler().Snapshot() {
 			got = append(got, j.Project+"/"+j.Role)
 		}
 		if strings.Join(got, ",") != tc.want {
@@ -290,7 +291,7 @@ func TestAgentPauseCLI(t *testing.T) {
 
 // testDaemon builds the daemon of the projects under projectsDir with env
 // and registry reg, on a data dir of its own, closed when the test ends.
-func testDaemon(t *testing.T, projectsDir string, env []string, reg map[config.Role]Factory) (*app, *Daemon) {
+func testDaemon(t *testing.T, projectsDir string, env []string, reg daemon.Registry) (*app, *daemon.Daemon) {
 	t.Helper()
 	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: env, projectsDir: projectsDir,
 		envFile: filepath.Join(filepath.Dir(projectsDir), "none"), dataDir: sessionDataDir(t)}
@@ -304,4 +305,38 @@ func testDaemon(t *testing.T, projectsDir string, env []string, reg map[config.R
 	}
 	t.Cleanup(func() { _ = d.Close() })
 	return a, d
+}
+
+// newDaemon builds, without running it, the daemon `disinto daemon` would
+// run with a's settings and the constructors of reg.
+func (a *app) newDaemon(cfg *config.Config, reg daemon.Registry) (*daemon.Daemon, error) {
+	co, err := a.coreOptions()
+	if err != nil {
+		return nil, err
+	}
+	return daemon.New(cfg, co, reg)
+}
+
+func TestDaemonListenDefaults(t *testing.T) {
+	tests := []struct {
+		name               string
+		env                []string
+		listen, statusAddr string
+	}{
+		{name: "defaults are loopback", listen: "127.0.0.1:8080", statusAddr: "127.0.0.1:8081"},
+		{name: "environment", env: []string{"DISINTO_LISTEN=:9000", "DISINTO_STATUS_LISTEN=127.0.0.1:9001"},
+			listen: ":9000", statusAddr: "127.0.0.1:9001"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &app{env: tt.env}
+			cmd := a.daemonCmd()
+			if got := cmd.Flag("listen").DefValue; got != tt.listen {
+				t.Errorf("--listen defaults to %q, want %q", got, tt.listen)
+			}
+			if got := cmd.Flag("status-listen").DefValue; got != tt.statusAddr {
+				t.Errorf("--status-listen defaults to %q, want %q", got, tt.statusAddr)
+			}
+		})
+	}
 }

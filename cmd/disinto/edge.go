@@ -10,33 +10,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/edge"
-)
-
-// Environment of the edge: what its Caddyfile is generated from.
-const (
-	edgeHostEnv    = "DISINTO_EDGE_HOST"
-	edgePortEnv    = "DISINTO_EDGE_PORT"
-	edgeTLSPortEnv = "DISINTO_EDGE_TLS_PORT"
-	edgeEmailEnv   = "DISINTO_EDGE_EMAIL"
-	edgeForgeEnv   = "DISINTO_EDGE_FORGE"
-	edgeStatusEnv  = "DISINTO_EDGE_STATUS"
-	edgeChatEnv    = "DISINTO_EDGE_CHAT"
-	// edgeURLEnv is the edge's public URL as the other services know it
-	// (the chat's OAuth callback, init's OAuth2 application, the
-	// doctor's checks); default edge.Config.PublicURL.
-	edgeURLEnv = "DISINTO_EDGE_URL"
 )
 
 // edgeConfig reads the edge's settings from the environment; a bad port
 // names its variable.
 func (a *app) edgeConfig() (edge.Config, error) {
-	c := edge.Config{Host: a.getenv(edgeHostEnv), Email: a.getenv(edgeEmailEnv),
-		Forge: a.getenv(edgeForgeEnv), Status: a.getenv(edgeStatusEnv), Chat: a.getenv(edgeChatEnv)}
+	c := edge.Config{Host: a.getenv(edge.HostEnv), Email: a.getenv(edge.EmailEnv),
+		Forge: a.getenv(edge.ForgeEnv), Status: a.getenv(edge.StatusEnv), Chat: a.getenv(edge.ChatEnv)}
 	for _, p := range []struct {
 		name string
 		dst  *int
-	}{{edgePortEnv, &c.Port}, {edgeTLSPortEnv, &c.TLSPort}} {
+	}{{edge.PortEnv, &c.Port}, {edge.TLSPortEnv, &c.TLSPort}} {
 		if v := a.getenv(p.name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -119,8 +105,8 @@ func (a *app) edgeCaddyfileCmd() *cobra.Command {
 // edgeFieldEnv is the variable each field of the edge's configuration is
 // read from.
 var edgeFieldEnv = map[string]string{
-	edge.FieldHost: edgeHostEnv, edge.FieldPort: edgePortEnv, edge.FieldTLSPort: edgeTLSPortEnv, edge.FieldEmail: edgeEmailEnv,
-	edge.FieldForge: edgeForgeEnv, edge.FieldStatus: edgeStatusEnv, edge.FieldChat: edgeChatEnv,
+	edge.FieldHost: edge.HostEnv, edge.FieldPort: edge.PortEnv, edge.FieldTLSPort: edge.TLSPortEnv, edge.FieldEmail: edge.EmailEnv,
+	edge.FieldForge: edge.ForgeEnv, edge.FieldStatus: edge.StatusEnv, edge.FieldChat: edge.ChatEnv,
 }
 
 // edgeSettingError names the variable of a bad field, as the port's
@@ -140,8 +126,8 @@ func edgeSettingError(err error) error {
 func (a *app) checkEdgeSecrets() error {
 	var errs []error
 	for _, name := range []string{edge.SecretEnv, edge.StatusTokenEnv} {
-		if len(a.getenv(name)) < minStatusToken {
-			errs = append(errs, fmt.Errorf("%s must be set, %d characters or more (e.g. openssl rand -hex 24), in .env", name, minStatusToken))
+		if len(a.getenv(name)) < daemon.MinStatusToken {
+			errs = append(errs, fmt.Errorf("%s must be set, %d characters or more (e.g. openssl rand -hex 24), in .env", name, daemon.MinStatusToken))
 		}
 	}
 	return errors.Join(errs...)
@@ -150,7 +136,7 @@ func (a *app) checkEdgeSecrets() error {
 // edgeURL is the edge's public URL: DISINTO_EDGE_URL, else what the edge
 // settings make of it.
 func (a *app) edgeURL() string {
-	if v := a.getenv(edgeURLEnv); v != "" {
+	if v := a.getenv(edge.URLEnv); v != "" {
 		return v
 	}
 	c, err := a.edgeConfig()

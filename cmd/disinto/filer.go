@@ -7,6 +7,7 @@ import (
 	"github.com/disinto/disinto/agents/filer"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 )
 
 // The sprint filer (agents/filer) is a role entry of its own, not part of
@@ -21,7 +22,7 @@ import (
 // (FORGE_FILER_TOKEN). Its row of the role table has no fallback to the
 // dev bot (W-FI-2): the filer's identity is what keeps its writes to the
 // project's issues.
-func newFilerAgent(d Deps) (agent.Agent, error) {
+func newFilerAgent(d daemon.Deps) (agent.Agent, error) {
 	p := d.Project
 	b, err := d.Config.Bot(config.RoleFiler)
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 )
 
 // TestFilerJobScheduled: the filer runs on the architect's cadence when
@@ -29,8 +30,8 @@ func TestFilerJobScheduled(t *testing.T) {
 	}
 	example = bytes.Replace(example, arch, []byte("[roles.architect]\nenabled = true\ninterval = \"3h\"\n"), 1)
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	reg := map[config.Role]Factory{config.RoleFiler: newFilerAgent,
-		config.RoleDev: func(Deps) (agent.Agent, error) { return sessionAgent{}, nil }}
+	reg := daemon.Registry{config.RoleFiler: newFilerAgent,
+		config.RoleDev: func(daemon.Deps) (agent.Agent, error) { return sessionAgent{}, nil }}
 	dev := []string{"FORGE_TOKEN=t-dev-0123456789", "FORGE_PASS=p-dev"}
 	filerBot := []string{"FORGE_FILER_TOKEN=t-filer-0123456789", "FORGE_FILER_PASS=p-filer"}
 	for _, tc := range []struct {
@@ -45,7 +46,7 @@ func TestFilerJobScheduled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, d := testDaemon(t, filepath.Join(dir, "projects"), tc.env, reg)
 			var got []string
-			for _, j := range d.sched.Snapshot() {
+			for _, j := range d.Scheduler().Snapshot() {
 				got = append(got, j.Project+"/"+j.Role)
 				if j.Role == string(config.RoleFiler) && j.Interval != 3*time.Hour {
 					t.Errorf("filer interval %v, want the architect's 3h", j.Interval)

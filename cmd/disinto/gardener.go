@@ -4,6 +4,7 @@ import (
 	"github.com/disinto/disinto/agents/gardener"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 )
 
 // newGardenerAgent builds the gardener of one project, acting as
@@ -12,7 +13,7 @@ import (
 // applied manifests) under <data>/state/<project>/gardener, the gardener
 // formula and the shared model runner. Its pushes authenticate as the
 // same bot through lib/git's credential helper.
-func newGardenerAgent(d Deps) (agent.Agent, error) {
+func newGardenerAgent(d daemon.Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
 	rp, err := d.Parts(gardener.FormulaName, nil)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/graph"
+	"github.com/disinto/disinto/lib/ops"
 )
 
 // graphReviewTimeout bounds the graph built for one review prompt.
@@ -25,7 +26,7 @@ const graphReviewTTL = 5 * time.Minute
 // graph says a change to files affects: the graph is built from the
 // daemon's ops checkout as last fetched and the tracker as repo reads
 // it. "" without an ops checkout, or when the change reaches nothing.
-func (s *Services) graphObjectives(p *config.Project, repo *forge.RepoClient, log zerolog.Logger) func(context.Context, []string) string {
+func graphObjectives(opsOf func(project string) *ops.Repo, p *config.Project, repo *forge.RepoClient, log zerolog.Logger) func(context.Context, []string) string {
 	var (
 		mu    sync.Mutex
 		built *graph.Built
@@ -33,7 +34,7 @@ func (s *Services) graphObjectives(p *config.Project, repo *forge.RepoClient, lo
 		at    time.Time
 	)
 	return func(ctx context.Context, files []string) string {
-		r := s.OpsRepo(p.Name)
+		r := opsOf(p.Name)
 		if r == nil || len(files) == 0 {
 			return ""
 		}
@@ -81,15 +82,15 @@ func roleNames() []string {
 // text, built like the review's from the daemon's ops checkout as last
 // fetched. "" without an ops checkout.
 type predictorGraph struct {
-	s    *Services
-	p    *config.Project
-	repo *forge.RepoClient
-	log  zerolog.Logger
+	opsOf func(project string) *ops.Repo
+	p     *config.Project
+	repo  *forge.RepoClient
+	log   zerolog.Logger
 }
 
 // Context implements predictor.Graph.
 func (g predictorGraph) Context(ctx context.Context) (string, error) {
-	r := g.s.OpsRepo(g.p.Name)
+	r := g.opsOf(g.p.Name)
 	if r == nil {
 		return "", nil
 	}

@@ -73,8 +73,8 @@ func TestGraphCommand(t *testing.T) {
 	// The daemon's checkout, made before the tree changes, is what is read.
 	g := git.New(git.Options{Credentials: &git.Credentials{URL: srv.URL, Username: p.Dev.Login, Password: p.Dev.Password}})
 	name, email := git.Identity(p.Dev.Login)
-	daemon := ops.Open(ops.Options{Git: g, URL: srv.URL + "/" + opsRepo.Slug() + ".git", Dir: datadir.New(data).Ops("widgets", p.Dev.Login), Name: name, Email: email})
-	if _, err := daemon.Sync(ctx); err != nil {
+	checkout := ops.Open(ops.Options{Git: g, URL: srv.URL + "/" + opsRepo.Slug() + ".git", Dir: datadir.New(data).Ops("widgets", p.Dev.Login), Name: name, Email: email})
+	if _, err := checkout.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	old, err := opsRepo.GetFile(ctx, "prerequisites.md", "main")
@@ -90,10 +90,14 @@ func TestGraphCommand(t *testing.T) {
 	}
 
 	// The review prompt's objectives come from the daemon's checkout too.
-	s := &Services{}
-	s.mem.ops = &opsCheckouts{repos: map[string]*ops.Repo{"widgets": daemon}}
+	opsOf := func(project string) *ops.Repo {
+		if project == "widgets" {
+			return checkout
+		}
+		return nil
+	}
 	proj := &config.Project{Name: "widgets", Repo: p.Repo.Slug(), OpsRepo: opsRepo.Slug(), ForgeURL: srv.URL, PrimaryBranch: "main"}
-	objectives := s.graphObjectives(proj, p.Repo, zerolog.Nop())
+	objectives := graphObjectives(opsOf, proj, p.Repo, zerolog.Nop())
 	if got := objectives(ctx, []string{"docker-compose.yml"}); !strings.Contains(got, "Affected objectives: objective:launch\n") ||
 		!strings.Contains(got, graph.AlertDone) {
 		t.Errorf("review objectives %q", got)
@@ -101,7 +105,7 @@ func TestGraphCommand(t *testing.T) {
 	if got := objectives(ctx, []string{"README.md"}); got != "" {
 		t.Errorf("an unrelated change: %q", got)
 	}
-	if got := (&Services{}).graphObjectives(proj, p.Repo, zerolog.Nop())(ctx, []string{"docker-compose.yml"}); got != "" {
+	if got := graphObjectives(func(string) *ops.Repo { return nil }, proj, p.Repo, zerolog.Nop())(ctx, []string{"docker-compose.yml"}); got != "" {
 		t.Errorf("no ops checkout: %q", got)
 	}
 

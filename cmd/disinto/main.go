@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/disinto/disinto/lib/logx"
 )
 
 // Exit codes: 0 ok, 1 runtime failure, 2 usage error.
@@ -226,4 +228,20 @@ func versionLine() string {
 		rev = rev[:12]
 	}
 	return fmt.Sprintf("%s (commit %s%s, %s)", v, rev, dirty, at)
+}
+
+// logOptions are the console settings of the environment: DISINTO_LOG_LEVEL
+// (debug, info, warn, error; --debug wins), DISINTO_LOG_FORMAT (console or
+// json) and NO_COLOR (any value: no colours).
+func (a *app) logOptions() (logx.Options, error) {
+	o := logx.Options{Debug: a.debug, Level: a.getenv("DISINTO_LOG_LEVEL"), NoColor: a.getenv("NO_COLOR") != ""}
+	if _, err := logx.ParseLevel(o.Level); err != nil {
+		return o, fmt.Errorf("DISINTO_LOG_LEVEL: %w", err)
+	}
+	json, err := logx.ParseFormat(a.getenv("DISINTO_LOG_FORMAT"))
+	if err != nil {
+		return o, fmt.Errorf("DISINTO_LOG_FORMAT: %w", err)
+	}
+	o.JSONConsole = json
+	return o, nil
 }

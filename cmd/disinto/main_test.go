@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
 )
 
 // runCLI runs the CLI in-process and returns its exit code and output.
@@ -165,3 +167,7 @@ func TestEveryCommandHasExamples(t *testing.T) {
 	}
 	walk((&app{}).rootCmd())
 }
+
+// sessionDataDir is a data dir that session users can reach, as the
+// daemon requires when it runs as root.
+func sessionDataDir(t testing.TB) string { return sandboxtest.Dir(t, "data") }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/disinto/disinto/agents/planner"
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/graph"
@@ -24,7 +25,7 @@ import (
 // graph built from its ops checkout and the shared model runner. Without
 // an ops repository in the project file the planner keeps no tree and
 // says so in each run.
-func newPlannerAgent(d Deps) (agent.Agent, error) {
+func newPlannerAgent(d daemon.Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
 	rp, err := d.Parts(planner.FormulaName, nil)
 	if err != nil {

@@ -52,11 +52,11 @@ func TestPlannerScheduled(t *testing.T) {
 			}
 			defer func() { _ = d.Ledger.Close(); _ = d.Logs.Close() }()
 			var got []string
-			for _, j := range d.sched.Snapshot() {
+			for _, j := range d.Scheduler().Snapshot() {
 				got = append(got, j.Project+"/"+j.Role)
 			}
-			if strings.Join(got, ",") != "example/planner" || slices.Contains(d.unimplemented, "planner") {
-				t.Fatalf("jobs %v, unimplemented %v", got, d.unimplemented)
+			if strings.Join(got, ",") != "example/planner" || slices.Contains(d.Status().Unimplemented, "planner") {
+				t.Fatalf("jobs %v, unimplemented %v", got, d.Status().Unimplemented)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/vault"
 )
 
@@ -23,7 +24,7 @@ import (
 // <data>/vault/<project>/predictor-ops; none without a vault identity,
 // and an exploit then files its prediction and says no request was made)
 // and the shared model runner. No structural graph is wired yet.
-func newPredictorAgent(d Deps) (agent.Agent, error) {
+func newPredictorAgent(d daemon.Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
 	rp, err := d.Parts(predictor.FormulaName, nil)
 	if err != nil {
@@ -31,7 +32,7 @@ func newPredictorAgent(d Deps) (agent.Agent, error) {
 	}
 	runner := d.FormulaRunner(rp)
 	var requests predictor.Vault
-	if v, err := d.vaultParts(); err == nil {
+	if v, err := vaultParts(d); err == nil {
 		q, err := v.Requester(d.Log)
 		if err != nil {
 			return nil, err
@@ -43,7 +44,7 @@ func newPredictorAgent(d Deps) (agent.Agent, error) {
 	return predictor.New(predictor.Options{
 		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Runner: runner,
 		Formulas: factoryFormulas(), Ops: predictorOps{s: s, p: p}, Vault: requests,
-		Graph: predictorGraph{s: s, p: p, repo: rp.Forge, log: d.Log}, Redactor: s.Redactor, Log: d.Log,
+		Graph: predictorGraph{opsOf: s.OpsRepo, p: p, repo: rp.Forge, log: d.Log}, Redactor: s.Redactor, Log: d.Log,
 	}), nil
 }
 
@@ -61,7 +62,7 @@ func factoryFormulas() []string {
 // managed checkout as last fetched, else the configured ops_repo_root
 // directory, else none.
 type predictorOps struct {
-	s *Services
+	s *daemon.Services
 	p *config.Project
 }
 

@@ -39,11 +39,11 @@ func TestPredictorScheduled(t *testing.T) {
 	}
 	defer func() { _ = d.Ledger.Close(); _ = d.Logs.Close() }()
 	var got []string
-	for _, j := range d.sched.Snapshot() {
+	for _, j := range d.Scheduler().Snapshot() {
 		got = append(got, j.Project+"/"+j.Role)
 	}
-	if strings.Join(got, ",") != "example/predictor" || slices.Contains(d.unimplemented, "predictor") {
-		t.Fatalf("jobs %v, unimplemented %v", got, d.unimplemented)
+	if strings.Join(got, ",") != "example/predictor" || slices.Contains(d.Status().Unimplemented, "predictor") {
+		t.Fatalf("jobs %v, unimplemented %v", got, d.Status().Unimplemented)
 	}
 	if !slices.Contains(factoryFormulas(), "run-predictor") {
 		t.Errorf("factory formulas %v", factoryFormulas())

@@ -17,6 +17,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 )
@@ -58,18 +59,18 @@ func TestReadyzFollowsTheForge(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "projects", "ready.toml"),
 		"name = \"ready\"\nrepo = \""+repo.Slug()+"\"\nforge_url = \""+proxy.URL+"\"\n[roles.dev]\ninterval = \"1s\"\n")
 	var ticks atomic.Int64
-	reg := map[config.Role]Factory{config.RoleDev: func(d Deps) (agent.Agent, error) {
+	reg := daemon.Registry{config.RoleDev: func(d daemon.Deps) (agent.Agent, error) {
 		return repoAgent{url: d.Project.ForgeURL, token: owner.Token, owner: own, name: name, ticks: &ticks}, nil
 	}}
 	_, d := testDaemon(t, filepath.Join(dir, "projects"), []string{"AGENT_ROLES=dev"}, reg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- d.sched.Run(ctx, ctx) }()
+	go func() { done <- d.Scheduler().Run(ctx, ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
 	})
-	status := httptest.NewServer(d.statusMux())
+	status := httptest.NewServer(d.StatusHandler())
 	t.Cleanup(status.Close)
 
 	get := func(path string) (int, string) {
@@ -105,7 +106,7 @@ func TestReadyzFollowsTheForge(t *testing.T) {
 
 	waitFor(t, "a successful tick and /readyz 200", time.Minute, func() bool {
 		code, _ := get("/readyz")
-		job := d.sched.Snapshot()[0]
+		job := d.Scheduler().Snapshot()[0]
 		return code == http.StatusOK && !job.LastEnd.IsZero() && job.LastError == ""
 	})
 	if up := forgeUp(); up != 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/disinto/disinto/agents/reproduce"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/runner"
 )
@@ -37,7 +38,7 @@ const reproduceLogLimit = 48 << 20
 // the engine DOCKER_HOST names, in the reproduce image, with the default
 // backend's model credential. Without an engine the agent only lists the
 // bug reports due, for status.
-func newReproduceAgent(d Deps) (agent.Agent, error) {
+func newReproduceAgent(d daemon.Deps) (agent.Agent, error) {
 	b, err := d.Config.Bot(config.RoleReproduce)
 	if err != nil {
 		return nil, fmt.Errorf("reproduce bot: %w", err)

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/disinto/disinto/agents/reproduce"
+	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/redact"
 )
@@ -43,12 +45,12 @@ func TestReproduceAgentBuilds(t *testing.T) {
 			t.Fatal(err)
 		}
 		data := sessionDataDir(t)
-		s, err := newServices(cfg, redact.New(cfg.Secrets()...), data, nil, nil, true, logx.Nop())
+		s, err := daemon.NewServices(cfg, redact.New(cfg.Secrets()...), nil, daemon.CoreOptions{DataDir: data, AllowUnisolated: true, Formulas: formulas.FS}, logx.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := cfg.Projects[0]
-		ag, err := newReproduceAgent(Deps{Config: cfg, Project: p, Role: config.RoleReproduce, DataDir: data,
+		ag, err := newReproduceAgent(daemon.Deps{Config: cfg, Project: p, Role: config.RoleReproduce, DataDir: data,
 			StateDir: filepath.Join(data, "state", p.Name), Log: logx.Nop(), Services: s})
 		if err != nil {
 			t.Fatalf("%v: %v", env, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/scheduler"
 	"github.com/disinto/disinto/lib/webhook"
@@ -43,7 +44,7 @@ var toy = config.RoleSpec{
 
 // registerToy adds the toy role to the table until the test ends. The
 // table is process-wide: tests that register roles are never parallel.
-func registerToy(t *testing.T) map[config.Role]Factory {
+func registerToy(t *testing.T) daemon.Registry {
 	t.Helper()
 	unregister, err := config.RegisterRole(toy)
 	if err != nil {
@@ -54,7 +55,7 @@ func registerToy(t *testing.T) map[config.Role]Factory {
 		t.Fatal("the toy role registered twice")
 	}
 	reg := agentRegistry()
-	reg[toy.Name] = func(Deps) (agent.Agent, error) { return sessionAgent{}, nil }
+	reg[toy.Name] = func(daemon.Deps) (agent.Agent, error) { return sessionAgent{}, nil }
 	return reg
 }
 
@@ -62,12 +63,13 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 	reg := registerToy(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "projects", "alpha.toml"), "name = \"alpha\"\nrepo = \"acme/alpha\"\n")
-	a, d := testDaemon(t, filepath.Join(dir, "projects"), []string{"AGENT_ROLES=toy", "TOY_INTERVAL=3600",
-		"FORGE_TOY_TOKEN=t-toy-0123456789", "FORGE_TOY_PASS=p-toy", "DISINTO_WEBHOOK_SECRET=s3cret-hook"}, reg)
+	env := []string{"AGENT_ROLES=toy", "TOY_INTERVAL=3600",
+		"FORGE_TOY_TOKEN=t-toy-0123456789", "FORGE_TOY_PASS=p-toy", "DISINTO_WEBHOOK_SECRET=s3cret-hook"}
+	a, d := testDaemon(t, filepath.Join(dir, "projects"), env, reg)
 
 	// Scheduled: its job, at the cadence its variable sets, in its place
 	// of the project's slot, at every start.
-	jobs := d.sched.Snapshot()
+	jobs := d.Scheduler().Snapshot()
 	if len(jobs) != 1 || jobs[0].Project != "alpha" || jobs[0].Role != "toy" || jobs[0].Interval != time.Hour {
 		t.Fatalf("jobs %+v, want alpha/toy every hour", jobs)
 	}
@@ -76,17 +78,14 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 	// any event of the ops repository, wake its job through the daemon's
 	// own receiver.
 	for _, repo := range []string{"acme/alpha", "acme/alpha-ops"} {
-		d.sched = scheduler.New(scheduler.Options{})
-		if err := d.sched.Add(jobFor(d.Runtime, sessionAgent{}, d.Config.Projects[0], toy, nil)); err != nil {
-			t.Fatal(err)
-		}
+		_, d := testDaemon(t, filepath.Join(dir, "projects"), env, reg) // no trigger pending
 		body := `{"action":"created","issue":{"number":3},"comment":{"body":"hi"},"repository":{"full_name":"` + repo + `"}}`
 		req := httptest.NewRequest(http.MethodPost, webhook.Path, strings.NewReader(body))
 		req.Header.Set("X-Forgejo-Event", "issue_comment")
 		req.Header.Set("X-Forgejo-Signature", webhook.Sign([]byte("s3cret-hook"), []byte(body)))
 		w := httptest.NewRecorder()
-		d.hookMux().ServeHTTP(w, req)
-		if jobs := d.sched.Snapshot(); w.Code != http.StatusAccepted || jobs[0].TriggerAt.IsZero() {
+		d.HookHandler().ServeHTTP(w, req)
+		if jobs := d.Scheduler().Snapshot(); w.Code != http.StatusAccepted || jobs[0].TriggerAt.IsZero() {
 			t.Errorf("an issue comment on %s: status %d, job %+v; want the toy job triggered", repo, w.Code, jobs[0])
 		}
 	}
@@ -94,11 +93,11 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 	// Shown: the daemon's status lists its job with its cadence, and so
 	// does status from the data dir once it has run; completion offers it.
 	var shown bool
-	for _, j := range d.status().Jobs {
+	for _, j := range d.Status().Jobs {
 		shown = shown || j.Project+"/"+j.Role == "alpha/toy" && j.Interval == time.Hour
 	}
 	if !shown {
-		t.Errorf("status jobs %+v lack alpha/toy", d.status().Jobs)
+		t.Errorf("status jobs %+v lack alpha/toy", d.Status().Jobs)
 	}
 	store, err := scheduler.OpenStore(a.layout().Schedule())
 	if err != nil {

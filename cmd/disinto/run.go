@@ -5,22 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 )
-
-// cancelWait bounds how long cancelled work may take to stop its
-// processes and record its outcome (a claude process group gets its kill
-// grace, then SIGKILL).
-const cancelWait = 10 * time.Second
 
 func (a *app) runCmd() *cobra.Command { return a.runCmdWith(agentRegistry) }
 
-func (a *app) runCmdWith(registry func() map[config.Role]Factory) *cobra.Command {
+func (a *app) runCmdWith(registry func() daemon.Registry) *cobra.Command {
 	var project string
 	once := true
 	cmd := &cobra.Command{
@@ -55,20 +50,25 @@ func (a *app) runCmdWith(registry func() map[config.Role]Factory) *cobra.Command
 				return fmt.Errorf("create data dir: %w", err)
 			}
 			// Per-issue state must have one writer: not next to a daemon.
-			lock, err := LockDataDir(a.dataDir)
+			lock, err := daemon.LockDataDir(a.dataDir)
 			if err != nil {
 				return err
 			}
 			defer lock.Release()
-			moves, err := a.migrateDataDir(cfg)
+			moves, err := daemon.MigrateDataDir(a.layout(), cfg)
 			if err != nil {
 				return err
 			}
-			c, err := a.newCore(cfg, coreOptions{runtimeLog: string(role)})
+			co, err := a.coreOptions()
 			if err != nil {
 				return err
 			}
-			LogMoves(c.Logs.For(string(role)), moves)
+			co.RuntimeLog = string(role)
+			c, err := daemon.NewCore(cfg, co)
+			if err != nil {
+				return err
+			}
+			daemon.LogMoves(c.Logs.For(string(role)), moves)
 			defer func() { _ = c.Close() }()
 			ag, err := c.NewAgent(factory, p, role)
 			if err != nil {
@@ -81,7 +81,7 @@ func (a *app) runCmdWith(registry func() map[config.Role]Factory) *cobra.Command
 				// The work saw the cancellation too; let it stop its
 				// processes and record the interruption before the ledger
 				// closes and the lock is released.
-				hardCtx, cancelHard := context.WithTimeout(context.Background(), cancelWait)
+				hardCtx, cancelHard := context.WithTimeout(context.Background(), daemon.CancelWait)
 				defer cancelHard()
 				if rt.Wait(hardCtx) != nil {
 					log.Error().Msg("work did not stop after cancellation; exiting anyway")

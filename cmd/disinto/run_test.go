@@ -10,6 +10,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/ledger"
 )
 
@@ -41,8 +42,8 @@ func TestRunOnce(t *testing.T) {
 			root.RemoveCommand(c)
 		}
 	}
-	root.AddCommand(a.runCmdWith(func() map[config.Role]Factory {
-		return map[config.Role]Factory{config.RoleDev: func(Deps) (agent.Agent, error) { return mergeAgent{}, nil }}
+	root.AddCommand(a.runCmdWith(func() daemon.Registry {
+		return daemon.Registry{config.RoleDev: func(daemon.Deps) (agent.Agent, error) { return mergeAgent{}, nil }}
 	}))
 	root.SetArgs(append([]string{"run", "dev", "--project", "example", "--once"}, flags...))
 	if err := root.ExecuteContext(context.Background()); err != nil {
@@ -60,7 +61,7 @@ func TestRunOnce(t *testing.T) {
 
 	// A role without an implementation says so.
 	a = &app{stdout: &out, stderr: &errb}
-	empty := a.runCmdWith(func() map[config.Role]Factory { return nil })
+	empty := a.runCmdWith(func() daemon.Registry { return nil })
 	empty.SetArgs([]string{"review", "--project", "example"})
 	a.projectsDir, a.envFile, a.dataDir = flags[1], flags[3], flags[5]
 	if err := empty.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "no implementation") {
@@ -102,8 +103,8 @@ func TestRunOnceInterruptWaitsForCleanup(t *testing.T) {
 	ag := interruptAgent{started: make(chan struct{}), cancelled: make(chan struct{}), proceed: make(chan struct{})}
 	var out, errb bytes.Buffer
 	a := &app{stdout: &out, stderr: &errb}
-	cmd := a.runCmdWith(func() map[config.Role]Factory {
-		return map[config.Role]Factory{config.RoleDev: func(Deps) (agent.Agent, error) { return ag, nil }}
+	cmd := a.runCmdWith(func() daemon.Registry {
+		return daemon.Registry{config.RoleDev: func(daemon.Deps) (agent.Agent, error) { return ag, nil }}
 	})
 	cmd.SetArgs([]string{"dev", "--project", "example"})
 	a.projectsDir, a.envFile, a.dataDir = filepath.Join(dir, "projects"), filepath.Join(dir, "none"), data

@@ -6,13 +6,15 @@ import (
 	"io"
 	"reflect"
 	"strings"
+
+	"github.com/disinto/disinto/lib/daemon"
 )
 
 // writeStatusJSON prints the report as `disinto status --json` shows it to
 // people and scripts: every list is a list ([] rather than null), and every
 // duration is in seconds (a field "x_seconds" where the daemon's wire and
 // the ledger carry "x_ns").
-func writeStatusJSON(w io.Writer, rep Report) error {
+func writeStatusJSON(w io.Writer, rep daemon.Report) error {
 	fillNilSlices(reflect.ValueOf(&rep).Elem())
 	raw, err := json.Marshal(rep)
 	if err != nil {

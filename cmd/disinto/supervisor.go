@@ -7,6 +7,7 @@ import (
 	"github.com/disinto/disinto/agents/supervisor"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/dockerx"
 	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/sandbox"
@@ -17,7 +18,7 @@ import (
 // to the ops repository (the local state dir when that fails), and it
 // watches the engine only when DOCKER_HOST names it (the opt-in socket
 // override).
-func newSupervisorAgent(d Deps) (agent.Agent, error) {
+func newSupervisorAgent(d daemon.Deps) (agent.Agent, error) {
 	p, s := d.Project, d.Services
 	rp, err := d.Parts("run-supervisor", nil)
 	if err != nil {
@@ -30,8 +31,8 @@ func newSupervisorAgent(d Deps) (agent.Agent, error) {
 		StateDir:    s.Layout.RoleState(p.Name, config.RoleSupervisor),
 		LedgerDir:   s.Layout.Ledger(),
 		LogDir:      s.Layout.Logs(),
-		Maintainers: d.maintainersOf(rp.Bot),
-		Pauser:      supervisor.EnablementPauser{Enablement: OpenEnablement(s.Layout), Project: p.Name},
+		Maintainers: d.MaintainersOf(rp.Bot),
+		Pauser:      supervisor.EnablementPauser{Enablement: daemon.OpenEnablement(s.Layout), Project: p.Name},
 		Log:         d.Log,
 	}
 	// The model sees only unknown anomalies, in a sandbox workspace of
@@ -57,7 +58,7 @@ func newSupervisorAgent(d Deps) (agent.Agent, error) {
 
 // supervisedCheckouts are the project's clones under the data dir: the
 // dev bot's and the review agent's.
-func supervisedCheckouts(d Deps, p *config.Project) []supervisor.Checkout {
+func supervisedCheckouts(d daemon.Deps, p *config.Project) []supervisor.Checkout {
 	var out []supervisor.Checkout
 	if b, err := d.Config.Bot(config.RoleDev); err == nil {
 		out = append(out, supervisor.Checkout{Dir: d.Services.Layout.Clone(p.Name, b.User), Primary: p.PrimaryBranch})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/vault"
@@ -30,8 +32,8 @@ func (a *app) cliVault(project string) (*agentvault.Parts, error) {
 		return nil, err
 	}
 	red := redact.New(cfg.Secrets()...)
-	return agentvault.For(agentvault.PartsOptions{Config: cfg, Project: p, Dir: a.layout().CLIOps(p.Name, VaultUser(cfg)),
-		Admins: maintainers(cfg.Env), Redactor: red, Log: zerolog.Nop()})
+	return agentvault.For(agentvault.PartsOptions{Config: cfg, Project: p, Dir: a.layout().CLIOps(p.Name, daemon.VaultUser(cfg)),
+		Admins: daemon.Maintainers(cfg.Env), Redactor: red, Log: zerolog.Nop()})
 }
 
 // pickProject returns the named project, or the only one.
@@ -104,7 +106,7 @@ func printEntries(w io.Writer, es []vault.Entry) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTIER\tSTATE\tDETAIL")
 	for _, e := range es {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, orDash(e.Tier.String()), e.Status(), firstLine(e.Detail()))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, cmp.Or(e.Tier.String(), "-"), e.Status(), firstLine(e.Detail()))
 	}
 	_ = tw.Flush()
 }
@@ -259,7 +261,7 @@ func (a *app) vaultRequestCmd(project *string) *cobra.Command {
 			case vault.ModePR:
 				fmt.Fprintf(a.stdout, "%s: %s tier, pull request #%d %s\n", r.ID, r.Tier, r.PR, r.URL)
 			default:
-				fmt.Fprintf(a.stdout, "%s: %s tier, committed %s\n", r.ID, r.Tier, orDash(r.Commit))
+				fmt.Fprintf(a.stdout, "%s: %s tier, committed %s\n", r.ID, r.Tier, cmp.Or(r.Commit, "-"))
 			}
 			return nil
 		},

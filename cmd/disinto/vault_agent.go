@@ -3,13 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 
 	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/runner"
 	"github.com/disinto/disinto/lib/secrets"
 	"github.com/disinto/disinto/lib/vault"
@@ -28,21 +27,21 @@ const (
 // vaultParts resolves d.Project's vault parts as the vault bot, on the
 // daemon's one ops checkout of the project as that bot, which the
 // dispatcher, the dev agents' mirror requests and the predictor share.
-func (d Deps) vaultParts() (*agentvault.Parts, error) {
+func vaultParts(d daemon.Deps) (*agentvault.Parts, error) {
 	s := d.Services
 	return agentvault.For(agentvault.PartsOptions{Config: d.Config, Project: d.Project,
-		Dir: s.Layout.Ops(d.Project.Name, VaultUser(d.Config)), Checkouts: &s.Checkouts, Admins: maintainers(d.Config.Env),
+		Dir: s.Layout.Ops(d.Project.Name, daemon.VaultUser(d.Config)), Checkouts: &s.Checkouts, Admins: daemon.Maintainers(d.Config.Env),
 		Redactor: s.Redactor, Log: d.Log})
 }
 
 // newVaultAgent builds project d.Project's dispatcher as the vault bot,
 // on the vault bot's ops checkout and with the data dir's secrets. Losing that directory is harmless: results are in the
 // ops repository.
-func newVaultAgent(d Deps) (agent.Agent, error) {
+func newVaultAgent(d daemon.Deps) (agent.Agent, error) {
 	s := d.Services
-	v, err := d.vaultParts()
+	v, err := vaultParts(d)
 	if errors.Is(err, vault.ErrNoVaultIdentity) {
-		return nil, fmt.Errorf("%w: %w (FORGE_VAULT_TOKEN, FORGE_VAULT_PASS)", ErrNotScheduled, err)
+		return nil, fmt.Errorf("%w: %w (FORGE_VAULT_TOKEN, FORGE_VAULT_PASS)", daemon.ErrNotScheduled, err)
 	}
 	if err != nil {
 		return nil, err
@@ -67,7 +66,7 @@ func newVaultAgent(d Deps) (agent.Agent, error) {
 // opt-in socket override; the socket is root-equivalent, so it is never
 // inferred). Without an engine there is none, and the dispatcher only
 // inspects: status lists the pending and finished actions, nothing runs.
-func newVaultRunner(d Deps) (vault.Executor, error) {
+func newVaultRunner(d daemon.Deps) (vault.Executor, error) {
 	eng := dockerEngine(d.Config.Env)
 	if eng == nil {
 		return nil, nil
@@ -89,45 +88,4 @@ func newVaultRunner(d Deps) (vault.Executor, error) {
 	return agentvault.NewContainerRunner(agentvault.ContainerOptions{Runner: r, Project: d.Project,
 		Network: strings.TrimSpace(d.Config.Env.Get(envRunnerNetwork)),
 		Backend: d.Config.Backends[config.DefaultBackend], Tags: tags}), nil
-}
-
-// actionReporter is an agent that lists the vault actions it last saw,
-// for status: the vault role's dispatchers.
-type ActionReporter interface {
-	Status() []agentvault.Status
-}
-
-// vaultAgents are the daemon's dispatchers.
-type vaultAgents struct {
-	mu     sync.Mutex
-	agents []ActionReporter
-}
-
-// add registers a dispatcher.
-func (va *vaultAgents) add(r ActionReporter) {
-	va.mu.Lock()
-	defer va.mu.Unlock()
-	va.agents = append(va.agents, r)
-}
-
-// status lists every project's actions as last seen.
-func (va *vaultAgents) status() []agentvault.Status {
-	va.mu.Lock()
-	defer va.mu.Unlock()
-	out := []agentvault.Status{}
-	for _, v := range va.agents {
-		out = append(out, v.Status()...)
-	}
-	return out
-}
-
-// printVault prints the vault section of status.
-func printVault(w io.Writer, vs []agentvault.Status) {
-	if len(vs) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "vault actions:")
-	for _, v := range vs {
-		fmt.Fprintf(w, "  %s/%s  %s  %s  %s\n", v.Project, v.ID, orDash(v.Tier), v.State, v.Detail)
-	}
 }

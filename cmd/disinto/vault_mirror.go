@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/git"
 )
 
@@ -10,12 +11,12 @@ import (
 // vault's requester as the vault bot, on the vault bot's ops checkout. Nil (and a log line) when p has no
 // mirrors, or no ops repository or vault identity: then no mirror is
 // pushed, since no agent holds a mirror's credential.
-func devMirrorVault(d Deps) dev.MirrorVault {
+func devMirrorVault(d daemon.Deps) dev.MirrorVault {
 	p, s := d.Project, d.Services
 	if len(p.Mirrors) == 0 {
 		return nil
 	}
-	v, err := d.vaultParts()
+	v, err := vaultParts(d)
 	if err != nil {
 		d.Log.Warn().Str("project", p.Name).Str("reason", s.Redactor.String(err.Error())).Msg("dev: mirrors are not pushed: they go through the vault")
 		return nil

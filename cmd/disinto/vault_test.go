@@ -9,6 +9,7 @@ import (
 	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/daemon"
 )
 
 // TestVaultLint: lint accepts what the dispatcher accepts and names file,
@@ -61,8 +62,8 @@ func TestVaultJobScheduled(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	reg := map[config.Role]Factory{config.RoleVault: newVaultAgent,
-		config.RoleDev: func(Deps) (agent.Agent, error) { return sessionAgent{}, nil }}
+	reg := daemon.Registry{config.RoleVault: newVaultAgent,
+		config.RoleDev: func(daemon.Deps) (agent.Agent, error) { return sessionAgent{}, nil }}
 	for _, tc := range []struct {
 		env  []string
 		want string
@@ -73,16 +74,18 @@ func TestVaultJobScheduled(t *testing.T) {
 	} {
 		_, d := testDaemon(t, filepath.Join(dir, "projects"), tc.env, reg)
 		var got []string
-		for _, j := range d.sched.Snapshot() {
+		for _, j := range d.Scheduler().Snapshot() {
 			got = append(got, j.Project+"/"+j.Role)
 		}
 		if strings.Join(got, ",") != tc.want {
 			t.Errorf("jobs %v, want %s", got, tc.want)
 		}
-		for _, v := range d.vaults.agents {
-			if v.(*agentvault.Agent).Running() {
-				t.Error("a dispatcher without a runner runs actions")
-			}
+		v, ok := d.Agent("example/vault").(*agentvault.Agent)
+		if ok != strings.Contains(tc.want, "vault") {
+			t.Errorf("vault dispatcher built: %v, want jobs %s", ok, tc.want)
+		}
+		if ok && v.Running() {
+			t.Error("a dispatcher without a runner runs actions")
 		}
 	}
 }

@@ -47,6 +47,10 @@ const (
 	minSecret = 16
 )
 
+// UsersEnv lists, comma-separated, who may use the chat besides the forge
+// admin (FORGE_ADMIN_USER).
+const UsersEnv = "DISINTO_CHAT_USERS"
+
 // Cookie names.
 const (
 	sessionCookie = "disinto_chat_session"

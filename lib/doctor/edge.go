@@ -20,13 +20,9 @@ const (
 	CheckOAuthApp = "oauth2-app"
 )
 
-// Environment of the edge checks: the edge's public URL (the operator's
-// choice to run it) and, when the doctor reaches it elsewhere (another
-// container), that address.
-const (
-	edgeURLEnv   = "DISINTO_EDGE_URL"
-	edgeCheckEnv = "DISINTO_EDGE_CHECK_URL"
-)
+// edgeCheckEnv is, when the doctor reaches the edge elsewhere than at its
+// public URL (edge.URLEnv, from another container), that address.
+const edgeCheckEnv = "DISINTO_EDGE_CHECK_URL"
 
 // checkEdge checks, when an edge is configured, the chat's OAuth2
 // application on the forge and every route of the edge: the forge
@@ -37,7 +33,7 @@ const (
 // the rest of the edge works.
 func checkEdge(ctx context.Context, r *Report, o Options, cfg *config.Config) {
 	env := cfg.Env
-	public := strings.TrimRight(env.Get(edgeURLEnv), "/")
+	public := strings.TrimRight(env.Get(edge.URLEnv), "/")
 	if public == "" {
 		return
 	}

@@ -31,6 +31,25 @@ const (
 	// StatusTokenEnv holds the status listener's bearer token, which the
 	// edge adds to the requests of /factory/ it lets through.
 	StatusTokenEnv = "DISINTO_STATUS_TOKEN"
+
+	// HostEnv, PortEnv, TLSPortEnv, EmailEnv, ForgeEnv, StatusEnv and
+	// ChatEnv are the settings the Caddyfile is generated from (Config).
+	HostEnv    = "DISINTO_EDGE_HOST"
+	PortEnv    = "DISINTO_EDGE_PORT"
+	TLSPortEnv = "DISINTO_EDGE_TLS_PORT"
+	EmailEnv   = "DISINTO_EDGE_EMAIL"
+	ForgeEnv   = "DISINTO_EDGE_FORGE"
+	StatusEnv  = "DISINTO_EDGE_STATUS"
+	ChatEnv    = "DISINTO_EDGE_CHAT"
+	// URLEnv is the edge's public URL as the other services know it
+	// (the chat's OAuth callback, init's OAuth2 application, the
+	// doctor's checks); default Config.PublicURL.
+	URLEnv = "DISINTO_EDGE_URL"
+	// SecretSetEnv says, where the forward-auth secret itself is not (the
+	// agents' container), whether the edge has it: compose sets it to
+	// "yes" from the same .env, so that status can tell a disabled chat
+	// without holding the chat's secret.
+	SecretSetEnv = "DISINTO_EDGE_SECRET_SET"
 )
 
 // Paths of the chat the edge knows: the forward-auth check, and the two

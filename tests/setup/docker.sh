@@ -63,7 +63,10 @@ install_compose() {
 		return
 	fi
 	local bin="${cache}/bin/docker-compose-${compose_version}"
-	if [[ ! -x "${bin}" ]]; then
+	build_compose() {
+		if [[ -x "${bin}" ]]; then
+			return
+		fi
 		log "building docker compose ${compose_version} from its Go module (a few minutes, once)"
 		local mod
 		# Compose's go.mod has exclude directives, so `go install pkg@version`
@@ -79,7 +82,8 @@ install_compose() {
 			-ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=${compose_version}" \
 			-o "${bin}.tmp" ./cmd)
 		mv "${bin}.tmp" "${bin}"
-	fi
+	}
+	locked "${bin}" build_compose
 	mkdir -p "${plugins_dir}"
 	install -m 0755 "${bin}" "${plugins_dir}/docker-compose"
 	docker compose version >&2
@@ -133,15 +137,18 @@ debian_image() {
 		return
 	fi
 	local tar="${cache}/images/debian-${debian_suite}-minbase.tar"
-	if [[ ! -s "${tar}" ]]; then
-		mkdir -p "${cache}/images"
+	build_rootfs() {
+		if [[ -s "${tar}" ]]; then
+			return
+		fi
 		log "building the ${debian_suite} rootfs with mmdebstrap"
 		mmdebstrap --quiet --variant=minbase --format=tar "${debian_suite}" "${tar}.tmp" \
 			"deb ${debian_mirror} ${debian_suite} main" \
 			"deb ${debian_mirror} ${debian_suite}-updates main" \
 			"deb ${debian_mirror}-security ${debian_suite}-security main"
 		mv "${tar}.tmp" "${tar}"
-	fi
+	}
+	locked "${tar}" build_rootfs
 	if ! have_image disinto-test/debian-rootfs:bookworm; then
 		docker import --change 'CMD ["bash"]' \
 			--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \

@@ -13,19 +13,24 @@ version=v1.26.0
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/disinto/gitea/${version}"
 bin="${cache}/gitea"
+# shellcheck source=tests/setup/lib.sh
+source "${root}/tests/setup/lib.sh"
 
 cd "${root}/tools/gitea"
 export GOFLAGS=-mod=mod
 # Gitea's sqlite driver (mattn/go-sqlite3) needs cgo and a C compiler.
 export CGO_ENABLED=1
 
-if [[ ! -x "${bin}" ]]; then
-	mkdir -p "${cache}"
+build() {
+	if [[ -x "${bin}" ]]; then
+		return
+	fi
 	echo "building gitea ${version} into ${bin} (cold build takes minutes)" >&2
 	go build -trimpath -tags 'sqlite sqlite_unlock_notify' -ldflags '-s -w' \
 		-o "${bin}.tmp" .
 	mv "${bin}.tmp" "${bin}"
-fi
+}
+locked "${bin}" build
 
 src="$(go list -m -f '{{.Dir}}' code.gitea.io/gitea)"
 if [[ -z "${src}" || ! -d "${src}/options/locale" ]]; then

@@ -52,3 +52,17 @@ npm_install() {
 		exit 1
 	fi
 }
+
+# locked PATH CMD...: runs CMD holding an exclusive lock on PATH.lock, so
+# that setups running at once (two test runs on one machine) build a
+# cached thing once, one after the other, and never move each other's
+# temporary files. CMD should return at once when PATH already exists.
+locked() {
+	local lock="$1.lock"
+	shift
+	mkdir -p "$(dirname "${lock}")"
+	(
+		flock 9
+		"$@"
+	) 9>"${lock}"
+}

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -22,7 +22,7 @@ var ErrNotScheduled = errors.New("role not scheduled")
 
 // addJobs schedules one job per (project, role) the role table runs, in
 // the table's order, and the lanes of the roles that have them.
-func (a *app) addJobs(d *Daemon, registry map[config.Role]Factory) error {
+func (d *Daemon) addJobs(registry Registry) error {
 	missing := map[config.Role]bool{}
 	for _, p := range d.Config.Projects {
 		for _, spec := range config.RoleSpecs() {
@@ -34,7 +34,7 @@ func (a *app) addJobs(d *Daemon, registry map[config.Role]Factory) error {
 				missing[spec.Name] = true
 				continue
 			}
-			if err := a.addRoleJob(d, p, spec, factory); err != nil {
+			if err := d.addRoleJob(p, spec, factory); err != nil {
 				return err
 			}
 		}
@@ -52,7 +52,7 @@ func (a *app) addJobs(d *Daemon, registry map[config.Role]Factory) error {
 
 // addRoleJob builds spec's agent of project p and schedules it, with its
 // journal, its token's gate and its lanes.
-func (a *app) addRoleJob(d *Daemon, p *config.Project, spec config.RoleSpec, factory Factory) error {
+func (d *Daemon) addRoleJob(p *config.Project, spec config.RoleSpec, factory Factory) error {
 	role := spec.Name
 	ag, err := d.NewAgent(factory, p, role)
 	if errors.Is(err, ErrNotScheduled) || errors.Is(err, config.ErrNoIdentity) {
@@ -68,6 +68,7 @@ func (a *app) addRoleJob(d *Daemon, p *config.Project, spec config.RoleSpec, fac
 	if err != nil {
 		return err
 	}
+	d.agents[p.Name+"/"+string(role)] = ag
 	if r, ok := ag.(agent.Reporter); ok {
 		d.reporters = append(d.reporters, r)
 	}
@@ -88,7 +89,7 @@ func (a *app) addRoleJob(d *Daemon, p *config.Project, spec config.RoleSpec, fac
 		return err
 	}
 	if spec.Lanes {
-		return a.addLocalDevJobs(d, p, spec)
+		return d.addLaneJobs(p, spec, factory)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"encoding/base64"
@@ -9,30 +9,6 @@ import (
 	"testing"
 	"time"
 )
-
-func TestDaemonListenDefaults(t *testing.T) {
-	tests := []struct {
-		name               string
-		env                []string
-		listen, statusAddr string
-	}{
-		{name: "defaults are loopback", listen: "127.0.0.1:8080", statusAddr: "127.0.0.1:8081"},
-		{name: "environment", env: []string{"DISINTO_LISTEN=:9000", "DISINTO_STATUS_LISTEN=127.0.0.1:9001"},
-			listen: ":9000", statusAddr: "127.0.0.1:9001"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := &app{env: tt.env}
-			cmd := a.daemonCmd()
-			if got := cmd.Flag("listen").DefValue; got != tt.listen {
-				t.Errorf("--listen defaults to %q, want %q", got, tt.listen)
-			}
-			if got := cmd.Flag("status-listen").DefValue; got != tt.statusAddr {
-				t.Errorf("--status-listen defaults to %q, want %q", got, tt.statusAddr)
-			}
-		})
-	}
-}
 
 func TestCheckHTTPSettings(t *testing.T) {
 	tests := []struct {
@@ -51,7 +27,7 @@ func TestCheckHTTPSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hs, err := checkHTTPSettings(daemonFlags{readTimeout: tt.timeout}, tt.token)
+			hs, err := checkHTTPSettings(HTTP{ReadTimeout: tt.timeout}, tt.token)
 			switch {
 			case tt.wantErr != "":
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
@@ -87,7 +63,7 @@ func TestOpenListeners(t *testing.T) {
 			}
 			hookAddr := free.Addr().String()
 			_ = free.Close()
-			hook, status, err := openListeners(daemonFlags{listen: hookAddr, statusListen: tt.status}, tt.token)
+			hook, status, err := openListeners(HTTP{Listen: hookAddr, StatusListen: tt.status}, tt.token)
 			if tt.name == "IPv6 loopback" && err != nil && strings.Contains(err.Error(), "assign") {
 				t.Skip("no IPv6 loopback on this machine")
 			}

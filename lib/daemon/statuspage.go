@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -89,7 +89,7 @@ func (v pageView) RecentFirst() []ledger.Record {
 
 // serveStatusPage answers GET / on the status listener.
 func (d *Daemon) serveStatusPage(w http.ResponseWriter, _ *http.Request) {
-	page, err := renderStatusPage(d.status(), d.Redactor.String, time.Now())
+	page, err := renderStatusPage(d.Status(), d.Redactor.String, time.Now())
 	if err != nil {
 		d.log.Error().Err(err).Msg("render the status page")
 		http.Error(w, "status unavailable", http.StatusInternalServerError)
@@ -124,4 +124,12 @@ func renderStatusPage(rep Report, mask func(string) string, now time.Time) ([]by
 		return nil, err
 	}
 	return []byte(mask(b.String())), nil
+}
+
+// stamp is how status shows a time: local, to the second; "-" for none.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
 }

@@ -1,9 +1,11 @@
-package main
+package daemon
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"sort"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
@@ -30,7 +31,7 @@ import (
 // daemon-wide, AD-002), one redactor, and one HTTP client whose forge
 // requests are counted for /metrics.
 type Services struct {
-	Config    *config.Config
+	Config *config.Config
 	Layout datadir.Layout
 	// checkouts share one ops checkout per project and identity.
 	Checkouts ops.Checkouts
@@ -46,6 +47,9 @@ type Services struct {
 	// views are the projects' shared listings of the forge (forgeview),
 	// one per project for its dev agents and review agent.
 	Views forgeview.Set
+	// Embedded are the formulas built into the binary, which overrides
+	// in the .profile and ops repositories replace.
+	Embedded fs.FS
 }
 
 // instanceID returns the id of the data dir's daemon, made on first use:
@@ -67,11 +71,16 @@ func instanceID(dataDir string) (string, error) {
 	return id, nil
 }
 
-// newServices builds the shared services around the process's redactor
+// NewServices builds the shared services around the process's redactor
 // (built from cfg.Secrets(), and shared with the logs and the ledger), and
-// the sandbox of the model sessions. reg may be nil (one-shot runs).
-func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *metrics.Registry, environ []string, allowUnisolated bool, log zerolog.Logger) (*Services, error) {
-	sb, err := openSandbox(dataDir, allowUnisolated, cfg.SessionUIDs, log)
+// the sandbox of the model sessions, in o's data dir with o's environment
+// and formulas. reg may be nil (one-shot runs).
+func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry, o CoreOptions, log zerolog.Logger) (*Services, error) {
+	if o.Formulas == nil {
+		return nil, errors.New("services: no embedded formulas (CoreOptions.Formulas)")
+	}
+	dataDir := o.DataDir
+	sb, err := openSandbox(dataDir, o.AllowUnisolated, cfg.SessionUIDs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +89,7 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 		return nil, err
 	}
 	s := &Services{Config: cfg, Layout: datadir.New(dataDir), Redactor: red, HTTP: &http.Client{Timeout: cfg.Policy.ForgeTimeout}, Sandbox: sb,
-		Instance: instance}
+		Instance: instance, Embedded: o.Formulas}
 	if reg != nil {
 		s.HTTP.Transport = reg.RoundTripper(nil)
 	}
@@ -98,7 +107,7 @@ func newServices(cfg *config.Config, red *redact.Redactor, dataDir string, reg *
 		Bin:            cfg.Claude.Bin,
 		Backends:       backends,
 		DefaultBackend: config.DefaultBackend,
-		BaseEnv:        environ,
+		BaseEnv:        o.Environ,
 		ConfigDir:      cfg.Claude.ConfigDir,
 		IdleGrace:      cfg.Claude.IdleGrace,
 		Timeout:        cfg.Claude.Timeout,
@@ -127,7 +136,7 @@ func (s *Services) ForgeAs(p *config.Project, b config.Bot, log zerolog.Logger) 
 // formula resolves a formula for project p: an override in the ops
 // repository checkout wins over the embedded default.
 func (s *Services) Formula(p *config.Project, name string, log zerolog.Logger) (*formula.Formula, error) {
-	f, _, err := formula.Resolver{Embedded: formulas.FS, OpsDir: p.OpsRepoRoot, Logger: log}.Resolve(name)
+	f, _, err := formula.Resolver{Embedded: s.Embedded, OpsDir: p.OpsRepoRoot, Logger: log}.Resolve(name)
 	if err != nil {
 		return nil, fmt.Errorf("formula %s: %w", name, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"encoding/json"
@@ -6,17 +6,17 @@ import (
 	"sort"
 	"time"
 
-	agentvault "github.com/disinto/disinto/agents/vault"
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/memory"
 	"github.com/disinto/disinto/lib/scheduler"
+	"github.com/disinto/disinto/lib/vault"
 	"github.com/disinto/disinto/lib/webhook"
 )
 
-// statusReport is the JSON of /status and of `disinto status --json`.
+// Report is the JSON of /status and of `disinto status --json`.
 type Report struct {
 	Daemon *Info `json:"daemon,omitempty"`
 	// Sessions is "isolated" (each model session has a uid of its own)
@@ -60,7 +60,7 @@ type Report struct {
 	// runs.
 	Heartbeats []agent.Heartbeat `json:"heartbeats"`
 	// Vault are the vault actions as the dispatchers last saw them.
-	Vault []agentvault.Status `json:"vault,omitempty"`
+	Vault []vault.ActionStatus `json:"vault,omitempty"`
 	// Edge is the edge's routes and the chat's users, when configured.
 	Edge *EdgeStatus `json:"edge,omitempty"`
 }
@@ -80,9 +80,9 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-// statusMux serves the status listener: /status, /metrics and every page
+// StatusHandler serves the status listener: /status, /metrics and every page
 // for people or tools (new ones go here, never on the hook listener).
-func (d *Daemon) statusMux() http.Handler {
+func (d *Daemon) StatusHandler() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", healthz)
 	m.HandleFunc("GET /readyz", d.ready.serve)
@@ -92,9 +92,9 @@ func (d *Daemon) statusMux() http.Handler {
 	return m
 }
 
-// hookMux serves the hook listener, which the forge reaches: /healthz and
+// HookHandler serves the hook listener, which the forge reaches: /healthz and
 // the HMAC-verified webhook receiver, nothing else.
-func (d *Daemon) hookMux() http.Handler {
+func (d *Daemon) HookHandler() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /healthz", healthz)
 	m.HandleFunc("GET /readyz", d.ready.serve)
@@ -126,7 +126,7 @@ func (d *Daemon) hookMux() http.Handler {
 // leave: ledger records written before masking existed, or text from any
 // other source, never show a secret in any escaped form.
 func (d *Daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	body, err := json.Marshal(d.status())
+	body, err := json.Marshal(d.Status())
 	if err != nil {
 		d.log.Error().Err(err).Msg("encode /status")
 		http.Error(w, "status unavailable", http.StatusInternalServerError)
@@ -144,7 +144,9 @@ func (d *Daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(append(masked, '\n'))
 }
 
-func (d *Daemon) status() Report {
+// Status is what the daemon reports on /status: its jobs, the work in
+// flight, the gates, checkouts, journals, backends and recent runs.
+func (d *Daemon) Status() Report {
 	info := Info{Started: d.started}
 	rep := Report{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.Runtime.Running(), Unimplemented: d.unimplemented, NotScheduled: d.unscheduled,
 		Sessions: SessionsMode(d.Services.Sandbox)}

@@ -1,15 +1,17 @@
-package main
+package daemon
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/disinto/disinto/lib/agent"
@@ -25,14 +27,14 @@ func TestStatusJSONShowsHeartbeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "projects", "example.toml"), string(example))
-	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, env: []string{"AGENT_ROLES=dev"},
-		projectsDir: filepath.Join(dir, "projects"), envFile: filepath.Join(dir, "none"), dataDir: sessionDataDir(t)}
-	cfg, err := a.loadConfig()
+	if err := os.WriteFile(filepath.Join(dir, "example.toml"), example, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(dir, filepath.Join(dir, "none"), []string{"AGENT_ROLES=dev"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := a.newDaemon(cfg, map[config.Role]Factory{config.RoleDev: func(Deps) (agent.Agent, error) { return failTick{}, nil }})
+	d, err := New(cfg, CoreOptions{DataDir: sessionDataDir(t), Console: io.Discard, Formulas: fstest.MapFS{}}, Registry{config.RoleDev: func(Deps) (agent.Agent, error) { return failTick{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestStatusJSONShowsHeartbeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-stepped
-	srv := httptest.NewServer(d.statusMux())
+	srv := httptest.NewServer(d.StatusHandler())
 	t.Cleanup(srv.Close)
 	resp, err := http.Get(srv.URL + "/status")
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"github.com/rs/zerolog"
@@ -7,9 +7,6 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/datadir"
 )
-
-// layout names the paths under the data dir of --data-dir.
-func (a *app) layout() datadir.Layout { return datadir.New(a.dataDir) }
 
 // openEnablement is the one way to the paused agents of the data dir l:
 // the commands, status, the daemon and the supervisor all read and write
@@ -28,9 +25,9 @@ func VaultUser(cfg *config.Config) string {
 	return b.User
 }
 
-// migrateDataDir brings the data dir to this version's layout (see
+// MigrateDataDir brings the data dir l to this version's layout (see
 // datadir.Layout.Migrate); call it with the data dir's lock held.
-func (a *app) migrateDataDir(cfg *config.Config) ([]datadir.Move, error) {
+func MigrateDataDir(l datadir.Layout, cfg *config.Config) ([]datadir.Move, error) {
 	owners := make([]datadir.Owners, 0, len(cfg.Projects))
 	for _, p := range cfg.Projects {
 		o := datadir.Owners{Project: p.Name, OpsRepo: p.OpsRepo, VaultBot: VaultUser(cfg)}
@@ -39,10 +36,10 @@ func (a *app) migrateDataDir(cfg *config.Config) ([]datadir.Move, error) {
 		}
 		owners = append(owners, o)
 	}
-	return a.layout().Migrate(owners)
+	return l.Migrate(owners)
 }
 
-// logMoves says what migrateDataDir changed.
+// LogMoves says what MigrateDataDir changed.
 func LogMoves(log zerolog.Logger, moves []datadir.Move) {
 	for _, m := range moves {
 		if m.To == "" {

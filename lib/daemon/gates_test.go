@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -96,7 +96,7 @@ func TestReadiness(t *testing.T) {
 	t.Cleanup(srv.Close)
 	p := &config.Project{Name: "proj", ForgeURL: srv.URL}
 	d := &Daemon{Core: &Core{Config: &config.Config{Projects: []*config.Project{p}, Policy: config.Policy{UnhealthyAfter: time.Hour}},
-		Runtime:       agent.New(agent.Options{Ledger: &ledgertest.Memory{}, Log: zerolog.Nop()}),
+		Runtime:  agent.New(agent.Options{Ledger: &ledgertest.Memory{}, Log: zerolog.Nop()}),
 		Services: &Services{HTTP: srv.Client()}, Redactor: redact.New()}}
 	d.ready.d = d
 	get := func() (int, string) {

@@ -1,14 +1,16 @@
-package main
+package daemon
 
 import (
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/logx"
@@ -33,13 +35,15 @@ func TestForgeClientsRedactWrites(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "p.toml"), "name = \"p\"\nrepo = \"o/p\"\nforge_url = \""+srv.URL+"\"\n")
+	if err := os.WriteFile(filepath.Join(dir, "p.toml"), []byte("name = \"p\"\nrepo = \"o/p\"\nforge_url = \""+srv.URL+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	const vault = "ghp_0123456789abcdefVAULT"
 	cfg, err := config.Load(dir, filepath.Join(dir, "none.env"), []string{"FORGE_TOKEN=dev-token-0123456789", "GITHUB_TOKEN=" + vault})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newServices(cfg, redact.New(cfg.Secrets()...), sessionDataDir(t), nil, nil, true, logx.Nop())
+	s, err := NewServices(cfg, redact.New(cfg.Secrets()...), nil, CoreOptions{DataDir: sessionDataDir(t), AllowUnisolated: true, Formulas: fstest.MapFS{}}, logx.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,13 @@
-package main
+package daemon
 
 import (
-	"fmt"
-	"io"
 	"sort"
 	"strings"
 
+	"github.com/disinto/disinto/lib/chat"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/edge"
 )
-
-// edgeSecretSetEnv says, where the forward-auth secret itself is not
-// (the agents' container), whether the edge has it: compose sets it to
-// "yes" from the same .env, so that status can tell a disabled chat
-// without holding the chat's secret.
-const edgeSecretSetEnv = "DISINTO_EDGE_SECRET_SET"
 
 // edgeStatus is the edge as /status reports it: its public URL, its
 // routes and who may use the chat. Nil when no edge is configured.
@@ -44,12 +37,12 @@ type EdgeRouteStatus struct {
 // secret (DISINTO_EDGE_SECRET, or DISINTO_EDGE_SECRET_SET) or the status
 // token, and the chat's allowlist with the forge admin.
 func EdgeStatusOf(env config.Env) *EdgeStatus {
-	url := env.Get(edgeURLEnv)
+	url := env.Get(edge.URLEnv)
 	if url == "" {
 		return nil
 	}
-	c := edge.Config{Forge: env.Get(edgeForgeEnv), Status: env.Get(edgeStatusEnv), Chat: env.Get(edgeChatEnv),
-		NoSecret:      env.Get(edge.SecretEnv) == "" && env.Get(edgeSecretSetEnv) == "",
+	c := edge.Config{Forge: env.Get(edge.ForgeEnv), Status: env.Get(edge.StatusEnv), Chat: env.Get(edge.ChatEnv),
+		NoSecret:      env.Get(edge.SecretEnv) == "" && env.Get(edge.SecretSetEnv) == "",
 		NoStatusToken: env.Get(edge.StatusTokenEnv) == ""}
 	st := &EdgeStatus{URL: url, ChatUsers: []string{}, Warning: c.Warning()}
 	for _, r := range c.Routes() {
@@ -57,7 +50,7 @@ func EdgeStatusOf(env config.Env) *EdgeStatus {
 			Login: r.Check != "" && r.Disabled == "", Disabled: r.Disabled})
 	}
 	seen := map[string]bool{}
-	for _, u := range append(strings.Split(env.Get(chatUsersEnv), ","), env.Get("FORGE_ADMIN_USER")) {
+	for _, u := range append(strings.Split(env.Get(chat.UsersEnv), ","), env.Get("FORGE_ADMIN_USER")) {
 		if u = strings.TrimSpace(u); u != "" && !seen[strings.ToLower(u)] {
 			seen[strings.ToLower(u)] = true
 			st.ChatUsers = append(st.ChatUsers, u)
@@ -65,27 +58,4 @@ func EdgeStatusOf(env config.Env) *EdgeStatus {
 	}
 	sort.Strings(st.ChatUsers)
 	return st
-}
-
-// printEdge says where the edge is, what it routes and who may chat.
-func printEdge(w io.Writer, e *EdgeStatus) {
-	if e == nil {
-		return
-	}
-	fmt.Fprintf(w, "edge %s:", e.URL)
-	for _, r := range e.Routes {
-		paths := "/*"
-		if len(r.Paths) > 0 {
-			paths = strings.Join(r.Paths, " ")
-		}
-		switch {
-		case r.Disabled != "":
-			fmt.Fprintf(w, " %s -> disabled (%s);", paths, r.Disabled)
-		case r.Login:
-			fmt.Fprintf(w, " %s -> %s (forge login);", paths, r.Upstream)
-		default:
-			fmt.Fprintf(w, " %s -> %s;", paths, r.Upstream)
-		}
-	}
-	fmt.Fprintf(w, " chat users: %s\n", orDash(strings.Join(e.ChatUsers, ", ")))
 }

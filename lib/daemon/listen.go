@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"crypto/sha256"
@@ -36,9 +36,16 @@ const (
 	DefaultStatusListen = "127.0.0.1:8081"
 	DefaultReadTimeout  = 30 * time.Second
 
-	// minStatusToken is the shortest bearer token accepted.
-	minStatusToken = 16
+	// MinStatusToken is the shortest bearer token accepted.
+	MinStatusToken = 16
 )
+
+// HTTP are the daemon's listeners as given (flags or environment):
+// the webhook receiver's address, that of /status and /metrics, and the
+// time a client has to send a whole request (seconds or a duration).
+type HTTP struct {
+	Listen, StatusListen, ReadTimeout string
+}
 
 // httpSettings are the checked settings of the daemon's HTTP servers.
 type httpSettings struct {
@@ -48,13 +55,13 @@ type httpSettings struct {
 
 // checkHTTPSettings validates the flags and the token (from the env file
 // or the environment); every error is one line naming the variable.
-func checkHTTPSettings(f daemonFlags, token string) (httpSettings, error) {
-	d, err := parseSeconds(f.readTimeout)
+func checkHTTPSettings(h HTTP, token string) (httpSettings, error) {
+	d, err := parseSeconds(h.ReadTimeout)
 	if err != nil || d <= 0 {
-		return httpSettings{}, fmt.Errorf("%s (--read-timeout) %q is not a positive duration (e.g. 30s)", EnvReadTimeout, f.readTimeout)
+		return httpSettings{}, fmt.Errorf("%s (--read-timeout) %q is not a positive duration (e.g. 30s)", EnvReadTimeout, h.ReadTimeout)
 	}
-	if token != "" && len(token) < minStatusToken {
-		return httpSettings{}, fmt.Errorf("%s is shorter than %d characters", EnvStatusToken, minStatusToken)
+	if token != "" && len(token) < MinStatusToken {
+		return httpSettings{}, fmt.Errorf("%s is shorter than %d characters", EnvStatusToken, MinStatusToken)
 	}
 	return httpSettings{readTimeout: d, statusToken: token}, nil
 }
@@ -70,20 +77,20 @@ func parseSeconds(s string) (time.Duration, error) {
 
 // openListeners opens the hook and the status listener. A status listener
 // bound to anything but loopback needs a token.
-func openListeners(f daemonFlags, token string) (hook, status net.Listener, err error) {
-	hook, err = net.Listen("tcp", f.listen)
+func openListeners(h HTTP, token string) (hook, status net.Listener, err error) {
+	hook, err = net.Listen("tcp", h.Listen)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s (--listen) %s: %w", EnvListen, f.listen, err)
+		return nil, nil, fmt.Errorf("%s (--listen) %s: %w", EnvListen, h.Listen, err)
 	}
-	status, err = net.Listen("tcp", f.statusListen)
+	status, err = net.Listen("tcp", h.StatusListen)
 	if err != nil {
 		_ = hook.Close()
-		return nil, nil, fmt.Errorf("%s (--status-listen) %s: %w", EnvStatusListen, f.statusListen, err)
+		return nil, nil, fmt.Errorf("%s (--status-listen) %s: %w", EnvStatusListen, h.StatusListen, err)
 	}
 	if token == "" && !isLoopback(status.Addr()) {
 		_, _ = hook.Close(), status.Close()
 		return nil, nil, fmt.Errorf("%s (--status-listen) %s is not a loopback address: set %s so /status and /metrics require it, or listen on 127.0.0.1",
-			EnvStatusListen, f.statusListen, EnvStatusToken)
+			EnvStatusListen, h.StatusListen, EnvStatusToken)
 	}
 	return hook, status, nil
 }

@@ -1,8 +1,10 @@
-package main
+package daemon
 
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"time"
 
 	"github.com/disinto/disinto/lib/agent"
@@ -20,7 +22,7 @@ import (
 // services every agent shares, and the runtime that runs the agents'
 // ticks and work. Agents are built from it with newAgent.
 type Core struct {
-	Config        *config.Config
+	Config     *config.Config
 	DataDir    string
 	Redactor   *redact.Redactor
 	Logs       *logx.Set
@@ -30,56 +32,70 @@ type Core struct {
 	// in a one-shot run.
 	Metrics  *metrics.Registry
 	Services *Services
-	Runtime       *agent.Runtime
+	Runtime  *agent.Runtime
 	// journals route each run's record to its bot's journal; a daemon
 	// registers and drains them, a one-shot run has none.
 	journals journals
 }
 
-// coreOptions says how the daemon's core and a run's differ.
-type coreOptions struct {
-	// metrics turns on the counters /metrics serves.
-	metrics bool
-	// runtimeLog names the log the runtime writes to.
-	runtimeLog string
+// CoreOptions say where a core lives and how the daemon's core and a
+// one-shot run's differ.
+type CoreOptions struct {
+	// DataDir is the data dir (--data-dir).
+	DataDir string
+	// Log are the console settings of the logs; their directory, console
+	// and redactor are the core's.
+	Log logx.Options
+	// Console is where the logs go besides their files (stderr).
+	Console io.Writer
+	// Environ is the process environment the model sessions start from.
+	Environ []string
+	// AllowUnisolated accepts sessions that run as the daemon's user.
+	AllowUnisolated bool
+	// Formulas are the formulas built into the binary.
+	Formulas fs.FS
+	// Metrics turns on the counters /metrics serves; Version and Commit
+	// are its build information.
+	Metrics         bool
+	Version, Commit string
+	// RuntimeLog names the log the runtime writes to.
+	RuntimeLog string
 }
 
-// newCore opens and builds the core; on an error, what was opened is
+// NewCore opens and builds the core; on an error, what was opened is
 // closed again.
-func (a *app) newCore(cfg *config.Config, o coreOptions) (_ *Core, err error) {
+func NewCore(cfg *config.Config, o CoreOptions) (_ *Core, err error) {
 	red := redact.New(cfg.Secrets()...)
-	lo, err := a.logOptions()
-	if err != nil {
-		return nil, err
-	}
-	lo.Dir, lo.Console, lo.Redactor = a.layout().Logs(), a.stderr, red
+	l := datadir.New(o.DataDir)
+	lo := o.Log
+	lo.Dir, lo.Console, lo.Redactor = l.Logs(), o.Console, red
 	logs, err := logx.New(lo)
 	if err != nil {
 		return nil, err
 	}
-	c := &Core{Config: cfg, DataDir: a.dataDir, Redactor: red, Logs: logs,
-		Enablement: OpenEnablement(a.layout())}
+	c := &Core{Config: cfg, DataDir: o.DataDir, Redactor: red, Logs: logs,
+		Enablement: OpenEnablement(l)}
 	defer func() {
 		if err != nil {
 			_ = c.Close()
 		}
 	}()
-	if c.Ledger, err = ledger.Open(a.layout().Ledger(), ledger.Options{Redactor: red}); err != nil {
+	if c.Ledger, err = ledger.Open(l.Ledger(), ledger.Options{Redactor: red}); err != nil {
 		return nil, err
 	}
-	rto := agent.Options{Enablement: c.Enablement, Log: logs.For(o.runtimeLog), TickTimeout: cfg.Policy.TickTimeout}
+	rto := agent.Options{Enablement: c.Enablement, Log: logs.For(o.RuntimeLog), TickTimeout: cfg.Policy.TickTimeout}
 	var next agent.Recorder = c.Ledger
-	if o.metrics {
+	if o.Metrics {
 		c.Metrics = metrics.New(func() int { return len(c.Runtime.Running()) })
-		c.Metrics.SetBuildInfo(version, buildCommit())
+		c.Metrics.SetBuildInfo(o.Version, o.Commit)
 		next = metrics.Recorder{Next: c.Ledger, Reg: c.Metrics}
 		rto.OnTick = func(p string, r config.Role, dur time.Duration, err error) {
 			c.Metrics.ObserveTick(p, string(r), dur, err)
 		}
 	}
-	rto.Ledger = memory.Recorder{Next: next, For: c.journals.journalFor, Redactor: red, Log: logs.For(o.runtimeLog)}
+	rto.Ledger = memory.Recorder{Next: next, For: c.journals.journalFor, Redactor: red, Log: logs.For(o.RuntimeLog)}
 	c.Runtime = agent.New(rto)
-	if c.Services, err = newServices(cfg, red, a.dataDir, c.Metrics, a.env, a.allowUnisolated, logs.For("claude")); err != nil {
+	if c.Services, err = NewServices(cfg, red, c.Metrics, o, logs.For("claude")); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -103,20 +119,4 @@ func (c *Core) Close() error {
 		errs = append(errs, c.Ledger.Close())
 	}
 	return errors.Join(append(errs, c.Logs.Close())...)
-}
-
-// logOptions are the console settings of the environment: DISINTO_LOG_LEVEL
-// (debug, info, warn, error; --debug wins), DISINTO_LOG_FORMAT (console or
-// json) and NO_COLOR (any value: no colours).
-func (a *app) logOptions() (logx.Options, error) {
-	o := logx.Options{Debug: a.debug, Level: a.getenv("DISINTO_LOG_LEVEL"), NoColor: a.getenv("NO_COLOR") != ""}
-	if _, err := logx.ParseLevel(o.Level); err != nil {
-		return o, fmt.Errorf("DISINTO_LOG_LEVEL: %w", err)
-	}
-	json, err := logx.ParseFormat(a.getenv("DISINTO_LOG_FORMAT"))
-	if err != nil {
-		return o, fmt.Errorf("DISINTO_LOG_FORMAT: %w", err)
-	}
-	o.JSONConsole = json
-	return o, nil
 }

@@ -1,15 +1,12 @@
-package main
+package daemon
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ops"
@@ -52,7 +49,7 @@ func (s *Services) syncInterval() time.Duration {
 // embedded one, resolved again whenever the daemon's checkouts moved.
 // check is what the agent requires beyond lint; nil when nothing.
 func (s *Services) LiveFormula(ctx context.Context, p *config.Project, role config.Role, name string, check func(*formula.Formula) error, log zerolog.Logger) (*formula.Live, error) {
-	l, err := formula.NewLive(ctx, formula.LiveOptions{Name: name, Embedded: formulas.FS, Check: check, Logger: log,
+	l, err := formula.NewLive(ctx, formula.LiveOptions{Name: name, Embedded: s.Embedded, Check: check, Logger: log,
 		Profile: s.profileTree(p, role), Ops: s.opsTree(p)})
 	if err != nil {
 		return nil, err
@@ -176,39 +173,6 @@ func (s *Services) syncLoop(ctx context.Context, projects []*config.Project, log
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		}
-	}
-}
-
-// printMemory prints what the daemon keeps of the bots' memory and of
-// the formula overrides: per bot its journal, lessons and digests, and
-// every override that was refused.
-func printMemory(w io.Writer, rep Report) {
-	for _, j := range rep.Journals {
-		if j.NoProfile {
-			fmt.Fprintf(w, "journal of %s: none: the bot has no .profile repository (no journal, no lessons)\n", j.Bot)
-			continue
-		}
-		line := fmt.Sprintf("journal of %s: %d queued, last written %s", j.Bot, j.Queued, stamp(j.Last))
-		if j.LastEntry != "" {
-			line += ", last entry " + oneLine(j.LastEntry, 80)
-		}
-		if j.Failing != "" {
-			line += ", not written: " + oneLine(j.Failing, 60)
-		}
-		fmt.Fprintln(w, line)
-		line = fmt.Sprintf("lessons of %s: %d bytes", j.Bot, j.Lessons)
-		if d := j.Digest; d != nil {
-			line += ", last digest " + stamp(d.Last)
-			if d.Failing != "" {
-				line += ", digest failing: " + oneLine(d.Failing, 60) + ", retry " + stamp(d.RetryAt)
-			}
-		}
-		fmt.Fprintln(w, line)
-	}
-	for _, f := range rep.Formulas {
-		if f.Refused != "" {
-			fmt.Fprintf(w, "formula %s of %s/%s: override refused (%s in force): %s\n", f.Name, f.Project, f.Role, f.Source, oneLine(f.Refused, 200))
 		}
 	}
 }

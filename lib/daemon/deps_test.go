@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"slices"
@@ -21,7 +21,7 @@ func TestMaintainers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := maintainers(config.NewEnv(tt.env)); !slices.Equal(got, tt.want) {
+			if got := Maintainers(config.NewEnv(tt.env)); !slices.Equal(got, tt.want) {
 				t.Errorf("maintainers = %q, want %q", got, tt.want)
 			}
 		})
