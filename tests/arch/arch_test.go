@@ -36,6 +36,7 @@ func TestFixtureViolations(t *testing.T) {
 		"agents/review/review.go imports cmd/disinto: agents never import cmd",
 		"cmd/disinto/main_test.go imports tests/internal/rig: only tests import tests",
 		"lib/config/config.go imports lib/low: lib/config imports no other lib package",
+		"lib/daemon/daemon.go imports agents/dev: lib/daemon imports no agent: roles reach it through their constructors (daemon.Registry)",
 		"lib/low/low.go imports agents/dev: lib imports only lib",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -73,5 +74,30 @@ func TestFixtureDataDirJoins(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCompositionRootSize fails the test command when cmd/disinto grows
+// past MaxRootFiles non-test files.
+func TestCompositionRootSize(t *testing.T) {
+	files, err := RootFiles("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) > MaxRootFiles {
+		t.Errorf("%s holds %d non-test Go files, at most %d: move runtime to lib/daemon, a role to its package\n%s",
+			compositionRoot, len(files), MaxRootFiles, strings.Join(files, " "))
+	}
+}
+
+// TestFixtureRootSize proves the count sees the fixture's command files
+// and not its tests.
+func TestFixtureRootSize(t *testing.T) {
+	files, err := RootFiles("testdata/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(files, " ") != "main.go" {
+		t.Errorf("fixture root files %v, want [main.go]", files)
 	}
 }

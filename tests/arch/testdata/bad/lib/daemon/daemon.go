@@ -1,0 +1,3 @@
+package daemon
+
+import _ "github.com/disinto/disinto/agents/dev"
