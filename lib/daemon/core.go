@@ -17,7 +17,7 @@ import (
 	"github.com/disinto/disinto/lib/redact"
 )
 
-// core is what the daemon and a one-shot run both build, the one way: a
+// Core is what the daemon and a one-shot run both build, the one way: a
 // redactor for everything the process writes, the logs, the ledger, the
 // services every agent shares, and the runtime that runs the agents'
 // ticks and work. Agents are built from it with newAgent.
@@ -101,7 +101,7 @@ func NewCore(cfg *config.Config, o CoreOptions) (_ *Core, err error) {
 	return c, nil
 }
 
-// newAgent builds the agent of role for project p with factory.
+// NewAgent builds the agent of role for project p with factory.
 func (c *Core) NewAgent(factory Factory, p *config.Project, role config.Role) (agent.Agent, error) {
 	ag, err := factory(Deps{Config: c.Config, Project: p, Role: role, DataDir: c.DataDir,
 		StateDir: datadir.New(c.DataDir).State(p.Name), Log: c.Logs.For(string(role)), Services: c.Services,
@@ -112,7 +112,7 @@ func (c *Core) NewAgent(factory Factory, p *config.Project, role config.Role) (a
 	return ag, nil
 }
 
-// close closes the ledger and the logs.
+// Close closes the ledger and the logs.
 func (c *Core) Close() error {
 	var errs []error
 	if c.Ledger != nil {

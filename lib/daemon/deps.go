@@ -103,7 +103,7 @@ func (d Deps) laneError(err error) error {
 	return fmt.Errorf("agents.%s: %w", d.Lane.Name, err)
 }
 
-// gitAs is git acting as bot b on d's project's forge: the credential
+// GitAs is git acting as bot b on d's project's forge: the credential
 // reaches git through lib/git's helper, never argv or a config file.
 func (d Deps) GitAs(b config.Bot) *git.Git {
 	return git.New(git.Options{
@@ -112,7 +112,7 @@ func (d Deps) GitAs(b config.Bot) *git.Git {
 	})
 }
 
-// formulaRunner is the runtime of a scheduled formula role (the
+// FormulaRunner is the runtime of a scheduled formula role (the
 // gardener, planner, predictor, architect) acting as rp's bot: its own
 // clone of the project under <data>/clones/<project>/<bot>, its state
 // under <data>/state/<project>/<role>, its live formula and the bot's
@@ -129,7 +129,7 @@ func (d Deps) FormulaRunner(rp RoleParts) *formulaagent.Driver {
 	})
 }
 
-// pullsView is the listing of d's project's open pull requests that its
+// PullsView is the listing of d's project's open pull requests that its
 // dev agents (lanes included) and review agent share, read as whichever
 // of their bots asks first. A listing is reused for at most half the
 // shorter of the dev and review polling intervals (and at most

@@ -9,7 +9,7 @@ import (
 	"github.com/disinto/disinto/lib/edge"
 )
 
-// edgeStatus is the edge as /status reports it: its public URL, its
+// EdgeStatus is the edge as /status reports it: its public URL, its
 // routes and who may use the chat. Nil when no edge is configured.
 type EdgeStatus struct {
 	URL       string            `json:"url"`
@@ -20,7 +20,7 @@ type EdgeStatus struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// edgeRouteStatus is one route of the edge.
+// EdgeRouteStatus is one route of the edge.
 type EdgeRouteStatus struct {
 	Name     string   `json:"name"`
 	Paths    []string `json:"paths,omitempty"`
@@ -32,7 +32,7 @@ type EdgeRouteStatus struct {
 	Disabled string `json:"disabled,omitempty"`
 }
 
-// edgeStatusOf reads the edge from env: its URL (DISINTO_EDGE_URL), the
+// EdgeStatusOf reads the edge from env: its URL (DISINTO_EDGE_URL), the
 // routes of its settings, disabled as the edge disables them without its
 // secret (DISINTO_EDGE_SECRET, or DISINTO_EDGE_SECRET_SET) or the status
 // token, and the chat's allowlist with the forge admin.

@@ -36,7 +36,7 @@ type gate struct {
 	roles  map[string]bool // project/role of the jobs it holds
 }
 
-// disabledRole is a job held back by a closed gate, for status.
+// DisabledRole is a job held back by a closed gate, for status.
 type DisabledRole struct {
 	Project string    `json:"project"`
 	Role    string    `json:"role"`

@@ -215,7 +215,7 @@ func (d *Daemon) failing() []agent.Failing {
 	return out
 }
 
-// recentRuns reads the last runs of the ledger and today's cost.
+// RecentRuns reads the last runs of the ledger and today's cost.
 func RecentRuns(dataDir string, now time.Time) ([]ledger.Record, float64) {
 	recs, _, err := ledger.Read(datadir.New(dataDir).Ledger(), ledger.Filter{Since: now.Add(-7 * 24 * time.Hour)})
 	if err != nil {

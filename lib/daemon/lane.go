@@ -10,7 +10,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 )
 
-// ready returns the dev agent's readiness check: the model backend
+// Ready returns the dev agent's readiness check: the model backend
 // answers (claude.Prober, cached there). A runner that cannot probe is
 // always ready.
 func (s *Services) Ready(backend string) func(ctx context.Context) error {

@@ -8,14 +8,14 @@ import (
 	"github.com/disinto/disinto/lib/datadir"
 )
 
-// openEnablement is the one way to the paused agents of the data dir l:
+// OpenEnablement is the one way to the paused agents of the data dir l:
 // the commands, status, the daemon and the supervisor all read and write
 // the same file.
 func OpenEnablement(l datadir.Layout) *agent.Enablement {
 	return agent.NewEnablement(l.Enablement(), nil)
 }
 
-// vaultUser is the vault bot's login, which names its ops checkout; empty
+// VaultUser is the vault bot's login, which names its ops checkout; empty
 // when there is none (then the vault parts refuse to be made).
 func VaultUser(cfg *config.Config) string {
 	b, err := cfg.Bot(config.RoleVault)

@@ -12,7 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/datadir"
 )
 
-// daemonInfo is written to <data>/daemon.json while a daemon runs, so that
+// Info is written to <data>/daemon.json while a daemon runs, so that
 // `disinto status` can find its /status endpoint.
 type Info struct {
 	PID int `json:"pid"`
@@ -24,10 +24,10 @@ type Info struct {
 	Started time.Time `json:"started"`
 }
 
-// dataLock is the one-daemon-per-data-dir lock.
+// DataLock is the one-daemon-per-data-dir lock.
 type DataLock struct{ f *os.File }
 
-// lockDataDir takes a non-blocking exclusive lock on <data>/daemon.lock.
+// LockDataDir takes a non-blocking exclusive lock on <data>/daemon.lock.
 func LockDataDir(dataDir string) (*DataLock, error) {
 	path := datadir.New(dataDir).DaemonLock()
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o640)

@@ -44,7 +44,7 @@ func (s *Services) syncInterval() time.Duration {
 	return defaultSyncInterval
 }
 
-// liveFormula returns the formula name of role on p as a live formula:
+// LiveFormula returns the formula name of role on p as a live formula:
 // the role's bot's .profile override, then the ops repository's, then the
 // embedded one, resolved again whenever the daemon's checkouts moved.
 // check is what the agent requires beyond lint; nil when nothing.
@@ -100,7 +100,7 @@ func checkoutTree(ctx context.Context, r *ops.Repo, label string) (*formula.Tree
 	return &formula.Tree{Label: label, Read: files.Read}, head, nil
 }
 
-// lessonsFor returns the lessons of role's bot on p, for its prompts.
+// LessonsFor returns the lessons of role's bot on p, for its prompts.
 func (s *Services) LessonsFor(p *config.Project, role config.Role) func(context.Context) string {
 	return func(ctx context.Context) string {
 		s.mem.mu.Lock()
@@ -116,7 +116,7 @@ func (s *Services) LessonsFor(p *config.Project, role config.Role) func(context.
 	}
 }
 
-// formulaStatus lists the live formulas, by project and role.
+// FormulaStatus lists the live formulas, by project and role.
 type FormulaStatus struct {
 	Project string `json:"project"`
 	Role    string `json:"role"`

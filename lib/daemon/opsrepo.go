@@ -22,7 +22,7 @@ type opsCheckouts struct {
 	state map[string]OpsInfo
 }
 
-// opsInfo is what status shows of one ops checkout.
+// OpsInfo is what status shows of one ops checkout.
 type OpsInfo struct {
 	Project string    `json:"project"`
 	Repo    string    `json:"repo"`
@@ -128,7 +128,7 @@ func (oc *opsCheckouts) list(projects []*config.Project) []OpsInfo {
 	return out
 }
 
-// opsRepo returns the daemon's checkout of project's ops repository, nil
+// OpsRepo returns the daemon's checkout of project's ops repository, nil
 // when there is none (yet).
 func (s *Services) OpsRepo(project string) *ops.Repo {
 	s.mem.mu.Lock()

@@ -11,7 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/scheduler"
 )
 
-// errNotScheduled, wrapped in an agent factory's error, leaves that role
+// ErrNotScheduled, wrapped in a constructor's error, leaves that role
 // of that project out of the schedule (with a warning and a line in
 // status for a scheduled role, a log line for a companion) instead of
 // stopping the daemon: a role the operator has not set up, such as the

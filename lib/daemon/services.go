@@ -26,7 +26,7 @@ import (
 	"github.com/disinto/disinto/lib/sandbox"
 )
 
-// services are built once per process and shared by every agent of every
+// Services are built once per process and shared by every agent of every
 // project: one model runner (so each backend's session limit holds
 // daemon-wide, AD-002), one redactor, and one HTTP client whose forge
 // requests are counted for /metrics.
@@ -122,7 +122,7 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 	return s, nil
 }
 
-// forgeAs returns a client of project p's repository acting as bot b.
+// ForgeAs returns a client of project p's repository acting as bot b.
 func (s *Services) ForgeAs(p *config.Project, b config.Bot, log zerolog.Logger) (*forge.RepoClient, error) {
 	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: b.Token, User: b.User, HTTPClient: s.HTTP, Logger: log,
 		Redactor: s.Redactor, Instance: s.Instance})
@@ -133,7 +133,7 @@ func (s *Services) ForgeAs(p *config.Project, b config.Bot, log zerolog.Logger) 
 	return fc.Repo(owner, name), nil
 }
 
-// formula resolves a formula for project p: an override in the ops
+// Formula resolves a formula for project p: an override in the ops
 // repository checkout wins over the embedded default.
 func (s *Services) Formula(p *config.Project, name string, log zerolog.Logger) (*formula.Formula, error) {
 	f, _, err := formula.Resolver{Embedded: s.Embedded, OpsDir: p.OpsRepoRoot, Logger: log}.Resolve(name)
