@@ -126,3 +126,17 @@ func first(env Env, vars []string) (val, name string) {
 	}
 	return "", ""
 }
+
+// TokenVar is the variable `disinto init` writes the role's bot token to:
+// the preferred spelling of tokenVars (FORGE_TOKEN for dev, whose
+// override variable init never writes).
+func (s RoleSpec) TokenVar() string {
+	if s.Name == RoleDev {
+		return "FORGE_TOKEN"
+	}
+	return tokenVars(s.Name)[0]
+}
+
+// PassVar is the variable `disinto init` writes the role's bot password
+// to: the preferred spelling of passwordVars.
+func (s RoleSpec) PassVar() string { return passwordVars(s.Name)[0] }

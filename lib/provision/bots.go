@@ -39,16 +39,8 @@ type botSpec struct {
 func coreBots() []botSpec {
 	var out []botSpec
 	for _, spec := range config.RoleSpecs() {
-		r := spec.Name
-		b := botSpec{Login: spec.DefaultBotUser(), Key: string(r), Scopes: spec.Scopes,
-			Project: forge.Permission(spec.Project), Ops: forge.Permission(spec.Ops)}
-		if r == config.RoleDev {
-			b.TokenVar, b.PassVar = "FORGE_TOKEN", "FORGE_PASS"
-		} else {
-			up := strings.ToUpper(string(r))
-			b.TokenVar, b.PassVar = "FORGE_"+up+"_TOKEN", "FORGE_"+up+"_PASS"
-		}
-		out = append(out, b)
+		out = append(out, botSpec{Login: spec.DefaultBotUser(), Key: string(spec.Name), Scopes: spec.Scopes,
+			Project: forge.Permission(spec.Project), Ops: forge.Permission(spec.Ops), TokenVar: spec.TokenVar(), PassVar: spec.PassVar()})
 	}
 	return out
 }
