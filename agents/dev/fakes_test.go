@@ -138,6 +138,8 @@ type fakeGit struct {
 	behind bool
 	// worktreeErr is what Worktree fails with, when set.
 	worktreeErr error
+	// collectErr is what Collect fails with, when set.
+	collectErr error
 	// rebaseConflict makes Rebase stop on a conflict; rebases counts the
 	// calls of Rebase.
 	rebaseConflict bool
@@ -262,6 +264,9 @@ func (g *fakeGit) RemoteHead(ctx context.Context, branch string) (string, error)
 func (g *fakeGit) Collect(_ context.Context, ws *sandbox.Workspace, _ string) (string, int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.collectErr != nil {
+		return "", 0, g.collectErr
+	}
 	return g.head[ws.Repo()], g.ahead[ws.Repo()], nil
 }
 

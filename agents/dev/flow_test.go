@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
 )
@@ -632,4 +633,36 @@ func TestBackendOutageIsNoStrike(t *testing.T) {
 	if st := h.wantStage(n, StageAwaitingCI); st.PR == 0 {
 		t.Fatalf("no pull request after the backend came back: %+v", st)
 	}
+}
+
+// TestRefusedCheckoutBlocks: a session checkout the git backend refuses
+// unread blocks the issue with session.refused, and nothing is pushed;
+// so does one refused before a session starts.
+func TestRefusedCheckoutBlocks(t *testing.T) {
+	refused := &git.UnsafeCheckoutError{Path: "/x/repo/.git/objects/info/alternates", Why: "leads git to another repository"}
+	t.Run("after the session", func(t *testing.T) {
+		h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+			h.g.commit(inv.Dir)
+			return okResult(), nil
+		})
+		h.g.collectErr = refused
+		n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+		h.tick()
+		h.wantStage(n, StageBlocked)
+		h.wantLedger(ledger.ReasonBlocked, ledger.CodeSessionRefused)
+		if pulls := h.f.pulls(); len(pulls) != 0 {
+			t.Errorf("pull requests from a refused checkout: %+v", pulls)
+		}
+	})
+	t.Run("before the session", func(t *testing.T) {
+		h := newHarness(t, func(*harness, int, claude.Invocation) (claude.Result, error) { return okResult(), nil })
+		h.g.worktreeErr = refused
+		n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+		h.tick()
+		h.wantStage(n, StageBlocked)
+		h.wantLedger(ledger.ReasonBlocked, ledger.CodeSessionRefused)
+		if calls := h.r.Calls(); len(calls) != 0 {
+			t.Errorf("%d sessions ran in a refused checkout", len(calls))
+		}
+	})
 }

@@ -27,11 +27,15 @@ type gitOps interface {
 	// first use from the remote branch when that exists, else from the
 	// primary branch; an existing one gets the forge's current primary
 	// and branch heads (and is fast-forwarded to the latter when it can
-	// be). Local commits are never discarded.
+	// be). Local commits are never discarded. An existing checkout that
+	// would lead git beyond itself is refused with a
+	// *git.UnsafeCheckoutError.
 	Prepare(ctx context.Context, ws *sandbox.Workspace, branch string) error
 	// Collect reads branch back from ws's checkout into the clone and
 	// returns its head ("" when the checkout has no such branch) and how
-	// many of its commits the primary branch lacks.
+	// many of its commits the primary branch lacks. A checkout that would
+	// lead git beyond itself is refused unread with a
+	// *git.UnsafeCheckoutError.
 	Collect(ctx context.Context, ws *sandbox.Workspace, branch string) (head string, ahead int, err error)
 	// RemoteHead returns the SHA of branch on the forge, "" when absent.
 	RemoteHead(ctx context.Context, branch string) (string, error)
@@ -173,7 +177,11 @@ func (x *Git) Prepare(ctx context.Context, ws *sandbox.Workspace, branch string)
 		return err
 	}
 	// An existing checkout is the session's: refresh it as the session's
-	// user from a bundle of the forge's heads.
+	// user from a bundle of the forge's heads, unless it would lead that
+	// git elsewhere or block it.
+	if err := git.CheckCheckout(dir); err != nil {
+		return err
+	}
 	refs := []string{"refs/remotes/origin/" + x.o.Primary}
 	if sha, err := r.RefSHA(ctx, "refs/remotes/origin/"+branch); err != nil {
 		return err
@@ -219,17 +227,10 @@ func (x *Git) adoptRebase(ctx context.Context, r *git.Repo, sg *git.Repo, ws *sa
 	if err != nil || replaced == "" {
 		return err
 	}
-	if err := r.DeleteRef(ctx, sessionRef(branch)); err != nil {
-		return err
-	}
-	err = r.FetchUntrusted(ctx, ws.Repo(), "refs/heads/"+branch+":"+sessionRef(branch))
+	head, err := x.importSession(ctx, r, ws, branch)
 	if errors.Is(err, git.ErrNotFound) {
 		return keep("no such branch in the checkout")
 	}
-	if err != nil {
-		return err
-	}
-	head, err := r.RefSHA(ctx, sessionRef(branch))
 	if err != nil {
 		return err
 	}
@@ -244,6 +245,18 @@ func (x *Git) adoptRebase(ctx context.Context, r *git.Repo, sg *git.Repo, ws *sa
 	}
 	x.o.Log.Debug().Str("branch", branch).Msg("session checkout moved to the rebased head")
 	return nil
+}
+
+// importSession reads branch of ws's checkout back into sessionRef: the
+// session's own user writes a bundle of it, which the agent checks and
+// fetches; a checkout that would lead git beyond itself is refused with a
+// *git.UnsafeCheckoutError, and a missing branch is git.ErrNotFound.
+func (x *Git) importSession(ctx context.Context, r *git.Repo, ws *sandbox.Workspace, branch string) (string, error) {
+	if err := r.DeleteRef(ctx, sessionRef(branch)); err != nil {
+		return "", err
+	}
+	return r.ImportUntrusted(ctx, git.Import{As: x.sessionGit(ws), Checkout: ws.Repo(), Branch: branch, Into: sessionRef(branch),
+		Bundle: ws.Out("branch.bundle"), Have: []string{"refs/remotes/origin/" + x.o.Primary, "refs/remotes/origin/" + branch}})
 }
 
 // sessionGit runs git as the session of ws, without any credential.
@@ -270,18 +283,11 @@ func (x *Git) Collect(ctx context.Context, ws *sandbox.Workspace, branch string)
 	if err := ws.Reap(); err != nil {
 		return "", 0, err
 	}
-	if err := r.DeleteRef(ctx, sessionRef(branch)); err != nil {
-		return "", 0, err
-	}
-	err = r.FetchUntrusted(ctx, ws.Repo(), "refs/heads/"+branch+":"+sessionRef(branch))
+	head, err := x.importSession(ctx, r, ws, branch)
 	if errors.Is(err, git.ErrNotFound) {
 		return "", 0, nil
 	}
 	if err != nil {
-		return "", 0, err
-	}
-	head, err := r.RefSHA(ctx, sessionRef(branch))
-	if err != nil || head == "" {
 		return "", 0, err
 	}
 	if err := r.Fetch(ctx, x.o.Primary); err != nil {

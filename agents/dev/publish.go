@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"strings"
 
+	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
 	"github.com/disinto/disinto/lib/sandbox"
@@ -30,6 +33,9 @@ func (a *Agent) publish(ctx context.Context, _ *snapshot, st *State) error {
 		return err
 	}
 	head, ahead, err := a.o.Git.Collect(ctx, ws, st.Branch)
+	if refused, berr := a.refusedCheckout(ctx, st, err); refused {
+		return berr
+	}
 	if err != nil {
 		return err
 	}
@@ -113,4 +119,22 @@ func (a *Agent) noProgress(ctx context.Context, st *State, rep phase.State) erro
 	return a.block(ctx, st, ledger.CodeBuilderNoProgress,
 		fmt.Sprintf("The model session answered twice without a new commit; pull request #%d is still at %s.", st.PR, text.ShortSHA(st.HeadSHA)),
 		fmt.Sprintf("phase: %q\n%s", rep.Phase, text.ClipTail(st.Summary, 2000)))
+}
+
+// refusedCheckout blocks st with session.refused when err is a session
+// checkout refused unread (it would have led git beyond itself: another
+// repository's objects or refs, a FIFO); nothing of it is published.
+func (a *Agent) refusedCheckout(ctx context.Context, st *State, err error) (bool, error) {
+	var ue *git.UnsafeCheckoutError
+	if !errors.As(err, &ue) {
+		return false, nil
+	}
+	a.issueLog(*st).Warn().Str("path", ue.Path).Str("why", ue.Why).Msg("session checkout refused: nothing of it is read or published")
+	what := ue.Path
+	if rel, rerr := filepath.Rel(st.Worktree, ue.Path); rerr == nil && st.Worktree != "" && !strings.HasPrefix(rel, "..") {
+		what = rel
+	}
+	return true, a.block(ctx, st, ledger.CodeSessionRefused,
+		"The session's checkout holds something that would lead git outside it, so nothing of it was read or published.",
+		fmt.Sprintf("%s: %s", what, ue.Why))
 }

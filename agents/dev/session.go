@@ -35,10 +35,13 @@ func (a *Agent) runSession(ctx context.Context, _ *snapshot, st *State) error {
 	if err := a.chooseBranch(ctx, st, ws.Repo()); err != nil {
 		return fmt.Errorf("branch: %w", err)
 	}
+	st.Worktree = ws.Repo()
 	if err := a.o.Git.Prepare(ctx, ws, st.Branch); err != nil {
+		if refused, berr := a.refusedCheckout(ctx, st, err); refused {
+			return berr
+		}
 		return fmt.Errorf("workspace: %w", err)
 	}
-	st.Worktree = ws.Repo()
 	prompt, resume, err := a.sessionPrompt(ctx, st)
 	if err != nil {
 		return err

@@ -81,27 +81,86 @@ func ReadJSON(path string, v any) error {
 // file of bounded size.
 var ErrUnsafe = errors.New("unsafe file")
 
+// untrustedFlags open a file for reading without following a symlink in
+// the last path component and without blocking on a FIFO.
+const untrustedFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
 // ReadUntrusted reads a file that an untrusted process could have
 // written or replaced: it refuses a symlink as the last path component
 // (which could point at the daemon's secrets), anything but a regular
-// file (a FIFO would block the reader), and more than max bytes. A missing
-// file is an error wrapping fs.ErrNotExist.
+// file (a FIFO would block the reader), a file with more than one link (a
+// hard link to a file its writer may not read), and more than max bytes.
+// The directories above path must be the reader's, or at least not
+// replaceable by the writer; ReadUntrustedIn confines a path to a
+// directory. A missing file is an error wrapping fs.ErrNotExist; a
+// refused one wraps ErrUnsafe.
 func ReadUntrusted(path string, max int64) ([]byte, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, fi, err := OpenUntrusted(path, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return readUntrusted(f, fi, path, max)
+}
+
+// ReadUntrustedIn is ReadUntrusted of name inside root: no symlink or
+// ".." in name leads out of root.
+func ReadUntrustedIn(root *os.Root, name string, max int64) ([]byte, os.FileInfo, error) {
+	f, fi, err := OpenUntrustedIn(root, name, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	return readUntrusted(f, fi, filepath.Join(root.Name(), name), max)
+}
+
+// OpenUntrusted opens for reading a file that an untrusted process could
+// have written or replaced, checked as ReadUntrusted checks it, for a
+// caller that streams it; reads past max bytes are the caller's to
+// refuse (the file may grow). The caller closes the file.
+func OpenUntrusted(path string, max int64) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, untrustedFlags, 0)
+	return checkUntrusted(f, err, path, max)
+}
+
+// OpenUntrustedIn is OpenUntrusted of name inside root.
+func OpenUntrustedIn(root *os.Root, name string, max int64) (*os.File, os.FileInfo, error) {
+	f, err := root.OpenFile(name, untrustedFlags, 0)
+	return checkUntrusted(f, err, filepath.Join(root.Name(), name), max)
+}
+
+// checkUntrusted vets the result of opening path: a plain file with one
+// link and at most max bytes, else f is closed and the error names why.
+func checkUntrusted(f *os.File, err error, path string, max int64) (*os.File, os.FileInfo, error) {
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, nil, fmt.Errorf("read %s: a symlink: %w", path, ErrUnsafe)
 		}
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("read %s: not a regular file: %w", path, ErrUnsafe)
+	why := ""
+	switch st, ok := fi.Sys().(*syscall.Stat_t); {
+	case !fi.Mode().IsRegular():
+		why = "not a regular file"
+	case !ok || uint64(st.Nlink) != 1:
+		why = "a file with more than one link"
+	case fi.Size() > max:
+		why = fmt.Sprintf("larger than %d bytes", max)
 	}
+	if why != "" {
+		f.Close()
+		return nil, nil, fmt.Errorf("read %s: %s: %w", path, why, ErrUnsafe)
+	}
+	return f, fi, nil
+}
+
+// readUntrusted reads the opened file f, at most max bytes.
+func readUntrusted(f *os.File, fi os.FileInfo, path string, max int64) ([]byte, os.FileInfo, error) {
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)

@@ -2,9 +2,13 @@ package atomicfile_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
 )
@@ -66,5 +70,74 @@ func TestState(t *testing.T) {
 	}
 	if _, _, err := atomicfile.ReadState[rec](dir); err == nil {
 		t.Fatal("a directory read as state")
+	}
+}
+
+// TestReadUntrusted: a plain file is read; a symlink, a FIFO, a hard link,
+// a file too large and a path leading out of the root are refused at
+// once, without reading what they lead to.
+func TestReadUntrusted(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plant := map[string]func(p string) error{
+		"symlink":   func(p string) error { return os.Symlink(secret, p) },
+		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o600) },
+		"hard link": func(p string) error { return os.Link(secret, p) },
+		"too large": func(p string) error { return os.WriteFile(p, []byte("0123456789abcdef"), 0o600) },
+		"directory": func(p string) error { return os.Mkdir(p, 0o700) },
+	}
+	for name, mk := range plant {
+		p := filepath.Join(out, strings.ReplaceAll(name, " ", "-"))
+		if err := mk(p); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			data, _, err := atomicfile.ReadUntrusted(p, 10)
+			if !errors.Is(err, atomicfile.ErrUnsafe) || data != nil {
+				t.Errorf("%s: read %q, %v; want a refusal", name, data, err)
+			} else if !strings.Contains(err.Error(), p) {
+				t.Errorf("%s: the error does not name the path: %v", name, err)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the read blocks", name)
+		}
+	}
+	good := filepath.Join(out, "good")
+	if err := os.WriteFile(good, []byte("lessons"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := atomicfile.ReadUntrusted(good, 10); err != nil || string(data) != "lessons" {
+		t.Errorf("plain file: %q, %v", data, err)
+	}
+	if _, _, err := atomicfile.ReadUntrusted(filepath.Join(out, "missing"), 10); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	root, err := os.OpenRoot(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := os.Symlink(dir, filepath.Join(out, "up")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"up/secret", "../secret", "symlink"} {
+		if data, _, err := atomicfile.ReadUntrustedIn(root, name, 10); err == nil {
+			t.Errorf("%s inside the root: read %q", name, data)
+		}
+	}
+	if data, _, err := atomicfile.ReadUntrustedIn(root, "good", 10); err != nil || string(data) != "lessons" {
+		t.Errorf("plain file inside the root: %q, %v", data, err)
 	}
 }

@@ -197,8 +197,15 @@ func (w *Work) ReadOut(name string, max int64) ([]byte, error) {
 // path the session deleted is not deleted.
 func (w *Work) Collect(ctx context.Context, keep func(path string) bool) ([]git.FileChange, error) {
 	root := w.Dir()
+	// Each file is opened inside the copy: a directory the session swaps
+	// for a link after the walk saw it leads nowhere outside.
+	in, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read back the session's files: %w", w.r.o.Role, err)
+	}
+	defer in.Close()
 	var out []git.FileChange
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -213,7 +220,7 @@ func (w *Work) Collect(ctx context.Context, keep func(path string) bool) ([]git.
 		if !keep(rel) {
 			return nil
 		}
-		data, _, err := atomicfile.ReadUntrusted(p, MaxFile)
+		data, _, err := atomicfile.ReadUntrustedIn(in, filepath.FromSlash(rel), MaxFile)
 		if err != nil {
 			return fmt.Errorf("%s: %w", rel, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/sandbox/sandboxtest"
 )
 
 // httpRemote serves a fixture's bare repository over smart HTTP with the
@@ -186,31 +187,38 @@ func TestSessionCheckoutRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := filepath.Join(t.TempDir(), "ws")
-	if err := repo.Seed(ctx, ws, git.SeedOptions{Branch: "fix/issue-11", Start: "origin/main", RemoteURL: remote.url,
-		Name: "dev-bot", Email: "dev-bot@disinto.local"}); err != nil {
+	planted := filepath.Join(sandboxtest.Dir(t, "planted"), "planted")
+	if err := os.Chmod(filepath.Dir(planted), 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := repo.Seed(ctx, ws, git.SeedOptions{Branch: "x"}); err == nil {
-		t.Error("Seed over an existing checkout succeeded")
-	}
-	assertNoSecretOnDisk(t, ws)
-	commitIn(t, ws, "m.txt", "model\n")
-	head := sh(t, ws, nil, "rev-parse", "HEAD")
-	planted := filepath.Join(t.TempDir(), "planted")
-	for _, kv := range [][2]string{{"core.fsmonitor", "touch " + planted}, {"uploadpack.packObjectsHook", "touch " + planted}} {
-		sh(t, ws, nil, "config", kv[0], kv[1])
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".git", "hooks", "pre-upload-pack"), []byte("#!/bin/sh\ntouch "+planted+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	var head string
+	ws, as, out := sessionCheckout(t, repo, "fix/issue-11", func(ws string) {
+		if err := repo.Seed(ctx, ws, git.SeedOptions{Branch: "x"}); err == nil {
+			t.Error("Seed over an existing checkout succeeded")
+		}
+		assertNoSecretOnDisk(t, ws)
+		commitIn(t, ws, "m.txt", "model\n")
+		head = sh(t, ws, nil, "rev-parse", "HEAD")
+		for _, kv := range [][2]string{{"core.fsmonitor", "touch " + planted}, {"uploadpack.packObjectsHook", "touch " + planted}} {
+			sh(t, ws, nil, "config", kv[0], kv[1])
+		}
+		for _, hook := range []string{"pre-upload-pack", "post-checkout", "reference-transaction"} {
+			if err := os.WriteFile(filepath.Join(ws, ".git", "hooks", hook), []byte("#!/bin/sh\ntouch "+planted+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 
 	const ref = "refs/disinto/session/fix/issue-11"
-	if err := repo.FetchUntrusted(ctx, ws, "refs/heads/fix/issue-11:"+ref); err != nil {
+	imp := git.Import{As: as, Checkout: ws, Branch: "fix/issue-11", Into: ref, Bundle: filepath.Join(out, "b.bundle"),
+		Have: []string{"refs/remotes/origin/main"}}
+	if _, err := repo.ImportUntrusted(ctx, imp); err != nil {
 		t.Fatal(err)
 	}
-	if err := repo.FetchUntrusted(ctx, ws, "refs/heads/missing:refs/disinto/x"); !errors.Is(err, git.ErrNotFound) {
-		t.Errorf("fetch of a branch the checkout lacks: %v", err)
+	missing := imp
+	missing.Branch, missing.Into = "missing", "refs/disinto/x"
+	if _, err := repo.ImportUntrusted(ctx, missing); !errors.Is(err, git.ErrNotFound) {
+		t.Errorf("import of a branch the checkout lacks: %v", err)
 	}
 	if got, err := repo.RefSHA(ctx, ref); err != nil || got != head {
 		t.Fatalf("read back %s, %v; want %s", got, err, head)
@@ -235,8 +243,10 @@ func TestSessionCheckoutRoundTrip(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, ".git"), []byte("gitdir: "+filepath.Join(repo.Dir(), ".git")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := repo.FetchUntrusted(ctx, other, "refs/heads/main:refs/disinto/y"); err == nil {
-		t.Error("fetch through a .git file succeeded")
+	other2 := imp
+	other2.Checkout, other2.Into = other, "refs/disinto/y"
+	if _, err := repo.ImportUntrusted(ctx, other2); err == nil {
+		t.Error("import through a .git file succeeded")
 	}
 	// An empty commit on the forge's head, without any worktree.
 	if err := repo.ConfigureIdentity(ctx, "dev-bot", "dev-bot@disinto.local"); err != nil {

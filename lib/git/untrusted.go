@@ -13,9 +13,9 @@ import (
 // A checkout a session works in is untrusted: whatever runs there may have
 // rewritten its configuration and hooks, so the daemon never runs git
 // inside it. It makes the checkout itself (Seed), hands it fresh refs in a
-// bundle (Bundle, then FetchBundle as the session's user), and reads the
-// session's commits back over the pack protocol (FetchUntrusted), which
-// runs none of the checkout's configuration or hooks.
+// bundle (Bundle, then FetchBundle as the session's user), and takes the
+// session's commits back in a bundle the session's user writes
+// (ImportUntrusted, in import.go).
 
 // SeedOptions describes a checkout made for a session.
 type SeedOptions struct {
@@ -108,46 +108,6 @@ func (r *Repo) FetchBundle(ctx context.Context, path string, refspecs ...string)
 	args := append([]string{"fetch", "--quiet", "--no-tags", "--force", path}, refspecs...)
 	if _, err := r.g.exec(ctx, call{dir: r.dir, noCfg: true, args: args}); err != nil {
 		return fmt.Errorf("fetch bundle into %s: %w", r.dir, err)
-	}
-	return nil
-}
-
-// FetchUntrusted fetches refspecs from the untrusted repository at src
-// into the clone. Only git's pack protocol runs in src (upload-pack, which
-// honours none of its hooks or command-valued settings); src's .git must
-// be a directory, not a link elsewhere. src is owned by another user, so
-// it is declared safe for this one command through a private global
-// configuration holding nothing else.
-func (r *Repo) FetchUntrusted(ctx context.Context, src string, refspecs ...string) error {
-	gitDir := filepath.Join(src, ".git")
-	fi, err := os.Lstat(gitDir)
-	if err != nil {
-		return fmt.Errorf("fetch from %s: %w", src, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("fetch from %s: .git is not a directory", src)
-	}
-	cfg, err := os.CreateTemp("", "disinto-safe-*.gitconfig")
-	if err != nil {
-		return fmt.Errorf("fetch from %s: %w", src, err)
-	}
-	defer os.Remove(cfg.Name())
-	_, err = fmt.Fprintf(cfg, "[safe]\n\tdirectory = %s\n", gitDir)
-	if cerr := cfg.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fetch from %s: %w", src, err)
-	}
-	defer r.g.lock(r.dir)()
-	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--force", gitDir}, refspecs...)
-	c := call{dir: r.dir, noCfg: true, args: args, env: []string{"GIT_CONFIG_GLOBAL=" + cfg.Name(), "GIT_CONFIG_NOSYSTEM=1"}}
-	if _, err := r.g.exec(ctx, c); err != nil {
-		var ge *Error
-		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref") {
-			return fmt.Errorf("fetch from %s: %w", src, ErrNotFound)
-		}
-		return fmt.Errorf("fetch from %s: %w", src, err)
 	}
 	return nil
 }

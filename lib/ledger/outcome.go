@@ -91,6 +91,9 @@ const (
 	CodeEngineTick         Code = "engine.tick_failed"
 	CodeEngineShutdown     Code = "engine.shutdown"
 	CodeEscalatedByModel   Code = "escalated.by_model"
+	// CodeSessionRefused: what a session left (its checkout) was refused
+	// unread, because it would have led the daemon beyond it.
+	CodeSessionRefused Code = "session.refused"
 )
 
 // Validate reports whether c is a well-formed dotted code.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/git"
@@ -236,25 +236,19 @@ func (d *Digester) session(ctx context.Context, input, current string) (string, 
 	if err != nil {
 		return "", res, fmt.Errorf("%w: session: %w", ErrDigestFailed, err)
 	}
-	data, err := readBounded(out, MaxOutbox)
-	if err != nil {
+	// The session owns its outbox: what is there may be a link to a file
+	// only the daemon may read, or a FIFO that never ends.
+	data, _, err := atomicfile.ReadUntrusted(out, MaxOutbox)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return "", res, fmt.Errorf("%w: the session wrote no lessons file: %w", ErrDigestFailed, err)
+	case err != nil:
+		return "", res, fmt.Errorf("%w: lessons file refused: %w", ErrDigestFailed, err)
 	}
 	if err := CheckOutbox(data); err != nil {
 		return "", res, err
 	}
 	return string(data), res, nil
-}
-
-// readBounded reads at most limit+1 bytes of path, so that an outbox too
-// large is seen as such without reading all of it.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
 // DigestStatus is what status shows of a digester.

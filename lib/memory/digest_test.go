@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +32,8 @@ type scriptedDigest struct {
 	outbox  string
 	err     error
 	prompts []string
+	// plant, when set, makes the lessons file instead of writing outbox.
+	plant func(path string) error
 }
 
 func (s *scriptedDigest) Run(_ context.Context, inv claude.Invocation) (claude.Result, error) {
@@ -42,6 +45,9 @@ func (s *scriptedDigest) Run(_ context.Context, inv claude.Invocation) (claude.R
 	}
 	if inv.Workspace == nil || !strings.HasPrefix(inv.Env[formula.EnvLessonsFile], inv.Workspace.Dir()) {
 		return claude.Result{}, errors.New("the lessons file is not in the session's workspace")
+	}
+	if s.plant != nil {
+		return claude.Result{SessionID: "s1"}, s.plant(inv.Env[formula.EnvLessonsFile])
 	}
 	return claude.Result{SessionID: "s1"}, os.WriteFile(inv.Env[formula.EnvLessonsFile], []byte(s.outbox), 0o600)
 }
@@ -223,5 +229,57 @@ func TestDigestCommitRetriedWithoutASecondSession(t *testing.T) {
 	got, err := bot.Client.Repo(bot.Login, ".profile").GetFile(ctx, memory.LessonsFile, "main")
 	if err != nil || !strings.Contains(string(got.Content), "- Rebase before asking for a review.") {
 		t.Errorf("lessons.md (%v):\n%s", err, got.Content)
+	}
+}
+
+// TestDigestRefusesPlantedLessonsFile: a lessons file that is a link to
+// a file of the daemon's, a FIFO or a hard link is refused at once;
+// nothing of what it leads to is read or committed.
+func TestDigestRefusesPlantedLessonsFile(t *testing.T) {
+	plants := map[string]func(secret, p string) error{
+		"symlink":   func(secret, p string) error { return os.Symlink(secret, p) },
+		"fifo":      func(_, p string) error { return syscall.Mkfifo(p, 0o600) },
+		"hard link": func(secret, p string) error { return os.Link(secret, p) },
+	}
+	for name, plant := range plants {
+		t.Run(strings.ReplaceAll(name, " ", "-"), func(t *testing.T) {
+			r := newDigestRig(t, "")
+			secret := filepath.Join(r.data, "daemon-secret")
+			if err := os.WriteFile(secret, []byte("- DAEMON-SECRET-CANARY\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			j := memory.New(memory.Options{Bot: r.bot.Login, Repo: r.repo, QueueFile: filepath.Join(r.data, "queue"), Log: zerolog.Nop()})
+			for i := int64(1); i <= 4; i++ {
+				if err := j.Add(record(i, i+1, ledger.ReasonMerged, "", "merged")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := j.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			model := &scriptedDigest{plant: func(p string) error { return plant(secret, p) }}
+			d := memory.NewDigester(memory.DigestOptions{Bot: r.bot.Login, Repo: r.repo, Formula: r.f, Claude: model, Sandbox: r.sb,
+				Bound: 400, Log: zerolog.Nop()})
+			done := make(chan error, 1)
+			go func() {
+				_, err := d.Maybe(ctx)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, memory.ErrDigestFailed) || !strings.Contains(err.Error(), memory.LessonsFile) {
+					t.Errorf("digest error %v; want a refusal naming the lessons file", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("the digest blocks on the lessons file")
+			}
+			if model.calls() != 1 {
+				t.Errorf("%d sessions, want 1", model.calls())
+			}
+			if f, err := r.bot.Client.Repo(r.bot.Login, ".profile").GetFile(ctx, memory.LessonsFile, "main"); err == nil {
+				t.Errorf("lessons landed from a planted file:\n%s", f.Content)
+			}
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/disinto/disinto/lib/atomicfile"
 )
 
 // Workspace is one session's corner of the sandbox: its checkout, home
@@ -230,28 +231,17 @@ func (w *Workspace) WriteHome(rel string, data []byte, perm os.FileMode) error {
 }
 
 // ReadHome reads a file of the session's home (rel is relative to it): a
-// regular file inside the workspace, of at most max bytes.
+// regular file with one link inside the workspace, of at most max bytes
+// (see atomicfile.ReadUntrusted).
 func (w *Workspace) ReadHome(rel string, max int64) ([]byte, error) {
 	root, err := os.OpenRoot(w.dir)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	defer root.Close()
-	f, err := root.OpenFile(filepath.Join("home", rel), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+	data, _, err := atomicfile.ReadUntrustedIn(root, filepath.Join("home", rel), max)
+	if errors.Is(err, atomicfile.ErrUnsafe) {
+		return nil, fmt.Errorf("sandbox: %w: %w", err, ErrUnsafe)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, fmt.Errorf("sandbox: %s: not a regular file of at most %d bytes: %w", rel, max, ErrUnsafe)
-	}
-	data := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, err
-	}
-	return data, nil
+	return data, err
 }
