@@ -115,11 +115,11 @@ type Options struct {
 	// bot is read-only there and the forge lets no reader label. Unset:
 	// the architect's own Forge tries, and a refusal leaves the comment.
 	Labeler Labeler
-	// Runner is the role's runtime: its tick, formula, sessions (in
+	// Driver is the role's runtime: its tick, formula, sessions (in
 	// workspaces of its sandbox) and clock, and its state dir, which
 	// holds the record besides the lock and the watermark. Sessions
 	// keeps each sprint's session id.
-	Runner   *formulaagent.Driver
+	Driver   *formulaagent.Driver
 	Sessions *claude.SessionStore
 	// Deciders are the humans whose decisions and answers count; Bots are
 	// the factory's bot logins, which never count (nor does the
@@ -159,7 +159,7 @@ func New(o Options) *Agent {
 	if o.MaxOpen <= 0 {
 		o.MaxOpen = DefaultMaxOpen
 	}
-	a := &Agent{o: o, now: o.Runner.Now, store: storeFile{path: o.Runner.StatePath("sprints.json")}}
+	a := &Agent{o: o, now: o.Driver.Now, store: storeFile{path: o.Driver.StatePath("sprints.json")}}
 	if rec, err := a.store.load(); err == nil {
 		a.setReport(rec)
 	}
@@ -184,7 +184,7 @@ type pass struct {
 // neither the project's issues and primary branch nor the open sprint
 // pull requests changed; otherwise advance every sprint pull request
 // through the machine, then pitch what the budget allows.
-func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Driver.Tick(ctx, run, a) }
 
 // Begin implements formulaagent.Role: besides the primary branch and the
 // issues, the architect watches its open sprint pull requests (their

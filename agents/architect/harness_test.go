@@ -156,7 +156,7 @@ func (r *rig) build() {
 		StateDir: filepath.Join(r.data, "state", "proj", "architect"), Formula: f, Claude: runner, Sandbox: sb,
 		Timeout: 3 * time.Minute, Now: func() time.Time { return r.now }, Log: zerolog.Nop()})
 	r.a = New(Options{Project: r.proj.Name, Forge: botRepo, Ops: r.botOps, Proposer: proposer, Labeler: r.labeler,
-		Runner: rn, Sessions: claude.NewSessionStore(filepath.Join(r.data, "state"), nil),
+		Driver: rn, Sessions: claude.NewSessionStore(filepath.Join(r.data, "state"), nil),
 		Deciders: r.deciders, Bots: []string{"architect-bot", "dev-bot", r.bot.Login, r.other.Login}, Log: zerolog.Nop()})
 }
 

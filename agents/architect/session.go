@@ -105,7 +105,7 @@ type sessionOut struct {
 // design session resumes the sprint's own.
 func (p *pass) session(ctx context.Context, in sessionIn) (sessionOut, error) {
 	o := p.a.o
-	ws, err := o.Runner.Workspace(workspaceKey(o.Project, in.branch)...)
+	ws, err := o.Driver.Workspace(workspaceKey(o.Project, in.branch)...)
 	if err != nil {
 		return sessionOut{}, fmt.Errorf("architect: %w", err)
 	}
@@ -131,7 +131,7 @@ func (p *pass) session(ctx context.Context, in sessionIn) (sessionOut, error) {
 		c.Recovery, s.Prompt = prompt, in.followUp(env)
 	}
 	s.Conversation = c
-	res, err := o.Runner.Converse(ctx, s)
+	res, err := o.Driver.Converse(ctx, s)
 	out := sessionOut{res: res}
 	if err != nil {
 		return out, fmt.Errorf("architect %s session for #%d: %w", in.mode, in.vision.Number, err)
@@ -160,7 +160,7 @@ func (p *pass) render(ctx context.Context, in sessionIn, env map[string]string) 
 	if in.pr > 0 {
 		pr = "#" + strconv.FormatInt(in.pr, 10)
 	}
-	out, f, err := o.Runner.Prompt(ctx, formula.RenderInput{
+	out, f, err := o.Driver.Prompt(ctx, formula.RenderInput{
 		Vars: map[string]string{"project": o.Project, "mode": string(in.mode), "vision_issue": strconv.FormatInt(in.vision.Number, 10),
 			"sprint_pr": pr, "sprint_file": env[EnvSprint], "reply_file": env[EnvReply]},
 		RepoFS: forgeFS{ctx: ctx, get: o.Forge.GetFile, ref: o.Primary},

@@ -167,7 +167,7 @@ func (p *pass) cleanup(ctx context.Context, s sprintPR, pr *prRecord) error {
 			return fmt.Errorf("sprint #%d: delete branch %s: %w", s.Number, s.Branch, err)
 		}
 	}
-	if err := p.a.o.Runner.RemoveWorkspace(workspaceKey(p.a.o.Project, s.Branch)...); err != nil {
+	if err := p.a.o.Driver.RemoveWorkspace(workspaceKey(p.a.o.Project, s.Branch)...); err != nil {
 		return err
 	}
 	if p.a.o.Sessions != nil {

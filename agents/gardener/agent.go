@@ -56,12 +56,12 @@ const (
 type Options struct {
 	Project string
 	Primary string
-	// Forge acts as the gardener bot; Runner is the role's runtime: its
+	// Forge acts as the gardener bot; Driver is the role's runtime: its
 	// tick, formula, session and pull requests, as the same bot, and its
 	// state dir, which holds the dust accumulator and the applied
 	// manifests besides the lock and the watermark.
 	Forge  forgeAPI
-	Runner *formulaagent.Driver
+	Driver *formulaagent.Driver
 	// ReviewBot is the review agent's login: its change request on the
 	// head of the open gardener pull request closes it, and the next run
 	// decides afresh. Empty: nobody's review closes it.
@@ -99,13 +99,13 @@ func New(o Options) *Agent {
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
-	return &Agent{o: o, now: o.Runner.Now,
-		dust:   dustFile{path: o.Runner.StatePath("dust.jsonl")},
-		judged: judgedFile{path: o.Runner.StatePath("judged.json")}}
+	return &Agent{o: o, now: o.Driver.Now,
+		dust:   dustFile{path: o.Driver.StatePath("dust.jsonl")},
+		judged: judgedFile{path: o.Driver.StatePath("judged.json")}}
 }
 
 func (a *Agent) applier(me string) *applier {
-	return &applier{f: a.o.Forge, dir: a.o.Runner.StatePath("applied"), me: me, hooks: a.o.Hooks, log: a.o.Log}
+	return &applier{f: a.o.Forge, dir: a.o.Driver.StatePath("applied"), me: me, hooks: a.o.Hooks, log: a.o.Log}
 }
 
 // Report implements agent.Reporter: the gardener pull request whose
@@ -134,7 +134,7 @@ func (a *Agent) setLast(pr int64) {
 // Tick is one gardener run (formulaagent.Driver.Tick): skip when
 // nothing changed; apply the manifests of merged gardener pull requests;
 // then, unless a gardener pull request is still open, groom and propose.
-func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Driver.Tick(ctx, run, a) }
 
 // Begin implements formulaagent.Role: the gardener watches only the
 // primary branch, the issues and its timers.

@@ -64,7 +64,7 @@ func (r *rig) build() {
 	if err != nil {
 		r.T.Fatal(err)
 	}
-	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Runner: r.FormulaRunner(f),
+	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Driver: r.FormulaRunner(f),
 		Hooks: r.hooks, ReviewBot: r.reviewer.Login, Log: zerolog.Nop()})
 }
 

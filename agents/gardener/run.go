@@ -92,7 +92,7 @@ func (a *Agent) run(ctx context.Context, me, head string, log zerolog.Logger) (*
 	}
 	t := newTracker(all)
 	now := a.now()
-	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, now))
+	w, err := a.o.Driver.Checkout(ctx, formulaagent.Branch(role, now))
 	if err != nil {
 		return nil, err
 	}

@@ -59,12 +59,12 @@ var _ forgeAPI = (*forge.RepoClient)(nil)
 type Options struct {
 	Project string
 	Primary string
-	// Forge acts as the planner bot on the project's repository; Runner
+	// Forge acts as the planner bot on the project's repository; Driver
 	// is the role's runtime: its tick, formula and session, and its state
 	// dir, which holds the run counter besides the lock and the
 	// watermark.
 	Forge  forgeAPI
-	Runner *formulaagent.Driver
+	Driver *formulaagent.Driver
 	// Ops is the planner bot's own checkout of the ops repository, and
 	// OpsForge the ops repository on the forge as the same bot; OpsPrimary
 	// its primary branch (default "main"). Without Ops the run keeps no
@@ -101,7 +101,7 @@ func New(o Options) *Agent {
 	if o.OpsPrimary == "" {
 		o.OpsPrimary = "main"
 	}
-	return &Agent{o: o, now: o.Runner.Now, state: stateFile{path: o.Runner.StatePath("state.json")}}
+	return &Agent{o: o, now: o.Driver.Now, state: stateFile{path: o.Driver.StatePath("state.json")}}
 }
 
 func (a *Agent) treePath() string { return cmpOr(a.o.TreePath, graph.DefaultTreePath) }
@@ -110,7 +110,7 @@ func (a *Agent) treePath() string { return cmpOr(a.o.TreePath, graph.DefaultTree
 // it reads changed since the last run (its own changes excluded) and no
 // prediction waits for triage; otherwise run the session and apply the
 // plan.
-func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Driver.Tick(ctx, run, a) }
 
 // Begin implements formulaagent.Role: besides the primary branch and the
 // issues, the planner watches the ops repository and the predictions it

@@ -23,7 +23,7 @@ func fakeAgent(t *testing.T) (*Agent, *forgefake.Repo, *forgefake.Repo) {
 		t.Fatal(err)
 	}
 	runner := formulaagent.NewRunner(formulaagent.Options{Role: role, Project: "proj", Forge: bot, StateDir: t.TempDir()})
-	return New(Options{Project: "proj", Forge: bot, Runner: runner}), owner, bot
+	return New(Options{Project: "proj", Forge: bot, Driver: runner}), owner, bot
 }
 
 // TestPrioritiseGuard: a priority list none of whose issues is open moves

@@ -82,7 +82,7 @@ func (r *rig) build() {
 	o := ops.Open(ops.Options{Git: r.Git(), URL: r.GitURL() + "/" + r.opsRepo.Slug() + ".git", Dir: r.opsDir,
 		Name: name, Email: email, Log: r.Log})
 	opsForge := r.BotClient(r.Proxy.URL).Repo(r.opsRepo.Owner(), r.opsRepo.Name())
-	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Runner: r.FormulaRunner(f),
+	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Driver: r.FormulaRunner(f),
 		Ops: o, OpsForge: opsForge, Graph: rigGraph{r: r, ops: o}, Log: r.Log})
 }
 

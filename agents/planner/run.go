@@ -138,7 +138,7 @@ func (a *Agent) run(ctx context.Context, runID string, runNo int, me string, pen
 	if err != nil {
 		return nil, err
 	}
-	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, a.now()))
+	w, err := a.o.Driver.Checkout(ctx, formulaagent.Branch(role, a.now()))
 	if err != nil {
 		return nil, err
 	}

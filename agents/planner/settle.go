@@ -21,7 +21,7 @@ import (
 // anyone else during the run keeps the watermark from before the run:
 // the next run looks again.
 func (a *Agent) settle(ctx context.Context, before formulaagent.Observation, me string, res *result, log zerolog.Logger) error {
-	watch := a.o.Runner.Watch()
+	watch := a.o.Driver.Watch()
 	if err := watch.Save(before, time.Time{}); err != nil {
 		return err
 	}

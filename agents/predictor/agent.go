@@ -45,11 +45,11 @@ var _ forgeAPI = (*forge.RepoClient)(nil)
 type Options struct {
 	Project string
 	Primary string
-	// Forge acts as the predictor bot; Runner is the role's runtime: its
+	// Forge acts as the predictor bot; Driver is the role's runtime: its
 	// tick, formula and session, and its state dir, which holds the last
 	// run's filings besides the lock and the watermark.
 	Forge  forgeAPI
-	Runner *formulaagent.Driver
+	Driver *formulaagent.Driver
 	// Formulas are the factory's formula names an exploit may run (the
 	// formulas the vault's runner executes).
 	Formulas []string
@@ -81,14 +81,14 @@ func New(o Options) *Agent {
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
-	return &Agent{o: o, now: o.Runner.Now, last: lastFile{path: o.Runner.StatePath("last.json")}}
+	return &Agent{o: o, now: o.Driver.Now, last: lastFile{path: o.Driver.StatePath("last.json")}}
 }
 
 // Tick is one predictor run (formulaagent.Driver.Tick): skip when
 // nothing it reads changed (primary head, issues, ops head) and the
 // previous run filed nothing; otherwise run the session and file what
 // passes.
-func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Runner.Tick(ctx, run, a) }
+func (a *Agent) Tick(ctx context.Context, run *agent.Run) error { return a.o.Driver.Tick(ctx, run, a) }
 
 // Begin implements formulaagent.Role: besides the primary branch and the
 // issues, the predictor watches the ops repository, and a run that filed

@@ -63,7 +63,7 @@ func (r *rig) build() {
 		t.Fatal(err)
 	}
 	r.NewRuntime(r.enable)
-	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Runner: r.FormulaRunner(f),
+	r.a = New(Options{Project: r.Project.Name, Primary: "main", Forge: r.BotRepo, Driver: r.FormulaRunner(f),
 		Formulas: []string{"run-gardener", "run-predictor", "run-red-team"}, Ops: mapOps{r}, Vault: r.vault, Log: r.Log})
 }
 

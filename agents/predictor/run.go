@@ -100,7 +100,7 @@ func (a *Agent) run(ctx context.Context, me string, ops *OpsTree, log zerolog.Lo
 	if err != nil {
 		return nil, err
 	}
-	w, err := a.o.Runner.Checkout(ctx, formulaagent.Branch(role, a.now()))
+	w, err := a.o.Driver.Checkout(ctx, formulaagent.Branch(role, a.now()))
 	if err != nil {
 		return nil, err
 	}

@@ -81,9 +81,9 @@ type Options struct {
 	// as (its fix issues are recognised by it).
 	Project, Repo, Bot string
 	Forge              Forge
-	// Runner runs the sidecars; nil means no Docker engine is wired, and
+	// Sidecars run the sidecars; nil means no Docker engine is wired, and
 	// the agent only lists the bug reports for status.
-	Runner Sidecars
+	Sidecars Sidecars
 	// Formulas holds reproduce.toml and triage.toml.
 	Formulas func(name string) (*formula.Formula, error)
 	// Secrets are the sidecar's secrets: the model credential
@@ -177,7 +177,7 @@ func (a *Agent) Tick(ctx context.Context, run *agent.Run) error {
 		return err
 	}
 	a.keep(cands)
-	if a.o.Runner == nil || len(cands) == 0 {
+	if a.o.Sidecars == nil || len(cands) == 0 {
 		return nil
 	}
 	now := a.o.Now()

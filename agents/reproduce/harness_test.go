@@ -45,7 +45,7 @@ func newRig(t *testing.T) *rig {
 func (g *rig) agent(r Sidecars, now func() time.Time) *Agent {
 	g.t.Helper()
 	a, err := New(Options{
-		Project: "bugs", Repo: g.repo.Slug(), Bot: g.bot.Login, Forge: g.bot_, Runner: r,
+		Project: "bugs", Repo: g.repo.Slug(), Bot: g.bot.Login, Forge: g.bot_, Sidecars: r,
 		Formulas: func(name string) (*formula.Formula, error) { return formula.Load(formulas.FS, name) },
 		Secrets:  map[string]string{"ANTHROPIC_API_KEY": "sk-reproduce-test-key-77c1"},
 		StateDir: filepath.Join(g.data, "state"), LockDir: filepath.Join(g.data, "locks"),

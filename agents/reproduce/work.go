@@ -124,7 +124,7 @@ func (a *Agent) Work(ctx context.Context, c Candidate) Result {
 
 // session runs the sidecar and applies its answer.
 func (a *Agent) session(ctx context.Context, c Candidate) Result {
-	if a.o.Runner == nil {
+	if a.o.Sidecars == nil {
 		return Result{Err: errors.New("no Docker engine: sidecars cannot run")}
 	}
 	release, err := stackLock(a.o.LockDir, a.o.Project)
@@ -136,7 +136,7 @@ func (a *Agent) session(ctx context.Context, c Candidate) Result {
 	if err != nil {
 		return Result{Err: err}
 	}
-	out, err := a.o.Runner.Run(ctx, job)
+	out, err := a.o.Sidecars.Run(ctx, job)
 	if err != nil && !errors.Is(err, runner.ErrTimeout) {
 		return Result{Err: fmt.Errorf("sidecar of #%d: %w", c.Issue.Number, err)}
 	}

@@ -45,7 +45,7 @@ func newGardenerAgent(d daemon.Deps) (agent.Agent, error) {
 	}
 	runner := d.FormulaRunner(rp)
 	return gardener.New(gardener.Options{
-		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Runner: runner,
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Driver: runner,
 		ReviewBot: reviewBot, Redactor: s.Redactor, Log: d.Log,
 	}), nil
 }
@@ -125,7 +125,7 @@ func newArchitectAgent(d daemon.Deps) (agent.Agent, error) {
 	o := architect.Options{
 		Project: p.Name, Primary: p.PrimaryBranch,
 		Forge: rp.Forge, Ops: rp.Forge.Client().Repo(owner, name), Proposer: proposer,
-		Runner: d.FormulaRunner(rp), Sessions: claude.NewSessionStore(s.Layout.SessionStore(), nil),
+		Driver: d.FormulaRunner(rp), Sessions: claude.NewSessionStore(s.Layout.SessionStore(), nil),
 		Deciders: d.MaintainersOf(b), Bots: d.Config.BotUsernames, Redactor: s.Redactor, Log: d.Log,
 	}
 	// The architect bot only reads the project; the filer bot, which may
@@ -159,7 +159,7 @@ func newPlannerAgent(d daemon.Deps) (agent.Agent, error) {
 	b := rp.Bot
 	runner := d.FormulaRunner(rp)
 	o := planner.Options{
-		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Runner: runner, Redactor: s.Redactor, Log: d.Log,
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Driver: runner, Redactor: s.Redactor, Log: d.Log,
 	}
 	if owner, name, ok := strings.Cut(p.OpsRepo, "/"); ok {
 		user, email := git.Identity(b.User)
@@ -228,7 +228,7 @@ func newPredictorAgent(d daemon.Deps) (agent.Agent, error) {
 		d.Log.Info().Str("project", p.Name).Str("reason", s.Redactor.String(err.Error())).Msg("predictor: exploits make no vault request")
 	}
 	return predictor.New(predictor.Options{
-		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Runner: runner,
+		Project: p.Name, Primary: p.PrimaryBranch, Forge: rp.Forge, Driver: runner,
 		Formulas: factoryFormulas(), Ops: predictorOps{s: s, p: p}, Vault: requests,
 		Graph: predictorGraph{opsOf: s.OpsRepo, p: p, repo: rp.Forge, log: d.Log}, Redactor: s.Redactor, Log: d.Log,
 	}), nil

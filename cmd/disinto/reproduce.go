@@ -73,7 +73,7 @@ func newReproduceAgent(d daemon.Deps) (agent.Agent, error) {
 			// Said once at start; the bug reports are still listed.
 			d.Log.Warn().Err(err).Msg("reproduce sidecars cannot run")
 		} else {
-			o.Runner = r
+			o.Sidecars = r
 		}
 	}
 	return reproduce.New(o)

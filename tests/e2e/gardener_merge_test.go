@@ -65,7 +65,7 @@ func (e *devEnv) startGardener(bot forgetest.User, data string) *gardenerProc {
 		URL: e.srv.URL + "/" + e.repo.Slug() + ".git", CloneDir: filepath.Join(data, "clone"), Primary: "main",
 		Bot: bot.Login, Forge: repo, StateDir: filepath.Join(data, "state"), Formula: f,
 		Claude: scriptedRunner(t, e.modelURL, data), Sandbox: sb, Timeout: 3 * time.Minute, Log: zerolog.Nop()})
-	g.a = gardener.New(gardener.Options{Project: "proj", Primary: "main", Forge: repo, Runner: runner, Log: zerolog.Nop()})
+	g.a = gardener.New(gardener.Options{Project: "proj", Primary: "main", Forge: repo, Driver: runner, Log: zerolog.Nop()})
 	return g
 }
 
