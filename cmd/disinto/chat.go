@@ -90,6 +90,7 @@ func (a *app) runChat(ctx context.Context, listen string) error {
 	if err != nil {
 		return err
 	}
+	defer func() { _ = svc.Close() }()
 	opts, err := a.chatOptions(cfg, log)
 	if err != nil {
 		return err

@@ -189,8 +189,12 @@ type Result struct {
 	Errors []string
 	// CostUSD is total_cost_usd.
 	CostUSD float64
-	// Usage holds the token counters.
+	// Usage holds the token counters: as the model gateway metered them
+	// when the runner has one, else as the CLI reported them.
 	Usage Usage
+	// ReportedUsage is what the CLI itself reported when the gateway
+	// metered Usage, kept for comparison only.
+	ReportedUsage Usage
 	// NumTurns is the number of turns the CLI reports.
 	NumTurns int
 	// Duration is the CLI-reported duration, or the wall time when no

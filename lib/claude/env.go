@@ -59,8 +59,14 @@ func (b envBuilder) allowed(name string) bool {
 	return false
 }
 
-// build returns the sorted KEY=VALUE list for one run.
-func (b envBuilder) build(configDir string, be Backend, extra map[string]string, ws *sandbox.Workspace) ([]string, error) {
+// gatewayEnv is the model gateway as one run sees it: its URL and the
+// run's own key.
+type gatewayEnv struct{ url, key string }
+
+// build returns the sorted KEY=VALUE list for one run. With gw, the run
+// reaches its model through the gateway alone: no base URL, key, token or
+// other ANTHROPIC_ setting of the backend is passed.
+func (b envBuilder) build(configDir string, be Backend, extra map[string]string, ws *sandbox.Workspace, gw *gatewayEnv) ([]string, error) {
 	env := make(map[string]string)
 	for _, kv := range b.base {
 		k, v, ok := strings.Cut(kv, "=")
@@ -86,13 +92,21 @@ func (b envBuilder) build(configDir string, be Backend, extra map[string]string,
 	}
 	// A backend's credentials replace whatever the daemon had, so a local
 	// endpoint never receives the Anthropic key.
-	if be.BaseURL != "" {
-		env["ANTHROPIC_BASE_URL"] = be.BaseURL
-	}
-	if be.APIKey != "" {
-		env["ANTHROPIC_API_KEY"] = be.APIKey
+	switch {
+	case gw != nil:
+		env["ANTHROPIC_BASE_URL"], env["ANTHROPIC_API_KEY"] = gw.url, gw.key
+	default:
+		if be.BaseURL != "" {
+			env["ANTHROPIC_BASE_URL"] = be.BaseURL
+		}
+		if be.APIKey != "" {
+			env["ANTHROPIC_API_KEY"] = be.APIKey
+		}
 	}
 	for k, v := range be.Env {
+		if gw != nil && (strings.HasPrefix(k, "ANTHROPIC_") || k == oauthTokenEnv) {
+			continue
+		}
 		env[k] = v
 	}
 	for k, v := range extra {
@@ -123,3 +137,7 @@ func checkExtraName(k string) error {
 	}
 	return nil
 }
+
+// oauthTokenEnv carries a subscription's token to the CLI; with the
+// gateway, only the gateway holds it.
+const oauthTokenEnv = "CLAUDE_CODE_OAUTH_TOKEN"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/gateway"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/redact"
 )
@@ -65,6 +66,13 @@ type Options struct {
 	Observer Observer
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Gateway, when set, is the only way sessions reach a model: each run
+	// gets a key of its own to it, good only while the run lives, with
+	// GatewayURL as its base URL. No credential or base URL of a backend
+	// reaches a session, and a result's Usage is what the gateway
+	// metered (the CLI's own figures are kept as ReportedUsage).
+	Gateway    *gateway.Gateway
+	GatewayURL string
 }
 
 // ApplyEnv reads CLAUDE_BIN, CLAUDE_IDLE_GRACE and CLAUDE_TIMEOUT (seconds,
@@ -217,7 +225,15 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	if inv.Workspace != nil {
 		configDir = inv.Workspace.ConfigDir()
 	}
-	env, err := e.env.build(configDir, b.Backend, inv.Env, inv.Workspace)
+	var lease *gateway.Lease
+	if e.opts.Gateway != nil {
+		if lease, err = e.opts.Gateway.Open(gateway.Grant{Run: inv.Label, Backend: b.Name}); err != nil {
+			return Result{}, err
+		}
+		// The key dies with the run, however it ends.
+		defer lease.Close()
+	}
+	env, err := e.env.build(configDir, b.Backend, inv.Env, inv.Workspace, e.gatewayEnv(lease))
 	if err != nil {
 		return Result{}, err
 	}
@@ -237,6 +253,9 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	log.Info().Str("resume", resume).Msg("claude run starting")
 	res, err := e.runIn(ctx, inv, Args(inv, b.Backend, e.opts.Settings), env, log)
+	if lease != nil {
+		res.ReportedUsage, res.Usage = res.Usage, usageOf(lease.Close())
+	}
 	e.observer().SessionEnded(b.Name, res, err)
 	// The error itself is the caller's to log; this line records the run.
 	log.Info().Str(logx.KeyOutcome, Code(err)).Str(logx.KeySession, res.SessionID).Str("subtype", res.Subtype).Int("exit_code", res.ExitCode).
@@ -262,3 +281,17 @@ func (e *Exec) runIn(ctx context.Context, inv Invocation, args, env []string, lo
 }
 
 func (e *Exec) redactor() *redact.Redactor { return e.opts.Redactor }
+
+// gatewayEnv is what a run with lease l is given instead of a backend's
+// base URL and credentials; nil without a gateway.
+func (e *Exec) gatewayEnv(l *gateway.Lease) *gatewayEnv {
+	if l == nil {
+		return nil
+	}
+	return &gatewayEnv{url: e.opts.GatewayURL, key: l.Key}
+}
+
+// usageOf is the gateway's metered usage as a result's.
+func usageOf(u gateway.Usage) Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheRead: u.CacheRead, CacheCreation: u.CacheCreation}
+}

@@ -112,9 +112,12 @@ func (c *Core) NewAgent(factory Factory, p *config.Project, role config.Role) (a
 	return ag, nil
 }
 
-// Close closes the ledger and the logs.
+// Close stops the model gateway and closes the ledger and the logs.
 func (c *Core) Close() error {
 	var errs []error
+	if c.Services != nil {
+		errs = append(errs, c.Services.Close())
+	}
 	if c.Ledger != nil {
 		errs = append(errs, c.Ledger.Close())
 	}

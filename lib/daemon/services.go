@@ -47,6 +47,8 @@ type Services struct {
 	// views are the projects' shared listings of the forge (forgeview),
 	// one per project for its dev agents and review agent.
 	Views forgeview.Set
+	// gateway is the sessions' only way to a model.
+	gateway *modelGateway
 	// Embedded are the formulas built into the binary, which overrides
 	// in the .profile and ops repositories replace.
 	Embedded fs.FS
@@ -93,16 +95,17 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 	if reg != nil {
 		s.HTTP.Transport = reg.RoundTripper(nil)
 	}
-	names := make([]string, 0, len(cfg.Backends))
-	for n := range cfg.Backends {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := sortedBackends(cfg)
 	backends := make([]claude.Backend, 0, len(names))
 	for _, n := range names {
 		b := cfg.Backends[n]
 		backends = append(backends, claudeBackend(b))
 	}
+	gw, err := startGateway(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	s.gateway = gw
 	runner, err := claude.New(claude.Options{
 		Bin:            cfg.Claude.Bin,
 		Backends:       backends,
@@ -114,8 +117,11 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 		TranscriptDir:  datadir.New(dataDir).Transcripts(),
 		Redactor:       s.Redactor,
 		Logger:         log,
+		Gateway:        gw.Gateway,
+		GatewayURL:     gw.url,
 	})
 	if err != nil {
+		_ = gw.close()
 		return nil, fmt.Errorf("model runner: %w", err)
 	}
 	s.Claude = runner
@@ -141,4 +147,22 @@ func (s *Services) Formula(p *config.Project, name string, log zerolog.Logger) (
 		return nil, fmt.Errorf("formula %s: %w", name, err)
 	}
 	return f, nil
+}
+
+// sortedBackends are the names of cfg's backends, sorted.
+func sortedBackends(cfg *config.Config) []string {
+	names := make([]string, 0, len(cfg.Backends))
+	for n := range cfg.Backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Close stops the model gateway: every key it granted stops working.
+func (s *Services) Close() error {
+	if s.gateway == nil {
+		return nil
+	}
+	return s.gateway.close()
 }

@@ -1,0 +1,122 @@
+package claude_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/claude/claudetest"
+	"github.com/disinto/disinto/lib/gateway"
+	"github.com/disinto/disinto/lib/sandbox"
+)
+
+// TestRealCLIThroughGateway: a session of the real CLI reaches the model
+// through the gateway only. Everything it can see (its environment, its
+// home, its login directory, /proc) holds neither the backend's key nor
+// the daemon's login; the key it was given stops working when the run
+// ends; and its usage is what the backend reported, not what the CLI
+// printed.
+func TestRealCLIThroughGateway(t *testing.T) {
+	t.Parallel()
+	const (
+		apiCanary   = "sk-ant-api03-CANARYKEY0123456789"
+		loginCanary = "sk-ant-oat01-CANARYLOGIN0123456789"
+	)
+	look := `env; echo HOME-FILES; ls -la ~ ~/.claude 2>&1; cat ~/.claude/.credentials.json "$CLAUDE_CONFIG_DIR/.credentials.json" 2>&1; ` +
+		`tr '\0' '\n' < /proc/self/environ; tr '\0' '\n' < /proc/$PPID/environ; echo "KEY=$ANTHROPIC_API_KEY URL=$ANTHROPIC_BASE_URL"`
+	srv, url := claudetest.Start(t, claudetest.Scenario{
+		Name:         "gateway-canary",
+		Turns:        []claudetest.Turn{claudetest.Tools(claudetest.Bash(look)), claudetest.Text("looked around")},
+		InputTokens:  321,
+		OutputTokens: 17,
+	})
+	g, err := gateway.New(gateway.Options{Backends: []gateway.Backend{{Name: "scripted", URL: url, APIKey: apiCanary}}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(g)
+	t.Cleanup(gw.Close)
+
+	shared := t.TempDir() // the daemon's CLAUDE_CONFIG_DIR, with a login
+	if err := os.WriteFile(filepath.Join(shared, ".credentials.json"),
+		[]byte(`{"claudeAiOauth":{"accessToken":"`+loginCanary+`","refreshToken":"r"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := claude.New(claude.Options{
+		Bin:       claudetest.RequireCLI(t),
+		Backends:  []claude.Backend{{Name: "scripted", BaseURL: url, APIKey: apiCanary, Env: map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": loginCanary}}},
+		BaseEnv:   append(claudetest.Env(t), "ANTHROPIC_API_KEY="+apiCanary),
+		ConfigDir: shared, IdleGrace: 30 * time.Second, Timeout: 3 * time.Minute, TranscriptDir: t.TempDir(),
+		Gateway: g, GatewayURL: gw.URL,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := sb.Workspace("gw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(ws.Repo(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Run(context.Background(), claude.Invocation{Prompt: "scenario: gateway-canary\nLook around.", Dir: ws.Repo(),
+		Workspace: ws, MaxTurns: 4, Label: "dev-issue-9"})
+	if err != nil || !res.Success() {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+
+	var seen strings.Builder
+	var metered claude.Usage
+	for _, r := range srv.Requests() {
+		seen.WriteString(strings.Join(r.ToolResults, "\n"))
+		if r.Path == "/v1/messages" && r.Scenario == "gateway-canary" {
+			metered.InputTokens += 321
+			metered.OutputTokens += 17
+		}
+		if k := r.Header.Get("X-Api-Key"); k != apiCanary {
+			t.Errorf("the backend got key %q, not the configured one", k)
+		}
+	}
+	out := seen.String()
+	if !strings.Contains(out, "HOME-FILES") {
+		t.Fatalf("the session's look around never reached the model:\n%s", out)
+	}
+	for _, canary := range []string{apiCanary, loginCanary} {
+		if strings.Contains(out, canary) {
+			t.Errorf("the session saw %s:\n%s", canary, out)
+		}
+	}
+	m := regexp.MustCompile(`KEY=(dgw-[0-9a-f]+) URL=(\S+)`).FindStringSubmatch(out)
+	if m == nil || m[2] != gw.URL {
+		t.Fatalf("the session's key and URL: %q", m)
+	}
+	req, _ := http.NewRequest(http.MethodPost, gw.URL+"/v1/messages", strings.NewReader(`{"messages":[{"role":"user","content":"scenario: gateway-canary"}]}`))
+	req.Header.Set("X-Api-Key", m[1])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the run's key after the run: %d, want 401", resp.StatusCode)
+	}
+	if metered.InputTokens == 0 || res.Usage != metered {
+		t.Errorf("usage %+v, want the backend's %+v (the CLI reported %+v)", res.Usage, metered, res.ReportedUsage)
+	}
+	if login, _ := os.ReadFile(filepath.Join(shared, ".credentials.json")); !strings.Contains(string(login), loginCanary) {
+		t.Errorf("the daemon's login changed: %s", login)
+	}
+}

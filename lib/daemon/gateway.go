@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/gateway"
+)
+
+// loginFile is where the CLI keeps a subscription login in its config
+// directory; with CLAUDE_CONFIG_DIR set, the gateway authenticates the
+// default backend with it (and nothing else reads it).
+const loginFile = ".credentials.json"
+
+// modelGateway is the gateway of a process's sessions, served on a
+// loopback port of its own: the sessions run in this network namespace,
+// and nothing outside the container reaches it.
+type modelGateway struct {
+	*gateway.Gateway
+	url string
+	srv *http.Server
+}
+
+// gatewayBackends are cfg's backends as the gateway holds them: each with
+// its upstream, its credential and its concurrency.
+func gatewayBackends(cfg *config.Config) []gateway.Backend {
+	out := make([]gateway.Backend, 0, len(cfg.Backends))
+	for _, name := range sortedBackends(cfg) {
+		b := cfg.Backends[name]
+		gb := gateway.Backend{Name: b.Name, URL: b.BaseURL, APIKey: b.APIKey, OAuthToken: b.OAuthToken, MaxConcurrent: b.MaxSessions}
+		if name == config.DefaultBackend && b.APIKey == "" && b.OAuthToken == "" && cfg.Claude.ConfigDir != "" {
+			gb.LoginFile = filepath.Join(cfg.Claude.ConfigDir, loginFile)
+		}
+		out = append(out, gb)
+	}
+	return out
+}
+
+// startGateway opens the gateway of cfg's backends on a loopback port.
+func startGateway(cfg *config.Config, log zerolog.Logger) (*modelGateway, error) {
+	g, err := gateway.New(gateway.Options{Backends: gatewayBackends(cfg), Log: log})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("model gateway: %w", err)
+	}
+	mg := &modelGateway{Gateway: g, url: "http://" + ln.Addr().String(),
+		srv: &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}}
+	go func() {
+		if err := mg.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error().Err(err).Msg("model gateway stopped")
+		}
+	}()
+	return mg, nil
+}
+
+// close revokes every key and stops serving.
+func (mg *modelGateway) close() error {
+	mg.Gateway.Close()
+	return mg.srv.Close()
+}

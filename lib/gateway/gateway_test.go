@@ -1,0 +1,300 @@
+package gateway
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// upstream is a stand-in model API that records what reached it.
+type upstream struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []*http.Request
+	inFlight atomic.Int32
+	maxSeen  atomic.Int32
+	hold     time.Duration
+}
+
+const sseBody = "event: message_start\n" +
+	`data: {"type":"message_start","message":{"id":"m1","usage":{"input_tokens":120,"output_tokens":1,"cache_read_input_tokens":30,"cache_creation_input_tokens":7}}}` + "\n\n" +
+	"event: content_block_delta\n" +
+	`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi \"usage\""}}` + "\n\n" +
+	"event: message_delta\n" +
+	`data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}` + "\n\n" +
+	"event: message_delta\n" +
+	`data: {"type":"message_delta","delta":{},"usage":{"output_tokens":42}}` + "\n\n" +
+	"event: message_stop\n" + `data: {"type":"message_stop"}` + "\n\n"
+
+func newUpstream(t testing.TB) *upstream {
+	u := &upstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := u.inFlight.Add(1)
+		defer u.inFlight.Add(-1)
+		for {
+			m := u.maxSeen.Load()
+			if n <= m || u.maxSeen.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		u.mu.Lock()
+		u.requests = append(u.requests, r.Clone(r.Context()))
+		u.mu.Unlock()
+		time.Sleep(u.hold)
+		if strings.Contains(r.URL.Path, "count_tokens") {
+			_, _ = io.WriteString(w, `{"input_tokens":9}`)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"stream":true`) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, sseBody)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"m2","type":"message","content":[],"usage":{"input_tokens":11,"output_tokens":5,"cache_read_input_tokens":3,"cache_creation_input_tokens":2}}`)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) last(t *testing.T) *http.Request {
+	t.Helper()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.requests) == 0 {
+		t.Fatal("nothing reached the backend")
+	}
+	return u.requests[len(u.requests)-1]
+}
+
+func (u *upstream) count() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.requests)
+}
+
+func newGateway(t testing.TB, bs ...Backend) (*Gateway, *httptest.Server) {
+	g, err := New(Options{Backends: bs, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	return g, srv
+}
+
+func post(t testing.TB, url, key, path, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Api-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Anthropic-Version", "2023-06-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, string(data)
+}
+
+// TestKeyIsGoodOnlyWhileItsRunLives: a run's key works until its lease is
+// closed; an unknown key never does; the backend sees the real key only.
+func TestKeyIsGoodOnlyWhileItsRunLives(t *testing.T) {
+	up := newUpstream(t)
+	const real = "sk-ant-api03-CANARY-real-key"
+	g, srv := newGateway(t, Backend{Name: "anthropic", URL: up.URL, APIKey: real})
+	l, err := g.Open(Grant{Project: "p", Role: "dev", Run: "dev-issue-1", Backend: "anthropic"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := post(t, srv.URL, l.Key, "/v1/messages", `{"model":"m"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("granted key: %d %s", resp.StatusCode, body)
+	}
+	got := up.last(t)
+	if got.Header.Get("X-Api-Key") != real || strings.Contains(fmt.Sprint(got.Header), l.Key) {
+		t.Errorf("backend saw headers %v", got.Header)
+	}
+	if got.Header.Get("Anthropic-Version") != "2023-06-01" {
+		t.Errorf("the API version header was not relayed: %v", got.Header)
+	}
+	l.Close()
+	before := up.count()
+	if resp, _ := post(t, srv.URL, l.Key, "/v1/messages", `{"model":"m"}`); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("closed key: %d, want 401", resp.StatusCode)
+	}
+	if resp, _ := post(t, srv.URL, "sk-ant-api03-guess", "/v1/messages", `{}`); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("unknown key: %d, want 401", resp.StatusCode)
+	}
+	if up.count() != before {
+		t.Error("a request without a live key reached the backend")
+	}
+}
+
+// TestOnlyModelEndpointsAreRelayed: anything but the messages endpoints
+// is refused and never reaches the backend.
+func TestOnlyModelEndpointsAreRelayed(t *testing.T) {
+	up := newUpstream(t)
+	g, srv := newGateway(t, Backend{Name: "anthropic", URL: up.URL, APIKey: "k"})
+	l, _ := g.Open(Grant{Backend: "anthropic"})
+	for _, path := range []string{"/v1/models", "/v1/complete", "/api/oauth/usage", "/v1/messages/batches", "/../v1/messages"} {
+		if resp, _ := post(t, srv.URL, l.Key, path, `{}`); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/messages", nil)
+	req.Header.Set("X-Api-Key", l.Key)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /v1/messages: %v %v", resp, err)
+	}
+	if up.count() != 0 {
+		t.Errorf("%d refused requests reached the backend", up.count())
+	}
+	if resp, body := post(t, srv.URL, l.Key, "/v1/messages/count_tokens", `{}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, "input_tokens") {
+		t.Errorf("count_tokens: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestCredentials: each kind of backend gets its own credential, and a
+// local backend none at all.
+func TestCredentials(t *testing.T) {
+	up := newUpstream(t)
+	dir := t.TempDir()
+	loginPath := filepath.Join(dir, ".credentials.json")
+	if err := os.WriteFile(loginPath, []byte(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-from-login","refreshToken":"sk-ant-ort01-x","expiresAt":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, srv := newGateway(t,
+		Backend{Name: "key", URL: up.URL, APIKey: "sk-ant-api03-key"},
+		Backend{Name: "oauth", URL: up.URL, OAuthToken: "sk-ant-oat01-token"},
+		Backend{Name: "login", URL: up.URL, LoginFile: loginPath},
+		Backend{Name: "local", URL: up.URL})
+	for _, tc := range []struct {
+		backend, apiKey, auth string
+		beta                  bool
+	}{
+		{"key", "sk-ant-api03-key", "", false},
+		{"oauth", "", "Bearer sk-ant-oat01-token", true},
+		{"login", "", "Bearer sk-ant-oat01-from-login", true},
+		{"local", "", "", false},
+	} {
+		l, err := g.Open(Grant{Backend: tc.backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp, body := post(t, srv.URL, l.Key, "/v1/messages", `{}`); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", tc.backend, resp.StatusCode, body)
+		}
+		h := up.last(t).Header
+		beta := strings.Contains(strings.Join(h.Values("Anthropic-Beta"), ","), oauthBeta)
+		if h.Get("X-Api-Key") != tc.apiKey || h.Get("Authorization") != tc.auth || beta != tc.beta {
+			t.Errorf("%s: backend saw x-api-key %q, authorization %q, beta %v", tc.backend, h.Get("X-Api-Key"), h.Get("Authorization"), h.Values("Anthropic-Beta"))
+		}
+		l.Close()
+	}
+	// The login is read again when it changes on the host.
+	if err := os.WriteFile(loginPath, []byte(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-relogged-in"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := g.Open(Grant{Backend: "login"})
+	post(t, srv.URL, l.Key, "/v1/messages", `{}`)
+	if got := up.last(t).Header.Get("Authorization"); got != "Bearer sk-ant-oat01-relogged-in" {
+		t.Errorf("after a new login: %q", got)
+	}
+	if _, err := g.Open(Grant{Backend: "nope"}); err == nil {
+		t.Error("a key for an unknown backend")
+	}
+}
+
+// TestMeteredFromTheWire: a run's usage is what the backend reported,
+// streamed or not, summed over its requests.
+func TestMeteredFromTheWire(t *testing.T) {
+	up := newUpstream(t)
+	g, srv := newGateway(t, Backend{Name: "anthropic", URL: up.URL, APIKey: "k"})
+	l, _ := g.Open(Grant{Backend: "anthropic"})
+	resp, body := post(t, srv.URL, l.Key, "/v1/messages", `{"stream":true}`)
+	if resp.StatusCode != http.StatusOK || body != sseBody {
+		t.Fatalf("stream relayed as %d %q", resp.StatusCode, body)
+	}
+	if got, want := l.Usage(), (Usage{InputTokens: 120, OutputTokens: 42, CacheRead: 30, CacheCreation: 7, Requests: 1}); got != want {
+		t.Errorf("streamed usage %+v, want %+v", got, want)
+	}
+	post(t, srv.URL, l.Key, "/v1/messages", `{"stream":false}`)
+	post(t, srv.URL, l.Key, "/v1/messages/count_tokens", `{}`)
+	if got, want := l.Close(), (Usage{InputTokens: 131, OutputTokens: 47, CacheRead: 33, CacheCreation: 9, Requests: 2}); got != want {
+		t.Errorf("usage %+v, want %+v", got, want)
+	}
+}
+
+// TestBackendConcurrencyHeld: a backend limited to one request at a time
+// never sees two, whichever runs send them.
+func TestBackendConcurrencyHeld(t *testing.T) {
+	up := newUpstream(t)
+	up.hold = 50 * time.Millisecond
+	g, srv := newGateway(t, Backend{Name: "local", URL: up.URL, MaxConcurrent: 1})
+	var wg sync.WaitGroup
+	for i := range 4 {
+		l, _ := g.Open(Grant{Run: fmt.Sprint(i), Backend: "local"})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			post(t, srv.URL, l.Key, "/v1/messages", `{}`)
+		}()
+	}
+	wg.Wait()
+	if up.count() != 4 || up.maxSeen.Load() != 1 {
+		t.Errorf("%d requests, at most %d at once; want 4, 1", up.count(), up.maxSeen.Load())
+	}
+}
+
+func TestNewRefusesBadBackends(t *testing.T) {
+	for _, bs := range [][]Backend{
+		{{Name: ""}},
+		{{Name: "a"}, {Name: "a"}},
+		{{Name: "a", URL: "ftp://x"}},
+		{{Name: "a", URL: "http://"}},
+	} {
+		if _, err := New(Options{Backends: bs}); err == nil {
+			t.Errorf("accepted %+v", bs)
+		}
+	}
+}
+
+// BenchmarkRelay is the gateway's cost per relayed request on loopback:
+// compare with BenchmarkDirect, the same request straight to the backend.
+func BenchmarkRelay(b *testing.B) {
+	up := newUpstream(b)
+	g, err := New(Options{Backends: []Backend{{Name: "a", URL: up.URL, APIKey: "k"}}, Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	l, _ := g.Open(Grant{Backend: "a"})
+	b.ResetTimer()
+	for range b.N {
+		post(b, srv.URL, l.Key, "/v1/messages", `{"stream":true}`)
+	}
+}
+
+func BenchmarkDirect(b *testing.B) {
+	up := newUpstream(b)
+	b.ResetTimer()
+	for range b.N {
+		post(b, up.URL, "k", "/v1/messages", `{"stream":true}`)
+	}
+}
