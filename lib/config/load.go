@@ -233,6 +233,7 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	}
 	ps = append(ps, backends.check()...)
 	c.Backends = backends.defs
+	ps = append(ps, setPublicURLs(c.Projects, env)...)
 
 	roles, err := ParseRoles(env.Get("AGENT_ROLES"))
 	if err != nil {

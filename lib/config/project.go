@@ -38,11 +38,14 @@ const (
 
 // Project is one validated projects/<name>.toml with defaults applied.
 type Project struct {
-	File          string // the file it came from
-	Name          string
-	Repo          string // owner/name
-	OpsRepo       string // owner/name
-	ForgeURL      string // no trailing slash
+	File     string // the file it came from
+	Name     string
+	Repo     string // owner/name
+	OpsRepo  string // owner/name
+	ForgeURL string // no trailing slash
+	// PublicURL is the forge as people reach it, for links (no trailing
+	// slash): FORGE_PUBLIC_URL, else ForgeURL.
+	PublicURL     string
 	PrimaryBranch string
 	RepoRoot      string // optional host path of a clone
 	OpsRepoRoot   string
