@@ -87,9 +87,12 @@ func ReadEnvFile(path string) (map[string]string, error) {
 	return ParseEnv(path, f)
 }
 
-// ParseEnv parses dotenv content; name is used in error messages.
+// ParseEnv parses dotenv content; name is used in error messages. Every
+// line that is no assignment is a Problem, all of them returned together
+// as Problems.
 func ParseEnv(name string, r io.Reader) (map[string]string, error) {
 	vals := map[string]string{}
+	var bad Problems
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	line := 0
@@ -103,7 +106,9 @@ func ParseEnv(name string, r io.Reader) (map[string]string, error) {
 		k, v, ok := strings.Cut(text, "=")
 		k = strings.TrimSpace(k)
 		if !ok || !envName.MatchString(k) {
-			return nil, &Problem{File: name, Line: line, Msg: "expected KEY=VALUE", Err: ErrInvalid}
+			bad = append(bad, &Problem{File: name, Line: line, Msg: "expected KEY=VALUE", Err: ErrInvalid,
+				Fix: fmt.Sprintf("write line %d of %s as KEY=VALUE (the name: letters, digits and _, not starting with a digit), or start it with # to make it a comment", line, name)})
+			continue
 		}
 		v = strings.TrimSpace(v)
 		if n := len(v); n >= 2 && (v[0] == '"' && v[n-1] == '"' || v[0] == '\'' && v[n-1] == '\'') {
@@ -119,6 +124,9 @@ func ParseEnv(name string, r io.Reader) (map[string]string, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(bad) > 0 {
+		return nil, bad
 	}
 	return vals, nil
 }

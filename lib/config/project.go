@@ -215,6 +215,13 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 	} else if u.User != nil {
 		bad("forge_url", "must not embed credentials; put tokens in the environment")
 	}
+	if r.Timezone != "" {
+		// Checked whether or not a role has a schedule yet.
+		if _, err := time.LoadLocation(r.Timezone); err != nil {
+			ps = append(ps, &Problem{File: file, Line: lines.Line("timezone"), Key: "timezone", Msg: fmt.Sprintf("%q is not a known time zone", r.Timezone),
+				Fix: `set timezone to an IANA zone name such as "Europe/Berlin" or "UTC", or remove it (then TZ, else UTC)`})
+		}
+	}
 	if p.PrimaryBranch == "" {
 		p.PrimaryBranch = DefaultPrimaryBranch
 	} else if !branchRe.MatchString(p.PrimaryBranch) || strings.Contains(p.PrimaryBranch, "..") {
@@ -389,9 +396,7 @@ func (r *rawProject) schedule(rr rawRole, key string, env Env, bad func(key, for
 	}
 	loc, zoneKey, err := scheduleZone(r.Timezone, env)
 	if err != nil {
-		if zoneKey == "timezone" {
-			bad("timezone", "%s", err)
-		} else {
+		if zoneKey != "timezone" { // validate reports the key, once
 			bad(key+".schedule", "environment variable %s: %s", zoneKey, err)
 		}
 		return nil

@@ -1,6 +1,8 @@
 package doctor
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -88,4 +90,38 @@ func with(env map[string]string, kv ...string) map[string]string {
 		out[kv[i]] = kv[i+1]
 	}
 	return out
+}
+
+// TestConfigFindingsCarryTheirFix: each configuration problem is a
+// finding with the fix of its own, not one text for all.
+func TestConfigFindingsCarryTheirFix(t *testing.T) {
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "projects", "a.toml"), "name = \"a\"\nrepo = \"o/a\"\ntimezone = \"Mars/Olympus\"\n[roles.dev]\nenabled = \"yes\"\n")
+	writeTestFile(t, filepath.Join(dir, ".env"), "not a var\nFORGE_TOKEN=x\nalso not\n")
+	r := &Report{}
+	if cfg := checkConfig(r, Options{ProjectsDir: filepath.Join(dir, "projects"), EnvFile: filepath.Join(dir, ".env"), DataDir: dir}); cfg != nil {
+		t.Fatal("a broken configuration loaded")
+	}
+	fixes := map[string]bool{}
+	for _, f := range r.Findings {
+		fixes[f.Fix] = true
+	}
+	if len(r.Findings) != 4 || len(fixes) != 4 {
+		t.Fatalf("findings %v: want 4, each with a fix of its own", r.Findings)
+	}
+	for i, want := range []string{"line 1", "line 3", "Europe/Berlin", "true or false"} {
+		if !strings.Contains(r.Findings[i].Fix, want) {
+			t.Errorf("finding %s: fix does not say %q", r.Findings[i], want)
+		}
+	}
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
