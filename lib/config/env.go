@@ -58,11 +58,13 @@ var secretKey = regexp.MustCompile(`(TOKEN|PASS|PASSWORD|SECRET|API_KEY|PRIVATE_
 func IsSecretName(name string) bool { return secretKey.MatchString(name) }
 
 // Secrets returns every non-empty value whose variable name marks it as a
-// secret, and every value of the encrypted env file, for the redactor.
+// secret, for the redactor. Being in the encrypted env file does not make
+// a value one: `secrets env-encrypt` seals the whole env file, and masking
+// its addresses and URLs would leave logs and doctor unreadable.
 func (e Env) Secrets() []string {
 	var out []string
 	for k, v := range e.vals {
-		if v != "" && (IsSecretName(k) || e.sealed[k]) {
+		if v != "" && IsSecretName(k) {
 			out = append(out, v)
 		}
 	}
