@@ -73,7 +73,10 @@ func TestArchitectOfflineStatus(t *testing.T) {
 		          "9": {"vision": 4, "branch": "architect/sprint-vision-4", "stage": "merged"}}}`)
 	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, projectsDir: filepath.Join(dir, "projects"),
 		envFile: filepath.Join(dir, "none"), dataDir: data}
-	rep := a.offlineStatus()
+	rep, err := a.offlineStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(rep.InFlight) != 1 || rep.InFlight[0].PR != 12 || rep.InFlight[0].Issue != 5 || rep.InFlight[0].Stage != "sprint awaiting decision" {
 		t.Fatalf("in flight %+v", rep.InFlight)
 	}

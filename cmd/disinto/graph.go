@@ -86,6 +86,10 @@ func (a *app) graphCmd() *cobra.Command {
 
 // graphReport builds p's graph as the planner's bot and reports on it.
 func (a *app) graphReport(ctx context.Context, cfg *config.Config, p *config.Project, f graphFlags) (graph.Report, error) {
+	// Every listing retries a forge that is down: ask once, bounded, first.
+	if err := forge.Answers(ctx, p.ForgeURL, cfg.Policy.ForgeTimeout); err != nil {
+		return graph.Report{}, err
+	}
 	red := redact.New(cfg.Secrets()...)
 	bot, err := cfg.Bot(config.RolePlanner)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,5 +118,54 @@ func TestGraphCommand(t *testing.T) {
 		if code, _, errOut := runCLI(t, nil, append(args, common...)...); code != exitUsage {
 			t.Errorf("%q: exit %d (%s), want %d", args, code, errOut, exitUsage)
 		}
+	}
+}
+
+// TestGraphGivesUpOnASilentForge: graph against a forge that is down, or
+// that accepts connections and never answers, fails within the forge
+// timeout with one line naming the forge, instead of retrying every
+// listing and printing a report of errors with exit 0.
+func TestGraphGivesUpOnASilentForge(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = silent.Close() })
+	go func() {
+		var held []net.Conn // accepted, never answered
+		defer func() {
+			for _, c := range held {
+				_ = c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	down, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	downURL := "http://" + down.Addr().String()
+	_ = down.Close()
+
+	for name, url := range map[string]string{"silent": "http://" + silent.Addr().String(), "down": downURL} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "projects", "widgets.toml"), "name = \"widgets\"\nrepo = \"acme/widgets\"\nops_repo = \"acme/widgets-ops\"\nforge_url = \""+url+"\"\n")
+			writeFile(t, filepath.Join(dir, "env"), "FORGE_TOKEN=dev-token-0123456789\nFORGE_PASS=pass\nDISINTO_FORGE_TIMEOUT=1\n")
+			code, out, errOut := runCLI(t, nil, "graph", "--project", "widgets", "--projects-dir", filepath.Join(dir, "projects"),
+				"--env-file", filepath.Join(dir, "env"), "--data-dir", filepath.Join(dir, "data"))
+			if code != exitFailure || out != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			if !strings.Contains(errOut, url) || !strings.Contains(errOut, "does not answer") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Errorf("stderr is not one line naming the forge: %q", errOut)
+			}
+		})
 	}
 }

@@ -107,11 +107,15 @@ func TestToyRoleIsScheduledAndRouted(t *testing.T) {
 		t.Fatal(err)
 	}
 	shown = false
-	for _, j := range a.offlineStatus().Jobs {
+	offline, err := a.offlineStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range offline.Jobs {
 		shown = shown || j.Project+"/"+j.Role == "alpha/toy" && j.Interval == time.Hour
 	}
 	if !shown {
-		t.Errorf("offline status jobs %+v lack alpha/toy", a.offlineStatus().Jobs)
+		t.Errorf("offline status jobs %+v lack alpha/toy", offline.Jobs)
 	}
 	if code, out, errOut := runCLI(t, nil, "__complete", "run", ""); code != exitOK || !strings.Contains(out, "toy\n") {
 		t.Errorf("completion: exit %d, %q %s", code, out, errOut)

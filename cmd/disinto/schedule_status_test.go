@@ -29,7 +29,10 @@ func TestOfflineStatusShowsCadence(t *testing.T) {
 	}
 	a := &app{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, projectsDir: filepath.Join(dir, "projects"),
 		envFile: filepath.Join(dir, "none"), dataDir: data}
-	rep := a.offlineStatus()
+	rep, err := a.offlineStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
 	rep.WriteText(&out, false)
 	for _, want := range []string{"widgets planner yes 30 3 * * *", "widgets dev yes every 5m"} {

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"reflect"
 	"sort"
@@ -33,9 +34,13 @@ func (a *app) statusCmd() *cobra.Command {
 			"otherwise the data dir: schedule, pauses and the run ledger.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, live := a.fetchStatus(cmd.Context())
-			if !live {
-				rep = a.offlineStatus()
+			rep, err := a.fetchStatus(cmd.Context())
+			live := err == nil
+			if errors.Is(err, daemon.ErrNotRunning) {
+				rep, err = a.offlineStatus()
+			}
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeStatusJSON(a.stdout, rep)
@@ -50,65 +55,36 @@ func (a *app) statusCmd() *cobra.Command {
 
 // fetchStatus asks a running daemon for its /status, on the status
 // listener daemon.json names, with DISINTO_STATUS_TOKEN (env file or
-// environment) when one is set.
-func (a *app) fetchStatus(ctx context.Context) (daemon.Report, bool) {
-	info, ok := daemon.ReadInfo(a.dataDir)
-	if !ok {
-		return daemon.Report{}, false
+// environment) when one is set; daemon.ErrNotRunning when none runs.
+func (a *app) fetchStatus(ctx context.Context) (daemon.Report, error) {
+	var token string
+	if env, err := config.LoadEnvWith(a.envFile, a.envDecrypter(), a.env); err == nil {
+		token = env.Get(daemon.EnvStatusToken)
 	}
-	addr := info.Status
-	if addr == "" {
-		addr = info.Listen
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return daemon.Report{}, false
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/status", nil)
-	if err != nil {
-		return daemon.Report{}, false
-	}
-	if env, err := config.LoadEnvWith(a.envFile, a.envDecrypter(), a.env); err == nil && env.Get(daemon.EnvStatusToken) != "" {
-		req.Header.Set("Authorization", "Bearer "+env.Get(daemon.EnvStatusToken))
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return daemon.Report{}, false
-	}
-	defer resp.Body.Close()
-	var rep daemon.Report
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil {
-		return daemon.Report{}, false
-	}
-	if rep.Daemon != nil {
-		rep.Daemon.PID, rep.Daemon.Listen, rep.Daemon.Status = info.PID, info.Listen, info.Status
-	}
-	return rep, true
+	return daemon.FetchStatus(ctx, a.dataDir, token, http.DefaultClient)
 }
 
-// offlineStatus builds the report from the data dir (and the config when
-// it loads) while no daemon runs.
-func (a *app) offlineStatus() daemon.Report {
+// offlineStatus builds the report from the config and the data dir while
+// no daemon runs. A config that does not load fails it, in one line:
+// without one the tables would be empty, which reads as "nothing to do".
+func (a *app) offlineStatus() (daemon.Report, error) {
 	var rep daemon.Report
 	cadences := map[string]config.RoleSettings{} // by project/role
-	if cfg, err := a.loadConfigQuiet(); err == nil {
-		for _, p := range cfg.Projects {
-			rep.Projects = append(rep.Projects, daemon.ProjectInfo{Name: p.Name, Repo: p.Repo})
-			sup := supervisor.LastReport(a.layout().RoleState(p.Name, config.RoleSupervisor), p.Name)
-			rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
-			rep.InFlight = append(rep.InFlight, architectHoldings(a.dataDir, p)...)
-			// Every role the table runs for the project, companions too.
-			for _, spec := range config.RoleSpecs() {
-				if cfg.RoleRuns(p, spec) {
-					var rs config.RoleSettings
-					rs.Interval, rs.Schedule = p.Cadence(spec)
-					cadences[p.Name+"/"+string(spec.Name)] = rs
-				}
+	cfg, err := a.loadConfigQuiet()
+	if err != nil {
+		return rep, fmt.Errorf("no daemon runs and the configuration does not load: %s", firstProblem(err))
+	}
+	for _, p := range cfg.Projects {
+		rep.Projects = append(rep.Projects, daemon.ProjectInfo{Name: p.Name, Repo: p.Repo})
+		sup := supervisor.LastReport(a.layout().RoleState(p.Name, config.RoleSupervisor), p.Name)
+		rep.Findings, rep.Actions = append(rep.Findings, sup.Findings...), append(rep.Actions, sup.Actions...)
+		rep.InFlight = append(rep.InFlight, architectHoldings(a.dataDir, p)...)
+		// Every role the table runs for the project, companions too.
+		for _, spec := range config.RoleSpecs() {
+			if cfg.RoleRuns(p, spec) {
+				var rs config.RoleSettings
+				rs.Interval, rs.Schedule = p.Cadence(spec)
+				cadences[p.Name+"/"+string(spec.Name)] = rs
 			}
 		}
 	}
@@ -130,7 +106,20 @@ func (a *app) offlineStatus() daemon.Report {
 	}
 	rep.Paused, _ = daemon.OpenEnablement(a.layout()).List()
 	rep.Recent, rep.CostTodayUSD = daemon.RecentRuns(a.dataDir, time.Now())
-	return rep
+	return rep, nil
+}
+
+// firstProblem is a config error on one line: its first problem, and
+// where to see the others.
+func firstProblem(err error) string {
+	var ps config.Problems
+	if !errors.As(err, &ps) || len(ps) == 0 {
+		return err.Error()
+	}
+	if len(ps) == 1 {
+		return ps[0].Error() + " (disinto config check)"
+	}
+	return fmt.Sprintf("%s, and %d more (disinto config check lists them)", ps[0].Error(), len(ps)-1)
 }
 
 func (a *app) loadConfigQuiet() (*config.Config, error) {

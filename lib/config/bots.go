@@ -45,8 +45,9 @@ func passwordVars(r Role) []string {
 // review has none (a review posted by the dev bot would approve its own
 // pull requests, and branch protection counts only review-bot's
 // approvals), nor have the architect, filer and vault, whose rights are
-// narrower than the dev bot's. Without a token and a fallback the error
-// wraps ErrNoIdentity.
+// narrower than the dev bot's. Without a token and a fallback, or without
+// the password of a role that pushes as itself (the row's NeedsPassword),
+// the error wraps ErrNoIdentity.
 func (c *Config) Bot(role Role) (Bot, error) {
 	return botFromEnv(c.Env, role)
 }
@@ -69,7 +70,10 @@ func botFromEnv(env Env, role Role) (Bot, error) {
 	}
 	b.Token, b.TokenVar = first(env, tokenVars(role))
 	b.Password, _ = first(env, passwordVars(role))
-	if b.Token != "" {
+	switch {
+	case b.Token != "" && spec.NeedsPassword && b.Password == "":
+		return Bot{}, fmt.Errorf("%w: no password for the %s bot: set %s (run disinto init); the %s pushes as itself", ErrNoIdentity, role, passwordVars(role)[0], role)
+	case b.Token != "":
 		return b, nil
 	}
 	switch {

@@ -58,11 +58,13 @@ var secretKey = regexp.MustCompile(`(TOKEN|PASS|PASSWORD|SECRET|API_KEY|PRIVATE_
 func IsSecretName(name string) bool { return secretKey.MatchString(name) }
 
 // Secrets returns every non-empty value whose variable name marks it as a
-// secret, and every value of the encrypted env file, for the redactor.
+// secret, for the redactor. Being in the encrypted env file does not make
+// a value one: `secrets env-encrypt` seals the whole env file, and masking
+// its addresses and URLs would leave logs and doctor unreadable.
 func (e Env) Secrets() []string {
 	var out []string
 	for k, v := range e.vals {
-		if v != "" && (IsSecretName(k) || e.sealed[k]) {
+		if v != "" && IsSecretName(k) {
 			out = append(out, v)
 		}
 	}
@@ -87,9 +89,12 @@ func ReadEnvFile(path string) (map[string]string, error) {
 	return ParseEnv(path, f)
 }
 
-// ParseEnv parses dotenv content; name is used in error messages.
+// ParseEnv parses dotenv content; name is used in error messages. Every
+// line that is no assignment is a Problem, all of them returned together
+// as Problems.
 func ParseEnv(name string, r io.Reader) (map[string]string, error) {
 	vals := map[string]string{}
+	var bad Problems
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	line := 0
@@ -103,7 +108,9 @@ func ParseEnv(name string, r io.Reader) (map[string]string, error) {
 		k, v, ok := strings.Cut(text, "=")
 		k = strings.TrimSpace(k)
 		if !ok || !envName.MatchString(k) {
-			return nil, &Problem{File: name, Line: line, Msg: "expected KEY=VALUE", Err: ErrInvalid}
+			bad = append(bad, &Problem{File: name, Line: line, Msg: "expected KEY=VALUE", Err: ErrInvalid,
+				Fix: fmt.Sprintf("write line %d of %s as KEY=VALUE (the name: letters, digits and _, not starting with a digit), or start it with # to make it a comment", line, name)})
+			continue
 		}
 		v = strings.TrimSpace(v)
 		if n := len(v); n >= 2 && (v[0] == '"' && v[n-1] == '"' || v[0] == '\'' && v[n-1] == '\'') {
@@ -119,6 +126,9 @@ func ParseEnv(name string, r io.Reader) (map[string]string, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(bad) > 0 {
+		return nil, bad
 	}
 	return vals, nil
 }

@@ -38,9 +38,8 @@ var ErrNoDecrypter = errors.New("encrypted env file present but no age identity 
 // A key both files define takes the encrypted file's value: a plain file
 // left over after encryption, or one an attacker could write more easily
 // than the sealed one, never shadows a sealed secret. Such keys are
-// listed by Env.Shadowed, for doctor. Every value of the encrypted file
-// is a secret (Env.Secrets), whatever its name: only secrets belong in
-// it. A file that does not decrypt or parse is one Problem naming it; a
+// listed by Env.Shadowed, for doctor. Its values are masked as secrets
+// by their names, as those of the plain file are (Env.Secrets). A file that does not decrypt or parse is one Problem naming it; a
 // missing file of either kind is not an error.
 func LoadEnvWith(path string, dec Decrypter, environ []string) (Env, error) {
 	vals, err := ReadEnvFile(path)

@@ -85,7 +85,7 @@ func envDir(t *testing.T, plain string) (dir, envFile string) {
 // TestEncryptedEnvMerged: the encrypted env file is read next to the
 // plain one; for a key both define the encrypted value wins and the key
 // is listed as shadowed; the process environment still wins over both;
-// every value of the encrypted file is a secret, whatever its name.
+// the values of secret-named keys are secrets, wherever they come from.
 func TestEncryptedEnvMerged(t *testing.T) {
 	s := newSealer(t)
 	dir, envFile := envDir(t, "FORGE_URL=http://f:3000\nFORGE_TOKEN=stale-plain-token\nPOLL_INTERVAL=60\n")
@@ -110,7 +110,7 @@ func TestEncryptedEnvMerged(t *testing.T) {
 		t.Errorf("shadowed %v", got)
 	}
 	sec := c.Secrets()
-	for _, v := range []string{"sealed-token-9f3a", "sealed-value-77c1", "from-process-0b1c"} {
+	for _, v := range []string{"sealed-token-9f3a", "from-process-0b1c"} {
 		if !slices.Contains(sec, v) {
 			t.Errorf("%q is not among the secrets to mask", v)
 		}
@@ -138,6 +138,32 @@ func TestEncryptedEnvAlone(t *testing.T) {
 	}
 	if len(c.Env.Shadowed()) != 0 {
 		t.Errorf("shadowed %v", c.Env.Shadowed())
+	}
+}
+
+// TestEncryptedSettingsStayReadable: `secrets env-encrypt` seals the whole
+// env file, ordinary settings too; only the values of secret-named keys
+// are masked, so an address or the forge URL still reads in logs and in
+// doctor.
+func TestEncryptedSettingsStayReadable(t *testing.T) {
+	s := newSealer(t)
+	dir, envFile := envDir(t, "")
+	s.seal(t, config.EncryptedEnvFile(envFile), "FORGE_URL=http://sealed:3000\nFORGE_BIND=127.0.0.1\nPOLL_INTERVAL=300\n"+
+		"FORGE_TOKEN=sealed-token-9f3a\nFORGE_ADMIN_PASS=sealed-pass-41d0\nANTHROPIC_API_KEY=sk-sealed-key-7a2e\n")
+	c, err := config.LoadWith(dir, envFile, nil, s.decrypt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := c.Secrets()
+	for _, v := range []string{"sealed-token-9f3a", "sealed-pass-41d0", "sk-sealed-key-7a2e"} {
+		if !slices.Contains(sec, v) {
+			t.Errorf("%q is not among the secrets to mask", v)
+		}
+	}
+	for _, v := range []string{"http://sealed:3000", "127.0.0.1", "300"} {
+		if slices.Contains(sec, v) {
+			t.Errorf("the setting %q is masked as a secret", v)
+		}
 	}
 }
 

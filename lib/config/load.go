@@ -168,12 +168,15 @@ func LoadWith(projectsDir, envFile string, environ []string, dec Decrypter) (*Co
 	env, err := LoadEnvWith(envFile, dec, environ)
 	if err != nil {
 		var p *Problem
-		if !errors.As(err, &p) {
+		switch {
+		case errors.As(err, &envProblems):
+		case errors.As(err, &p):
+			envProblems = Problems{p}
+		default:
 			return nil, fmt.Errorf("%s: %w", envFile, err)
 		}
 		// The project files are still checked, against the process
 		// environment alone, so one pass reports everything.
-		envProblems = Problems{p}
 		env, _ = LoadEnv("", environ)
 	}
 	files, err := filepath.Glob(filepath.Join(projectsDir, "*.toml"))
@@ -182,9 +185,11 @@ func LoadWith(projectsDir, envFile string, environ []string, dec Decrypter) (*Co
 	}
 	if len(files) == 0 {
 		if _, err := os.Stat(projectsDir); err != nil {
-			return nil, invalid(Problems{{File: projectsDir, Msg: "projects directory not found"}})
+			return nil, invalid(Problems{{File: projectsDir, Msg: "projects directory not found",
+				Fix: "name the directory of the project files with --projects-dir or DISINTO_PROJECTS_DIR, or run disinto init to write one"}})
 		}
-		return nil, invalid(Problems{{File: projectsDir, Msg: "no project files (*.toml); copy projects/example.toml.example or run disinto init"}})
+		return nil, invalid(Problems{{File: projectsDir, Msg: "no project files (*.toml); copy projects/example.toml.example or run disinto init",
+			Fix: "copy projects/example.toml.example to " + filepath.Join(projectsDir, "<name>.toml") + " and edit it, or run disinto init"}})
 	}
 	sort.Strings(files)
 	srcs := make(map[string][]byte, len(files))
@@ -233,6 +238,7 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	}
 	ps = append(ps, backends.check()...)
 	c.Backends = backends.defs
+	ps = append(ps, setPublicURLs(c.Projects, env)...)
 
 	roles, err := ParseRoles(env.Get("AGENT_ROLES"))
 	if err != nil {
@@ -337,7 +343,8 @@ func parseProject(file string, data []byte, env Env, envIntervals map[Role]time.
 			}
 			continue
 		}
-		ps = append(ps, &Problem{File: file, Line: lines.Line(k.String()), Key: k.String(), Msg: "unknown key"})
+		ps = append(ps, &Problem{File: file, Line: lines.Line(k.String()), Key: k.String(), Msg: "unknown key",
+			Fix: fmt.Sprintf("remove %s or correct its name (projects/example.toml.example lists every key)", k)})
 	}
 	p, vps := raw.validate(file, lines, env, envIntervals, backends)
 	for _, vp := range vps {
@@ -376,7 +383,8 @@ func decodeAll(file string, data []byte, lines *tomlpos.Locator, v any, reset fu
 			// Lines of later decodes are those of the re-encoded tree.
 			line = l
 		}
-		ps = append(ps, &Problem{File: file, Line: line, Key: key, Msg: plainDecodeMessage(msg)})
+		plain, want := plainDecodeMessage(msg)
+		ps = append(ps, &Problem{File: file, Line: line, Key: key, Msg: plain, Fix: decodeFix(key, want)})
 		first = false
 		if key == "" || len(ps) >= maxDecodeProblems || !deleteKey(tree, splitKey(key)) {
 			return md, ps, false

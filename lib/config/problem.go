@@ -29,8 +29,45 @@ func invalid(ps Problems) error {
 		if p.Err == nil {
 			p.Err = ErrInvalid
 		}
+		if p.Fix == "" {
+			p.Fix = defaultFix(p)
+		}
 	}
 	return ps.Err()
+}
+
+// defaultFix is the fix of a problem whose finder named none: where to
+// change what.
+func defaultFix(p *Problem) string {
+	switch {
+	case p.File == "environment" && p.Key != "":
+		return fmt.Sprintf("correct %s in the env file or the process environment (.env.example documents it)", p.Key)
+	case p.Key != "" && p.Line > 0:
+		return fmt.Sprintf("correct %s on line %d of %s (projects/example.toml.example documents it)", p.Key, p.Line, p.File)
+	case p.Key != "":
+		return fmt.Sprintf("set %s in %s (projects/example.toml.example documents it)", p.Key, p.File)
+	}
+	return fmt.Sprintf("correct %s as the message says", p.File)
+}
+
+// decodeFix is the fix of a value of the wrong type at key, want being
+// what plainDecodeMessage says the file wants.
+func decodeFix(key, want string) string {
+	switch want {
+	case "true or false":
+		leaf, table := key, ""
+		if i := strings.LastIndexByte(key, '.'); i >= 0 {
+			leaf, table = key[i+1:], " under ["+key[:i]+"]"
+		}
+		return fmt.Sprintf("write %s as true or false, without quotes (%s = true%s)", key, leaf, table)
+	case "a string":
+		return fmt.Sprintf("put the value of %s in double quotes", key)
+	case "an integer":
+		return fmt.Sprintf("write %s as a whole number, without quotes", key)
+	case "":
+		return ""
+	}
+	return fmt.Sprintf("write %s as %s (projects/example.toml.example shows it)", key, want)
 }
 
 var (
@@ -43,15 +80,17 @@ var (
 )
 
 // plainDecodeMessage rewrites the decoder's type errors in the file's
-// terms ("want an integer, got a string"); any other message is kept.
-func plainDecodeMessage(msg string) string {
+// terms ("want an integer, got a string"), and says what the file wants
+// ("" for any other message, which is kept).
+func plainDecodeMessage(msg string) (plain, want string) {
 	if m := badTypeRe.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("want %s, got %s", tomlTypeName(m[2]), tomlTypeName(m[1]))
+		want = tomlTypeName(m[2])
+		return fmt.Sprintf("want %s, got %s", want, tomlTypeName(m[1])), want
 	}
 	if m := notTableRe.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("want a table, got %s", tomlTypeName(m[1]))
+		return fmt.Sprintf("want a table, got %s", tomlTypeName(m[1])), "a table"
 	}
-	return msg
+	return msg, ""
 }
 
 // tomlTypeName names a decoder type (a Go type of a TOML value, or the

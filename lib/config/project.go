@@ -38,11 +38,14 @@ const (
 
 // Project is one validated projects/<name>.toml with defaults applied.
 type Project struct {
-	File          string // the file it came from
-	Name          string
-	Repo          string // owner/name
-	OpsRepo       string // owner/name
-	ForgeURL      string // no trailing slash
+	File     string // the file it came from
+	Name     string
+	Repo     string // owner/name
+	OpsRepo  string // owner/name
+	ForgeURL string // no trailing slash
+	// PublicURL is the forge as people reach it, for links (no trailing
+	// slash): FORGE_PUBLIC_URL, else ForgeURL.
+	PublicURL     string
 	PrimaryBranch string
 	RepoRoot      string // optional host path of a clone
 	OpsRepoRoot   string
@@ -211,6 +214,13 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 		bad("forge_url", "%q is not an http(s) URL", p.ForgeURL)
 	} else if u.User != nil {
 		bad("forge_url", "must not embed credentials; put tokens in the environment")
+	}
+	if r.Timezone != "" {
+		// Checked whether or not a role has a schedule yet.
+		if _, err := time.LoadLocation(r.Timezone); err != nil {
+			ps = append(ps, &Problem{File: file, Line: lines.Line("timezone"), Key: "timezone", Msg: fmt.Sprintf("%q is not a known time zone", r.Timezone),
+				Fix: `set timezone to an IANA zone name such as "Europe/Berlin" or "UTC", or remove it (then TZ, else UTC)`})
+		}
 	}
 	if p.PrimaryBranch == "" {
 		p.PrimaryBranch = DefaultPrimaryBranch
@@ -386,9 +396,7 @@ func (r *rawProject) schedule(rr rawRole, key string, env Env, bad func(key, for
 	}
 	loc, zoneKey, err := scheduleZone(r.Timezone, env)
 	if err != nil {
-		if zoneKey == "timezone" {
-			bad("timezone", "%s", err)
-		} else {
+		if zoneKey != "timezone" { // validate reports the key, once
 			bad(key+".schedule", "environment variable %s: %s", zoneKey, err)
 		}
 		return nil

@@ -91,6 +91,9 @@ type RoleSpec struct {
 	// would approve its own pull requests; the architect, filer and vault
 	// hold narrower rights) have none, and are left out without one.
 	Fallback bool
+	// NeedsPassword: the role pushes as its own bot, so without its
+	// password (FORGE_<NAME>_PASS) it has no identity and is left out.
+	NeedsPassword bool
 	// TokenVars are variables besides FORGE_<NAME>_TOKEN and
 	// FORGE_TOKEN_<NAME> that may carry the role's token.
 	TokenVars []string
@@ -164,7 +167,7 @@ var builtinRoles = []RoleSpec{{
 }, {
 	// The vault dispatcher: a merged vault pull request runs within a
 	// minute (spec 70 §5.8), within seconds of its ops event.
-	Name: RoleVault, Interval: 60 * time.Second, Start: StartAtOnce, NeedsOps: true,
+	Name: RoleVault, Interval: 60 * time.Second, Start: StartAtOnce, NeedsOps: true, NeedsPassword: true,
 	Project: AccessWrite, Ops: AccessWrite, Scopes: WriterScopes, WakesOnOps: true,
 }, {
 	// filer-bot writes the project's issues and nothing else. A

@@ -42,6 +42,28 @@ func age(now, t time.Time) string {
 	return d.Round(time.Second).String()
 }
 
+// interval reads d the way people write intervals: "30s", "2m", "10m",
+// "1m30s", "1h30m", "6h", whole seconds (below a second as Go prints it),
+// without the zero units Duration.String adds ("10m0s").
+func interval(d time.Duration) string {
+	if d < time.Second {
+		return d.String()
+	}
+	d = d.Round(time.Second)
+	h, m, s := d/time.Hour, d%time.Hour/time.Minute, d%time.Minute/time.Second
+	var b strings.Builder
+	if h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+	}
+	if s > 0 {
+		fmt.Fprintf(&b, "%ds", s)
+	}
+	return b.String()
+}
+
 // orDash is s, or "-" when s is empty.
 func orDash(s string) string {
 	if s == "" {

@@ -68,8 +68,8 @@ type Report struct {
 type ProjectInfo struct {
 	Name string `json:"name"`
 	Repo string `json:"repo"`
-	// URL is the repository's page on the forge (issues and pull
-	// requests are under it).
+	// URL is the repository's page on the forge as people reach it
+	// (FORGE_PUBLIC_URL); issues and pull requests are under it.
 	URL string `json:"url,omitempty"`
 }
 
@@ -151,7 +151,7 @@ func (d *Daemon) Status() Report {
 	rep := Report{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.Runtime.Running(), Unimplemented: d.unimplemented, NotScheduled: d.unscheduled,
 		Sessions: SessionsMode(d.Services.Sandbox)}
 	for _, p := range d.Config.Projects {
-		rep.Projects = append(rep.Projects, ProjectInfo{Name: p.Name, Repo: p.Repo, URL: p.ForgeURL + "/" + p.Repo})
+		rep.Projects = append(rep.Projects, ProjectInfo{Name: p.Name, Repo: p.Repo, URL: p.PublicURL + "/" + p.Repo})
 	}
 	rep.Paused, _ = d.Enablement.List()
 	rep.Disabled, rep.Failing, rep.Ops = d.gates.disabled(), d.failing(), d.ops.list(d.Config.Projects)

@@ -31,9 +31,10 @@ var statusPage = template.Must(template.New("status").Funcs(template.FuncMap{
 	"attempts": func(it agent.Item) string {
 		return attempts(it)
 	},
-	"cost":  func(v float64) string { return fmt.Sprintf("$%.2f", v) },
-	"round": func(d time.Duration) string { return d.Round(time.Second).String() },
-	"short": func(s string, n int) string { return oneLine(s, n) },
+	"cost":    func(v float64) string { return fmt.Sprintf("$%.2f", v) },
+	"cadence": cadence,
+	"round":   func(d time.Duration) string { return d.Round(time.Second).String() },
+	"short":   func(s string, n int) string { return oneLine(s, n) },
 }).Parse(statusPageHTML))
 
 // when is a short local time for a table: the time of day today, else

@@ -37,7 +37,7 @@ func TestStatusPageRenders(t *testing.T) {
 	out := string(page)
 	for _, want := range []string{`<a href="http://forge.test/acme/alpha/issues/7">#7</a>`, `<a href="http://forge.test/acme/alpha/pulls/8">#8</a>`,
 		"awaiting_review", "ci 1/3", `<a href="http://forge.test/acme/alpha/pulls/6">PR #6</a>`, "ci.exhausted", "$1.50", "1m30s",
-		"gardener", `http-equiv="refresh"`, "width=device-width", "every 5m0s", "0 2 * * *",
+		"gardener", `http-equiv="refresh"`, "width=device-width", "every 5m", "0 2 * * *",
 		"disk of the data dir 91% full", `<a href="http://forge.test/acme/alpha/issues/12">incident #12</a>`, "pruned 3 dangling images"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("page lacks %q", want)

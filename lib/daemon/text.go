@@ -143,7 +143,7 @@ func cadence(j scheduler.JobStatus) string {
 	case j.Schedule != "":
 		return j.Schedule
 	case j.Interval > 0:
-		return "every " + strings.TrimSuffix(strings.TrimSuffix(j.Interval.String(), "0s"), "0m")
+		return "every " + interval(j.Interval)
 	}
 	return "-"
 }

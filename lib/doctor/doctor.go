@@ -220,7 +220,7 @@ func mergedEnv(file map[string]string, environ []string) config.Env {
 }
 
 // checkConfig loads the configuration; each problem is one blocking
-// finding.
+// finding, with the fix its finder gave.
 func checkConfig(r *Report, o Options) *config.Config {
 	cfg, err := config.LoadWith(o.ProjectsDir, o.EnvFile, o.Environ, secrets.Open(o.DataDir).DecryptFile)
 	if err == nil {
@@ -237,7 +237,11 @@ func checkConfig(r *Report, o Options) *config.Config {
 		return nil
 	}
 	for _, p := range ps {
-		r.add(CheckConfig, "", Blocking, p.Error(), "edit the file as the message says (projects/example.toml.example documents every key)")
+		fix := p.Fix
+		if fix == "" {
+			fix = "edit the file as the message says (projects/example.toml.example documents every key)"
+		}
+		r.add(CheckConfig, "", Blocking, p.Error(), fix)
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // ErrMissingScope means the token authenticates but lacks a scope the
@@ -27,6 +29,35 @@ func (c *Client) ServerVersion(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return v.Version, nil
+}
+
+// Answers checks, once and without retries, that the forge at url answers
+// GET /version within timeout. A one-shot command asks it before work
+// that would retry every request against a forge that is down or silent,
+// and says in one line that the forge does not answer.
+func Answers(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := New(Options{URL: url, HTTPClient: &http.Client{Timeout: timeout}, MaxRetries: -1})
+	if err != nil {
+		return err
+	}
+	_, err = c.ServerVersion(ctx)
+	switch {
+	case err == nil, errors.Is(err, ErrUnauthorized), errors.Is(err, ErrForbidden):
+		return nil // it answered
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("forge %s does not answer within %s (DISINTO_FORGE_TIMEOUT)", url, timeout)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("forge %s does not answer within %s (DISINTO_FORGE_TIMEOUT)", url, timeout)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return fmt.Errorf("forge %s does not answer: %s %s: %v", url, op.Op, op.Addr, op.Err)
+	}
+	return fmt.Errorf("forge %s does not answer: %v", url, err)
 }
 
 // BranchAccess is how a branch is protected, as the calling identity sees

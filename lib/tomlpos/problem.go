@@ -13,7 +13,10 @@ type Problem struct {
 	Line int    // 1-based; 0 when no line applies (a missing key)
 	Key  string // dotted key, e.g. "ci.woodpecker_repo_id"; may be empty
 	Msg  string
-	Err  error
+	// Fix says what to change, when the finder knows more than the
+	// message does; not part of Error.
+	Fix string
+	Err error
 }
 
 // Error formats the problem as file:line: key: message.
