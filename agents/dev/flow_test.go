@@ -2,6 +2,7 @@ package dev
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -665,4 +666,56 @@ func TestRefusedCheckoutBlocks(t *testing.T) {
 			t.Errorf("%d sessions ran in a refused checkout", len(calls))
 		}
 	})
+}
+
+// TestSpentBudgetWaits: a spent budget holds the issue without a strike,
+// says so once on the issue, and the work goes on once the budget lifts.
+func TestSpentBudgetWaits(t *testing.T) {
+	spent := true
+	h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+		if spent {
+			return claude.Result{}, fmt.Errorf("%w: the day budget of p (1000 tokens) is spent", claude.ErrBudgetExhausted)
+		}
+		h.g.commit(inv.Dir)
+		return okResult(), nil
+	})
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	for range 3 {
+		h.tick()
+	}
+	st := h.wantStage(n, StageImplementing)
+	if st.StartFailures != 0 || !st.BudgetNoted {
+		t.Errorf("state after a spent budget: %+v", st)
+	}
+	said := 0
+	for _, c := range h.f.commentsOf(n) {
+		if strings.Contains(c.Body, "budget") {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Fatalf("%d comments about the budget, want 1", said)
+	}
+	h.wantComment(n, "day budget of p (1000 tokens)")
+	spent = false
+	h.tick()
+	if st, _ := h.state(n); st.Stage == StageImplementing || st.BudgetNoted {
+		t.Errorf("once the budget lifted: %+v", st)
+	}
+}
+
+// TestIssueBudget: an issue whose runs used its budget starts no session.
+func TestIssueBudget(t *testing.T) {
+	h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+		res := okResult()
+		res.Usage = claude.Usage{InputTokens: 900, OutputTokens: 200}
+		return res, claude.ErrRateLimited // retried at the next tick
+	}, func(o *Options) { o.Limits.IssueTokens = 1000 })
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	h.tick() // one session: 1100 tokens, past the issue's budget
+	h.tick()
+	if calls := len(h.r.Calls()); calls != 1 {
+		t.Errorf("%d sessions, want 1: the issue's budget is spent", calls)
+	}
+	h.wantComment(n, "issue budget of 1000 tokens is spent")
 }

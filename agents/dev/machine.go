@@ -242,6 +242,10 @@ func (a *Agent) backgroundFailed(ctx context.Context, st *State, err error) {
 		log.Info().Msg("session interrupted by shutdown; it resumes after the restart")
 		return
 	}
+	if errors.Is(err, claude.ErrBudgetExhausted) {
+		a.budgetSpent(ctx, st, err)
+		return
+	}
 	if claude.Transient(err) || errors.Is(err, claude.ErrAuth) {
 		// The model backend's fault, not the issue's: no strike, the
 		// session runs again at the next tick.
@@ -271,4 +275,26 @@ func (a *Agent) backgroundFailed(ctx context.Context, st *State, err error) {
 		log.Error().Str("error", a.red.Error(serr)).Msg("save state")
 	}
 	log.Error().Str("error", a.red.Error(err)).Msg("session step failed; retried next tick")
+}
+
+// budgetSpent lets the issue wait on a spent budget: no strike, one
+// comment saying which budget and how the work resumes, and the session
+// runs again at a later tick (a day budget lifts when the day rolls over,
+// any budget when it is raised).
+func (a *Agent) budgetSpent(ctx context.Context, st *State, err error) {
+	log := a.issueLog(*st)
+	log.Warn().Str(logx.KeyOutcome, claude.Code(err)).Str("error", a.red.Error(err)).Msg("budget spent; the issue waits")
+	if st.BudgetNoted {
+		return
+	}
+	body := fmt.Sprintf("Work on this issue waits: %s. It resumes by itself when the day rolls over (for a day budget) "+
+		"or when `[budget]` in the project file is raised.", a.red.Error(err))
+	if _, cerr := a.o.Forge.CreateComment(ctx, st.Issue, body); cerr != nil {
+		log.Warn().Str("error", a.red.Error(cerr)).Msg("could not say on the issue that its budget is spent")
+		return
+	}
+	st.BudgetNoted = true
+	if serr := a.st.save(*st); serr != nil {
+		log.Error().Str("error", a.red.Error(serr)).Msg("save state")
+	}
 }

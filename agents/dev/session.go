@@ -70,7 +70,7 @@ func (a *Agent) runSession(ctx context.Context, _ *snapshot, st *State) error {
 		}
 		return a.crashed(ctx, st, res, err)
 	}
-	st.Summary, st.StartFailures, st.News = text.ClipTail(res.Text, 4000), 0, ""
+	st.Summary, st.StartFailures, st.News, st.BudgetNoted = text.ClipTail(res.Text, 4000), 0, "", false
 	return a.move(st, StagePublishing)
 }
 
@@ -94,6 +94,9 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 		formula.EnvBranch:        st.Branch,
 		formula.EnvPrimaryBranch: a.o.PrimaryBranch,
 		"DISINTO_ISSUE":          strconv.FormatInt(st.Issue, 10),
+	}
+	if lim, used := a.lim.IssueTokens, st.InputTokens+st.OutputTokens; lim > 0 && used >= lim {
+		return claude.Result{}, fmt.Errorf("%w: the issue budget of %d tokens is spent (%d used)", claude.ErrBudgetExhausted, lim, used)
 	}
 	log := a.issueLog(*st)
 	log.Info().Bool("resume", resume != "").Msg("starting model session")

@@ -60,6 +60,9 @@ type State struct {
 	// StartFailures counts consecutive failures to start a session
 	// (worktree, prompt); it bounds those retries too.
 	StartFailures int `json:"start_failures,omitempty"`
+	// BudgetNoted says the issue was told that a spent budget holds it;
+	// cleared when a session runs again.
+	BudgetNoted bool `json:"budget_noted,omitempty"`
 	// AdvanceFailures counts consecutive ticks whose step of this issue
 	// failed (forge outages aside); it bounds them so one broken issue
 	// neither fails every tick forever nor floods the ledger.

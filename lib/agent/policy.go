@@ -48,6 +48,8 @@ func Classify(err error) (code ledger.Code, permanent bool) {
 		return CodeForgeForbidden, true
 	case errors.Is(err, forge.ErrUnavailable):
 		return ledger.CodeForgeUnavailable, false
+	case errors.Is(err, claude.ErrBudgetExhausted):
+		return ledger.CodeBudgetExhausted, false
 	case errors.Is(err, claude.ErrAuth):
 		return ledger.CodeClaudeAuth, true
 	case errors.Is(err, claude.ErrRateLimited):

@@ -12,7 +12,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/gateway"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/text"
@@ -116,7 +118,7 @@ func (rt *Runtime) Tick(ctx context.Context, a Agent, p *config.Project, role co
 		StartedAt: start, LastProgressAt: start, Step: "tick"})
 	rt.mu.Unlock()
 	defer tb.end()
-	tickCtx = tb.with(tickCtx)
+	tickCtx = claude.WithScope(tb.with(tickCtx), scopeOf(p, role))
 	if err := a.Tick(tickCtx, run); err != nil {
 		code, permanent := Classify(err)
 		switch {
@@ -219,7 +221,7 @@ func (rt *Runtime) spawn(ctx context.Context, run *Run, key string, fn func(cont
 		// Not the tick's context: its deadline ends the tick, not the work.
 		ctx = run.workCtx
 	}
-	ctx = b.with(ctx)
+	ctx = claude.WithScope(b.with(ctx), scopeOf(run.Project, run.Role))
 	go func() {
 		defer rt.wg.Done()
 		defer func() {
@@ -265,4 +267,11 @@ func (rt *Runtime) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// scopeOf is whom role's sessions on p work for, with p's budgets: what
+// the model gateway meters and holds them to.
+func scopeOf(p *config.Project, role config.Role) claude.Scope {
+	return claude.Scope{Project: p.Name, Role: string(role), TZ: p.Budget.Zone,
+		Limits: gateway.Limits{Run: p.Budget.RunTokens, Day: p.Budget.DayTokens}}
 }

@@ -62,6 +62,10 @@ var (
 	// ErrOverloaded means the backend kept failing (529, 5xx) until the
 	// CLI gave up: transient.
 	ErrOverloaded = errors.New("claude backend overloaded")
+	// ErrBudgetExhausted means a budget of the run, its issue or its
+	// project's day is spent: the work waits (transient) until the day
+	// rolls over or the budget is raised.
+	ErrBudgetExhausted = errors.New("model budget exhausted")
 )
 
 // APIError is a run that ended on an error of the model API. It unwraps
@@ -88,9 +92,10 @@ func (e *APIError) Unwrap() error {
 }
 
 // Transient reports whether err is worth retrying later unchanged: a
-// backend that is busy or down, as opposed to one that refuses us.
+// backend that is busy or down, or a budget spent, as opposed to a
+// backend that refuses us.
 func Transient(err error) bool {
-	return errors.Is(err, ErrRateLimited) || errors.Is(err, ErrOverloaded)
+	return errors.Is(err, ErrRateLimited) || errors.Is(err, ErrOverloaded) || errors.Is(err, ErrBudgetExhausted)
 }
 
 // CrashError reports a CLI that exited without a result event.
@@ -240,6 +245,8 @@ func Code(err error) string {
 		return "claude.max_turns"
 	case errors.Is(err, ErrSessionNotFound):
 		return "claude.session_not_found"
+	case errors.Is(err, ErrBudgetExhausted):
+		return "budget.exhausted"
 	case errors.Is(err, ErrAuth):
 		return "claude.auth"
 	case errors.Is(err, ErrRateLimited):

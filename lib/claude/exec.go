@@ -2,6 +2,7 @@ package claude
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -227,7 +228,12 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	}
 	var lease *gateway.Lease
 	if e.opts.Gateway != nil {
-		if lease, err = e.opts.Gateway.Open(gateway.Grant{Run: inv.Label, Backend: b.Name}); err != nil {
+		sc := scopeOf(ctx)
+		gr := gateway.Grant{Project: sc.Project, Role: sc.Role, Run: inv.Label, Backend: b.Name, Limits: sc.Limits, TZ: sc.TZ}
+		if lease, err = e.opts.Gateway.Open(gr); err != nil {
+			if errors.Is(err, gateway.ErrBudget) {
+				err = fmt.Errorf("%w: %w", ErrBudgetExhausted, err)
+			}
 			return Result{}, err
 		}
 		// The key dies with the run, however it ends.
@@ -255,6 +261,10 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	res, err := e.runIn(ctx, inv, Args(inv, b.Backend, e.opts.Settings), env, log)
 	if lease != nil {
 		res.ReportedUsage, res.Usage = res.Usage, usageOf(lease.Close())
+		if r := lease.Refused(); r != nil {
+			// Whatever the CLI made of the refusal, the budget ended the run.
+			err = fmt.Errorf("%w: %w", ErrBudgetExhausted, r)
+		}
 	}
 	e.observer().SessionEnded(b.Name, res, err)
 	// The error itself is the caller's to log; this line records the run.

@@ -2,6 +2,7 @@ package claude_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -118,5 +119,44 @@ func TestRealCLIThroughGateway(t *testing.T) {
 	}
 	if login, _ := os.ReadFile(filepath.Join(shared, ".credentials.json")); !strings.Contains(string(login), loginCanary) {
 		t.Errorf("the daemon's login changed: %s", login)
+	}
+}
+
+// TestRealCLIStopsAtRunBudget: a session past its run's budget gets no
+// further model request and the run ends as budget.exhausted.
+func TestRealCLIStopsAtRunBudget(t *testing.T) {
+	t.Parallel()
+	srv, url := claudetest.Start(t, claudetest.Scenario{
+		Name:         "budget",
+		Turns:        []claudetest.Turn{claudetest.Tools(claudetest.Bash("echo one")), claudetest.Tools(claudetest.Bash("echo two")), claudetest.Text("done")},
+		InputTokens:  400,
+		OutputTokens: 10,
+	})
+	g, err := gateway.New(gateway.Options{Backends: []gateway.Backend{{Name: "scripted", URL: url, APIKey: "sk-test-not-a-real-key"}}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(g)
+	t.Cleanup(gw.Close)
+	e, err := claude.New(claude.Options{
+		Bin: claudetest.RequireCLI(t), Backends: []claude.Backend{{Name: "scripted", BaseURL: url}}, BaseEnv: claudetest.Env(t),
+		IdleGrace: 30 * time.Second, Timeout: 3 * time.Minute, TranscriptDir: t.TempDir(), Gateway: g, GatewayURL: gw.URL,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := claude.WithScope(context.Background(), claude.Scope{Project: "p", Role: "dev", Limits: gateway.Limits{Run: 300}})
+	res, err := e.Run(ctx, claude.Invocation{Prompt: "scenario: budget\nWork.", Dir: gitRepo(t), MaxTurns: 6, Label: "dev-issue-3"})
+	if !errors.Is(err, claude.ErrBudgetExhausted) || claude.Code(err) != "budget.exhausted" {
+		t.Fatalf("run past its budget: %v (%+v)", err, res)
+	}
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/messages" && r.Scenario == "budget" {
+			n++
+		}
+	}
+	if n != 1 || res.Usage.InputTokens != 400 {
+		t.Errorf("%d model requests, usage %+v; want 1 and its 400 input tokens", n, res.Usage)
 	}
 }

@@ -135,3 +135,17 @@ func TestSupervisorKeys(t *testing.T) {
 		t.Errorf("defaults = %+v", got)
 	}
 }
+
+func TestBudget(t *testing.T) {
+	cfg, err := config.Parse(map[string][]byte{"a.toml": []byte("name = \"a\"\nrepo = \"o/a\"\n[budget]\nrun_tokens = 200_000\nday_tokens = 5_000_000\n")}, config.NewEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Projects[0].Budget; got.RunTokens != 200_000 || got.DayTokens != 5_000_000 || got.IssueTokens != 0 || got.Zone == nil {
+		t.Errorf("budget %+v", got)
+	}
+	_, err = config.Parse(map[string][]byte{"a.toml": []byte("name = \"a\"\nrepo = \"o/a\"\n[budget]\nissue_tokens = 0\nhour_tokens = 1\n")}, config.NewEnv(nil))
+	if err == nil || !strings.Contains(err.Error(), "budget.issue_tokens") || !strings.Contains(err.Error(), "hour_tokens") {
+		t.Errorf("bad budget: %v", err)
+	}
+}

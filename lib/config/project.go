@@ -56,6 +56,8 @@ type Project struct {
 	Agents  map[string]LocalAgent // reference [agents.<name>] local-model agents
 	// Limits bound the dev agent's work on each issue ([limits]).
 	Limits Limits
+	// Budget bounds the model tokens its sessions spend ([budget]).
+	Budget Budget
 	// Maintainers are the humans an escalation @-mentions; empty when the
 	// file names none (the daemon then asks the environment and the forge).
 	Maintainers []string
@@ -119,6 +121,7 @@ type rawProject struct {
 	CI            rawCI                    `toml:"ci"`
 	Mirrors       map[string]string        `toml:"mirrors"`
 	Limits        rawLimits                `toml:"limits"`
+	Budget        rawBudget                `toml:"budget"`
 	Roles         map[string]rawRole       `toml:"roles"`
 	Agents        map[string]rawLocalAgent `toml:"agents"`
 	Backends      map[string]rawBackend    `toml:"backends"`
@@ -261,6 +264,10 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 	}
 
 	p.Limits = r.Limits.validate(bad)
+	p.Budget = r.Budget.validate(bad)
+	if loc, _, err := scheduleZone(r.Timezone, env); err == nil {
+		p.Budget.Zone = loc
+	}
 	p.Maintainers = validMaintainers(r.Maintainers, bad)
 	p.Supervisor = r.supervisor(bad)
 

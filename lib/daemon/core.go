@@ -98,6 +98,9 @@ func NewCore(cfg *config.Config, o CoreOptions) (_ *Core, err error) {
 	if c.Services, err = NewServices(cfg, red, c.Metrics, o, logs.For("claude")); err != nil {
 		return nil, err
 	}
+	if err := c.Services.seedDayBudgets(cfg, l.Ledger(), time.Now()); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

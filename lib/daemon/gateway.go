@@ -12,6 +12,7 @@ import (
 
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/gateway"
+	"github.com/disinto/disinto/lib/ledger"
 )
 
 // loginFile is where the CLI keeps a subscription login in its config
@@ -67,4 +68,23 @@ func startGateway(cfg *config.Config, log zerolog.Logger) (*modelGateway, error)
 func (mg *modelGateway) close() error {
 	mg.Gateway.Close()
 	return mg.srv.Close()
+}
+
+// seedDayBudgets counts what the ledger recorded of each project's day
+// against its day budget, so that a restart does not hand a project a
+// fresh day.
+func (s *Services) seedDayBudgets(cfg *config.Config, ledgerPath string, now time.Time) error {
+	if s.gateway == nil {
+		return nil
+	}
+	recs, _, err := ledger.Read(ledgerPath, ledger.Filter{Since: now.Add(-48 * time.Hour)})
+	if err != nil {
+		return fmt.Errorf("day budgets: %w", err)
+	}
+	for _, r := range recs {
+		if p := cfg.Project(r.Project); p != nil && p.Budget.DayTokens > 0 {
+			s.gateway.Spent(r.Project, r.End, p.Budget.Zone, r.InputTokens+r.OutputTokens)
+		}
+	}
+	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -71,6 +72,10 @@ type Backend struct {
 type Grant struct {
 	Project, Role, Run string
 	Backend            string
+	// Limits are the budgets the run is held to; TZ is the project's
+	// timezone, where its days begin (UTC when nil).
+	Limits Limits
+	TZ     *time.Location
 }
 
 // Usage is what a backend reported using, summed over a run's requests.
@@ -100,6 +105,8 @@ type Options struct {
 	Client *http.Client
 	// Log receives one line per refused request kind and upstream error.
 	Log zerolog.Logger
+	// Now is the clock of the day budgets; time.Now when nil.
+	Now func() time.Time
 }
 
 // Gateway relays the model requests of the runs it granted keys to.
@@ -114,6 +121,9 @@ type Gateway struct {
 	closed bool
 	// refused remembers the request kinds already logged as refused.
 	refused map[string]bool
+	// days are the projects' tallies of the day, for their day budgets.
+	days map[string]*tally
+	now  func() time.Time
 }
 
 // backend is a Backend with its parsed URL and its concurrency bound.
@@ -126,7 +136,11 @@ type backend struct {
 
 // New checks the backends and returns a gateway.
 func New(o Options) (*Gateway, error) {
-	g := &Gateway{client: o.Client, log: o.Log, backends: map[string]*backend{}, leases: map[string]*Lease{}, refused: map[string]bool{}}
+	g := &Gateway{client: o.Client, log: o.Log, backends: map[string]*backend{}, leases: map[string]*Lease{}, refused: map[string]bool{},
+		days: map[string]*tally{}, now: o.Now}
+	if g.now == nil {
+		g.now = time.Now
+	}
 	if g.client == nil {
 		g.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
@@ -168,6 +182,8 @@ type Lease struct {
 	mu     sync.Mutex
 	usage  Usage
 	closed bool
+	// refused is the budget that stopped the run.
+	refused error
 }
 
 // Open grants a new key for gr.
@@ -184,6 +200,9 @@ func (g *Gateway) Open(gr Grant) (*Lease, error) {
 	defer g.mu.Unlock()
 	if g.closed {
 		return nil, ErrClosed
+	}
+	if err := g.checkDayLocked(gr); err != nil {
+		return nil, err
 	}
 	g.leases[l.Key] = l
 	return l, nil
@@ -209,8 +228,11 @@ func (l *Lease) Usage() Usage {
 
 func (l *Lease) record(u Usage) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.usage.add(u)
+	l.mu.Unlock()
+	l.g.mu.Lock()
+	l.g.addLocked(l.Grant.Project, dayOf(l.g.now(), l.Grant.TZ), u.total())
+	l.g.mu.Unlock()
 }
 
 // Close revokes every key; later Opens fail.
@@ -256,6 +278,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if l == nil {
 		writeError(w, http.StatusUnauthorized, "authentication_error", "invalid or expired key: a key is good only while its run lives")
 		return
+	}
+	if r.URL.Path == "/v1/messages" {
+		if err := g.admit(l); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "budget exhausted: "+err.Error())
+			return
+		}
 	}
 	b := g.backends[l.Grant.Backend]
 	if b.slots != nil {

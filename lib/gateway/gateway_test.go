@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -296,5 +297,65 @@ func BenchmarkDirect(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		post(b, up.URL, "k", "/v1/messages", `{"stream":true}`)
+	}
+}
+
+// TestBudgets: a run past its bound sends no more requests; a project
+// past its day's gets no new run until the day rolls over; what the
+// ledger recorded before a restart counts.
+func TestBudgets(t *testing.T) {
+	up := newUpstream(t)
+	now := time.Date(2026, 12, 2, 22, 0, 0, 0, time.UTC)
+	g, err := New(Options{Backends: []Backend{{Name: "a", URL: up.URL, APIKey: "k"}}, Log: zerolog.Nop(), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	const stream = `{"stream":true}` // 199 tokens a request
+
+	run, _ := g.Open(Grant{Project: "p", Backend: "a", Limits: Limits{Run: 150}})
+	if resp, _ := post(t, srv.URL, run.Key, "/v1/messages", stream); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first request under the run budget: %d", resp.StatusCode)
+	}
+	resp, body := post(t, srv.URL, run.Key, "/v1/messages", stream)
+	var be *BudgetError
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "budget exhausted") ||
+		!errors.As(run.Refused(), &be) || be.Budget != "run" || be.Used != 199 {
+		t.Fatalf("past the run budget: %d %s, refused %v", resp.StatusCode, body, run.Refused())
+	}
+	if up.count() != 1 {
+		t.Fatalf("%d requests reached the backend, want 1", up.count())
+	}
+	run.Close()
+
+	day := Limits{Day: 450}
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	a, err := g.Open(Grant{Project: "p", Backend: "a", Limits: day, TZ: berlin})
+	if err != nil {
+		t.Fatalf("under the day budget: %v", err)
+	}
+	post(t, srv.URL, a.Key, "/v1/messages", stream) // 398 today
+	post(t, srv.URL, a.Key, "/v1/messages", stream) // 597: sent, as it was under the bound when asked
+	if resp, _ := post(t, srv.URL, a.Key, "/v1/messages", stream); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("past the day budget: %d", resp.StatusCode)
+	}
+	a.Close()
+	if _, err := g.Open(Grant{Project: "p", Backend: "a", Limits: day, TZ: berlin}); !errors.Is(err, ErrBudget) {
+		t.Fatalf("a new run past the day budget: %v", err)
+	}
+	if _, err := g.Open(Grant{Project: "other", Backend: "a", Limits: day}); err != nil {
+		t.Errorf("another project's day: %v", err)
+	}
+	now = now.Add(90 * time.Minute) // 23:30 UTC: a new day in Berlin
+	if _, err := g.Open(Grant{Project: "p", Backend: "a", Limits: day, TZ: berlin}); err != nil {
+		t.Errorf("after the day rolled over: %v", err)
+	}
+	g.Spent("q", now, nil, 500)
+	if _, err := g.Open(Grant{Project: "q", Backend: "a", Limits: day}); !errors.Is(err, ErrBudget) {
+		t.Errorf("tokens spent before a restart do not count: %v", err)
+	}
+	if got := g.DayUsed("q", nil); got != 500 {
+		t.Errorf("day used %d", got)
 	}
 }
