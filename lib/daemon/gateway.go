@@ -13,6 +13,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/gateway"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/metrics"
 )
 
 // loginFile is where the CLI keeps a subscription login in its config
@@ -44,9 +45,14 @@ func gatewayBackends(cfg *config.Config) []gateway.Backend {
 	return out
 }
 
-// startGateway opens the gateway of cfg's backends on a loopback port.
-func startGateway(cfg *config.Config, log zerolog.Logger) (*modelGateway, error) {
-	g, err := gateway.New(gateway.Options{Backends: gatewayBackends(cfg), Log: log})
+// startGateway opens the gateway of cfg's backends on a loopback port,
+// counting into reg (nil: no metrics).
+func startGateway(cfg *config.Config, reg *metrics.Registry, log zerolog.Logger) (*modelGateway, error) {
+	o := gateway.Options{Backends: gatewayBackends(cfg), Log: log}
+	if reg != nil {
+		o.Observer = reg
+	}
+	g, err := gateway.New(o)
 	if err != nil {
 		return nil, err
 	}

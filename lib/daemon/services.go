@@ -101,7 +101,7 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 		b := cfg.Backends[n]
 		backends = append(backends, claudeBackend(b))
 	}
-	gw, err := startGateway(cfg, log)
+	gw, err := startGateway(cfg, reg, log)
 	if err != nil {
 		return nil, err
 	}

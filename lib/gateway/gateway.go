@@ -107,6 +107,8 @@ type Options struct {
 	Log zerolog.Logger
 	// Now is the clock of the day budgets; time.Now when nil.
 	Now func() time.Time
+	// Observer receives the gateway's counters (/metrics); may be nil.
+	Observer Observer
 }
 
 // Gateway relays the model requests of the runs it granted keys to.
@@ -124,6 +126,7 @@ type Gateway struct {
 	// days are the projects' tallies of the day, for their day budgets.
 	days map[string]*tally
 	now  func() time.Time
+	obs  Observer
 }
 
 // backend is a Backend with its parsed URL and its concurrency bound.
@@ -137,7 +140,10 @@ type backend struct {
 // New checks the backends and returns a gateway.
 func New(o Options) (*Gateway, error) {
 	g := &Gateway{client: o.Client, log: o.Log, backends: map[string]*backend{}, leases: map[string]*Lease{}, refused: map[string]bool{},
-		days: map[string]*tally{}, now: o.Now}
+		days: map[string]*tally{}, now: o.Now, obs: o.Observer}
+	if g.obs == nil {
+		g.obs = nopObserver{}
+	}
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -227,6 +233,8 @@ func (l *Lease) Usage() Usage {
 }
 
 func (l *Lease) record(u Usage) {
+	l.g.obs.GatewayTokens(l.Grant.Project, l.Grant.Role, l.Grant.Backend, map[string]int64{
+		"input": u.InputTokens, "output": u.OutputTokens, "cache_read": u.CacheRead, "cache_write": u.CacheCreation})
 	l.mu.Lock()
 	l.usage.add(u)
 	l.mu.Unlock()
@@ -271,16 +279,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	kind := r.Method + " " + r.URL.Path
 	if !relayed[kind] {
 		g.refuse(kind)
+		g.obs.GatewayRequest("-", "refused_endpoint")
 		writeError(w, http.StatusNotFound, "not_found_error", "the model gateway relays only the messages endpoints")
 		return
 	}
 	l := g.lease(r)
 	if l == nil {
+		g.obs.GatewayRequest("-", "refused_key")
 		writeError(w, http.StatusUnauthorized, "authentication_error", "invalid or expired key: a key is good only while its run lives")
 		return
 	}
 	if r.URL.Path == "/v1/messages" {
 		if err := g.admit(l); err != nil {
+			g.obs.GatewayRequest(l.Grant.Backend, "refused_budget")
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "budget exhausted: "+err.Error())
 			return
 		}
@@ -314,3 +325,18 @@ func writeError(w http.ResponseWriter, status int, kind, msg string) {
 	w.WriteHeader(status)
 	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%q}}`, kind, msg)
 }
+
+// Observer receives the gateway's counters.
+type Observer interface {
+	// GatewayRequest counts a request: "relayed", or why not
+	// ("refused_endpoint", "refused_key", "refused_budget",
+	// "no_credential", "backend_error").
+	GatewayRequest(backend, result string)
+	// GatewayTokens counts what a relayed answer reported using.
+	GatewayTokens(project, role, backend string, kinds map[string]int64)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) GatewayRequest(string, string)                          {}
+func (nopObserver) GatewayTokens(string, string, string, map[string]int64) {}

@@ -359,3 +359,48 @@ func TestBudgets(t *testing.T) {
 		t.Errorf("day used %d", got)
 	}
 }
+
+type countingObserver struct {
+	mu       sync.Mutex
+	requests map[string]int
+	tokens   map[string]int64
+}
+
+func (o *countingObserver) GatewayRequest(backend, result string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.requests[backend+"/"+result]++
+}
+
+func (o *countingObserver) GatewayTokens(project, role, backend string, kinds map[string]int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k, n := range kinds {
+		o.tokens[project+"/"+role+"/"+k] += n
+	}
+}
+
+// TestObserved: /metrics hears of every request, relayed or refused, and
+// of every token metered.
+func TestObserved(t *testing.T) {
+	up := newUpstream(t)
+	o := &countingObserver{requests: map[string]int{}, tokens: map[string]int64{}}
+	g, err := New(Options{Backends: []Backend{{Name: "a", URL: up.URL, APIKey: "k"}}, Log: zerolog.Nop(), Observer: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	l, _ := g.Open(Grant{Project: "p", Role: "dev", Backend: "a", Limits: Limits{Run: 10}})
+	post(t, srv.URL, l.Key, "/v1/messages", `{"stream":true}`)
+	post(t, srv.URL, l.Key, "/v1/messages", `{"stream":true}`)
+	post(t, srv.URL, l.Key, "/v1/models", `{}`)
+	post(t, srv.URL, "nope", "/v1/messages", `{}`)
+	want := map[string]int{"a/relayed": 1, "a/refused_budget": 1, "-/refused_endpoint": 1, "-/refused_key": 1}
+	if fmt.Sprint(o.requests) != fmt.Sprint(want) {
+		t.Errorf("requests %v, want %v", o.requests, want)
+	}
+	if o.tokens["p/dev/input"] != 120 || o.tokens["p/dev/output"] != 42 || o.tokens["p/dev/cache_read"] != 30 || o.tokens["p/dev/cache_write"] != 7 {
+		t.Errorf("tokens %v", o.tokens)
+	}
+}

@@ -48,12 +48,14 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request, l *Lease, b *bac
 		}
 	}
 	if err := g.authorize(out, b); err != nil {
+		g.obs.GatewayRequest(b.Name, "no_credential")
 		g.log.Error().Str("backend", b.Name).Err(err).Msg("model gateway: no credential for the backend")
 		writeError(w, http.StatusBadGateway, "api_error", "the model gateway has no usable credential for backend "+b.Name)
 		return
 	}
 	resp, err := g.client.Do(out)
 	if err != nil {
+		g.obs.GatewayRequest(b.Name, "backend_error")
 		if r.Context().Err() == nil {
 			g.log.Warn().Str("backend", b.Name).Err(err).Msg("model gateway: backend unreachable")
 		}
@@ -61,6 +63,7 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request, l *Lease, b *bac
 		return
 	}
 	defer resp.Body.Close()
+	g.obs.GatewayRequest(b.Name, "relayed")
 	for k, vs := range resp.Header {
 		if !dropped[http.CanonicalHeaderKey(k)] {
 			w.Header()[k] = vs

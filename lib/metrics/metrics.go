@@ -33,6 +33,10 @@ type Registry struct {
 	forgeUp    *prometheus.GaugeVec
 	lastOK     *prometheus.GaugeVec
 	findings   *findings
+	// gwRequests and gwTokens are the model gateway's: requests by
+	// result, tokens as it metered them while runs go on.
+	gwRequests *prometheus.CounterVec
+	gwTokens   *prometheus.CounterVec
 	// now stamps successful ticks; time.Now.
 	now func() time.Time
 }
@@ -71,6 +75,12 @@ func New(running func() int) *Registry {
 		build: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "disinto_build_info", Help: "The running build: always 1, with its version and commit.",
 		}, []string{"version", "commit"}),
+		gwRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "disinto_gateway_requests_total", Help: "Requests to the model gateway by backend and result.",
+		}, []string{"backend", "result"}),
+		gwTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "disinto_gateway_tokens_total", Help: "Model tokens the gateway metered, by kind.",
+		}, []string{"project", "role", "backend", "kind"}),
 		forgeUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "disinto_forge_up", Help: "Whether the project's forge answered its last health probe (1) or not (0).",
 		}, []string{"project"}),
@@ -82,7 +92,7 @@ func New(running func() int) *Registry {
 		now: time.Now,
 	}
 	r.reg.MustRegister(r.runs, r.runSeconds, r.tickSecs, r.ticks, r.cost, r.tokens, r.forge, r.hooks,
-		r.build, r.forgeUp, r.lastOK, r.findings,
+		r.build, r.forgeUp, r.lastOK, r.findings, r.gwRequests, r.gwTokens,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if running != nil {
 		r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -231,4 +241,20 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	t.reg.forge.WithLabelValues(req.Method, code).Inc()
 	return resp, err
+}
+
+// GatewayRequest counts one request to the model gateway: relayed, or
+// why it was refused.
+func (r *Registry) GatewayRequest(backend, result string) {
+	r.gwRequests.WithLabelValues(backend, result).Inc()
+}
+
+// GatewayTokens counts tokens the gateway metered for a run of role on
+// project, by kind (input, output, cache_read, cache_write).
+func (r *Registry) GatewayTokens(project, role, backend string, kinds map[string]int64) {
+	for kind, n := range kinds {
+		if n > 0 {
+			r.gwTokens.WithLabelValues(project, role, backend, kind).Add(float64(n))
+		}
+	}
 }
