@@ -51,6 +51,9 @@ type Report struct {
 	Backends     []claude.Health `json:"backends,omitempty"`
 	Recent       []ledger.Record `json:"recent"`
 	CostTodayUSD float64         `json:"cost_today_usd"`
+	// Spend is what the sessions spent per day and role over the last
+	// SpendDays days, and per merged pull request.
+	Spend *Spend `json:"spend,omitempty"`
 
 	// Formulas are the formulas in force and the overrides refused.
 	Formulas []FormulaStatus `json:"formulas,omitempty"`
@@ -164,6 +167,7 @@ func (d *Daemon) Status() Report {
 	rep.Vault = d.vaults.status()
 	rep.Edge = EdgeStatusOf(d.Config.Env)
 	rep.Recent, rep.CostTodayUSD = RecentRuns(d.DataDir, time.Now())
+	rep.Spend = Spending(d.DataDir, time.Now())
 	return rep
 }
 

@@ -119,6 +119,9 @@ func (rep Report) WriteText(w io.Writer, live bool) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\ncost today: $%.2f\n", rep.CostTodayUSD)
+	if rep.Spend != nil {
+		rep.Spend.writeText(w)
+	}
 }
 
 // printStalled names the running work whose heartbeat has gone quiet.
