@@ -8,6 +8,9 @@ import (
 	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/datadir"
+	"github.com/disinto/disinto/lib/gateway"
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/redact"
 )
 
 func (a *app) daemonCmd() *cobra.Command { return a.daemonCmdWith(agentRegistry) }
@@ -62,3 +65,42 @@ func (a *app) coreOptions() (daemon.CoreOptions, error) {
 
 // layout names the paths under the data dir of --data-dir.
 func (a *app) layout() datadir.Layout { return datadir.New(a.dataDir) }
+
+// defaultGatewayListen is where a shared gateway listens: every address of
+// its container, on the stack's internal network (compose publishes no
+// port of it).
+const defaultGatewayListen = ":8090"
+
+func (a *app) gatewayCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "gateway",
+		Short: "Serve the model gateway for the daemons of several agent containers",
+		Long: "Serves the model gateway on its own, so that the daemons of several agent containers share it:\n" +
+			"their sessions' keys, the budgets ([budget]) and each backend's max_sessions then hold across\n" +
+			"all of them. The gateway holds the backends' credentials (ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN\n" +
+			"or the login in CLAUDE_CONFIG_DIR); the daemons get DISINTO_GATEWAY_URL (the gateway as their\n" +
+			"sessions reach it) and DISINTO_GATEWAY_TOKEN (the admin token both sides hold, 16 characters or more).",
+		Example: "  DISINTO_GATEWAY_TOKEN=... disinto gateway --listen :8090",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			lo, err := a.logOptions()
+			if err != nil {
+				return err
+			}
+			lo.Console, lo.Redactor = a.stderr, redact.New(cfg.Secrets()...)
+			logs, err := logx.New(lo)
+			if err != nil {
+				return err
+			}
+			defer logs.Close()
+			return daemon.ServeGateway(cmd.Context(), cfg, listen, cfg.Env.Get(gateway.TokenEnv), logs.For("gateway"))
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", a.envOr(gateway.ListenEnv, defaultGatewayListen), "address of the gateway")
+	return cmd
+}

@@ -110,6 +110,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.initCmd(),
 		a.formulaCmd(),
 		a.daemonCmd(),
+		a.gatewayCmd(),
 		a.runCmd(),
 		a.statusCmd(),
 		a.logsCmd(),

@@ -72,7 +72,7 @@ type Options struct {
 	// GatewayURL as its base URL. No credential or base URL of a backend
 	// reaches a session, and a result's Usage is what the gateway
 	// metered (the CLI's own figures are kept as ReportedUsage).
-	Gateway    *gateway.Gateway
+	Gateway    gateway.Granter
 	GatewayURL string
 }
 
@@ -226,11 +226,11 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	if inv.Workspace != nil {
 		configDir = inv.Workspace.ConfigDir()
 	}
-	var lease *gateway.Lease
+	var lease gateway.Granted
 	if e.opts.Gateway != nil {
 		sc := scopeOf(ctx)
 		gr := gateway.Grant{Project: sc.Project, Role: sc.Role, Run: inv.Label, Backend: b.Name, Limits: sc.Limits, TZ: sc.TZ}
-		if lease, err = e.opts.Gateway.Open(gr); err != nil {
+		if lease, err = e.opts.Gateway.Grant(gr); err != nil {
 			if errors.Is(err, gateway.ErrBudget) {
 				err = fmt.Errorf("%w: %w", ErrBudgetExhausted, err)
 			}
@@ -294,11 +294,11 @@ func (e *Exec) redactor() *redact.Redactor { return e.opts.Redactor }
 
 // gatewayEnv is what a run with lease l is given instead of a backend's
 // base URL and credentials; nil without a gateway.
-func (e *Exec) gatewayEnv(l *gateway.Lease) *gatewayEnv {
+func (e *Exec) gatewayEnv(l gateway.Granted) *gatewayEnv {
 	if l == nil {
 		return nil
 	}
-	return &gatewayEnv{url: e.opts.GatewayURL, key: l.Key}
+	return &gatewayEnv{url: e.opts.GatewayURL, key: l.Token()}
 }
 
 // usageOf is the gateway's metered usage as a result's.

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -92,5 +93,40 @@ func (s *Services) seedDayBudgets(cfg *config.Config, ledgerPath string, now tim
 			s.gateway.Spent(r.Project, r.End, p.Budget.Zone, r.InputTokens+r.OutputTokens)
 		}
 	}
+	return nil
+}
+
+// ServeGateway serves a model gateway of cfg's backends on addr for the
+// daemons of several containers (`disinto gateway`) until ctx ends: its
+// keys, budgets and backend limits hold across all of them. token opens
+// its grant API to them; /healthz answers health checks.
+func ServeGateway(ctx context.Context, cfg *config.Config, addr, token string, log zerolog.Logger) error {
+	if len(token) < gateway.MinAdminToken {
+		return fmt.Errorf("%s must be set, %d characters or more: the daemons that share the gateway send it", gateway.TokenEnv, gateway.MinAdminToken)
+	}
+	g, err := gateway.New(gateway.Options{Backends: gatewayBackends(cfg), Log: log, AdminToken: token})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s (--listen) %s: %w", gateway.ListenEnv, addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.Handle("/", g)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Info().Str("listen", ln.Addr().String()).Strs("backends", sortedBackends(cfg)).Msg("model gateway serving")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("model gateway: %w", err)
+	case <-ctx.Done():
+	}
+	g.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
 	return nil
 }

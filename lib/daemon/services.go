@@ -20,6 +20,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forgeview"
 	"github.com/disinto/disinto/lib/formula"
+	"github.com/disinto/disinto/lib/gateway"
 	"github.com/disinto/disinto/lib/metrics"
 	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/redact"
@@ -101,11 +102,18 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 		b := cfg.Backends[n]
 		backends = append(backends, claudeBackend(b))
 	}
-	gw, err := startGateway(cfg, reg, log)
-	if err != nil {
-		return nil, err
+	var granter gateway.Granter
+	gwURL := cfg.Env.Get(gateway.URLEnv)
+	if gwURL != "" {
+		// A gateway shared with the daemons of other containers.
+		granter = &gateway.Remote{URL: gwURL, Token: cfg.Env.Get(gateway.TokenEnv)}
+	} else {
+		gw, err := startGateway(cfg, reg, log)
+		if err != nil {
+			return nil, err
+		}
+		s.gateway, granter, gwURL = gw, gw.Gateway, gw.url
 	}
-	s.gateway = gw
 	runner, err := claude.New(claude.Options{
 		Bin:            cfg.Claude.Bin,
 		Backends:       backends,
@@ -117,11 +125,11 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 		TranscriptDir:  datadir.New(dataDir).Transcripts(),
 		Redactor:       s.Redactor,
 		Logger:         log,
-		Gateway:        gw.Gateway,
-		GatewayURL:     gw.url,
+		Gateway:        granter,
+		GatewayURL:     gwURL,
 	})
 	if err != nil {
-		_ = gw.close()
+		_ = s.Close()
 		return nil, fmt.Errorf("model runner: %w", err)
 	}
 	s.Claude = runner

@@ -109,6 +109,9 @@ type Options struct {
 	Now func() time.Time
 	// Observer receives the gateway's counters (/metrics); may be nil.
 	Observer Observer
+	// AdminToken, when set, opens the grant API to the daemons that share
+	// this gateway (`disinto gateway`); at least MinAdminToken characters.
+	AdminToken string
 }
 
 // Gateway relays the model requests of the runs it granted keys to.
@@ -127,6 +130,7 @@ type Gateway struct {
 	days map[string]*tally
 	now  func() time.Time
 	obs  Observer
+	admin string
 }
 
 // backend is a Backend with its parsed URL and its concurrency bound.
@@ -144,6 +148,10 @@ func New(o Options) (*Gateway, error) {
 	if g.obs == nil {
 		g.obs = nopObserver{}
 	}
+	if o.AdminToken != "" && len(o.AdminToken) < MinAdminToken {
+		return nil, fmt.Errorf("gateway: the admin token is shorter than %d characters", MinAdminToken)
+	}
+	g.admin = o.AdminToken
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -276,6 +284,9 @@ var relayed = map[string]bool{
 
 // ServeHTTP relays one request of a granted run.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.serveGrants(w, r) {
+		return
+	}
 	kind := r.Method + " " + r.URL.Path
 	if !relayed[kind] {
 		g.refuse(kind)
