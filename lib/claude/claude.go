@@ -192,8 +192,13 @@ type Result struct {
 	Subtype string
 	// Errors holds the CLI's error messages from the result event, if any.
 	Errors []string
-	// CostUSD is total_cost_usd.
+	// CostUSD is the run's cost: the gateway's, from its metered tokens
+	// and the prices of the models used, when it priced every request;
+	// else the CLI's total_cost_usd.
 	CostUSD float64
+	// ReportedCostUSD is the CLI's own figure when the gateway priced the
+	// run, kept for comparison only.
+	ReportedCostUSD float64
 	// Usage holds the token counters: as the model gateway metered them
 	// when the runner has one, else as the CLI reported them.
 	Usage Usage

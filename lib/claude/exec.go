@@ -260,7 +260,12 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	log.Info().Str("resume", resume).Msg("claude run starting")
 	res, err := e.runIn(ctx, inv, Args(inv, b.Backend, e.opts.Settings), env, log)
 	if lease != nil {
-		res.ReportedUsage, res.Usage = res.Usage, usageOf(lease.Close())
+		u := lease.Close()
+		res.ReportedUsage, res.Usage = res.Usage, usageOf(u)
+		if u.Requests > 0 && u.Unpriced == 0 {
+			// Every request priced: the cost is the gateway's too.
+			res.ReportedCostUSD, res.CostUSD = res.CostUSD, u.CostUSD
+		}
 		if r := lease.Refused(); r != nil {
 			// Whatever the CLI made of the refusal, the budget ended the run.
 			err = fmt.Errorf("%w: %w", ErrBudgetExhausted, r)

@@ -72,6 +72,9 @@ type backendSet struct {
 	defs  map[string]Backend
 	from  map[string]string
 	wants []backendWant
+	// prices are the models' prices, from any project file.
+	prices    map[string]Price
+	priceFrom map[string]string
 }
 
 type backendWant struct {
@@ -80,7 +83,7 @@ type backendWant struct {
 }
 
 func newBackendSet(env Env) *backendSet {
-	s := &backendSet{defs: map[string]Backend{}, from: map[string]string{}}
+	s := &backendSet{defs: map[string]Backend{}, from: map[string]string{}, prices: map[string]Price{}, priceFrom: map[string]string{}}
 	max := 1
 	if v := env.Get("CLAUDE_MAX_SESSIONS"); v != "" {
 		fmt.Sscanf(v, "%d", &max)

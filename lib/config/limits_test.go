@@ -149,3 +149,24 @@ func TestBudget(t *testing.T) {
 		t.Errorf("bad budget: %v", err)
 	}
 }
+
+func TestPrices(t *testing.T) {
+	price := "[prices.\"claude-sonnet-4-5\"]\ninput = 3.0\noutput = 15.0\ncache_read = 0.3\ncache_write = 3.75\n"
+	cfg, err := config.Parse(map[string][]byte{
+		"a.toml": []byte("name = \"a\"\nrepo = \"o/a\"\n" + price),
+		"b.toml": []byte("name = \"b\"\nrepo = \"o/b\"\n" + price),
+	}, config.NewEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Prices["claude-sonnet-4-5"]; got != (config.Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}) {
+		t.Errorf("price %+v", got)
+	}
+	_, err = config.Parse(map[string][]byte{
+		"a.toml": []byte("name = \"a\"\nrepo = \"o/a\"\n" + price),
+		"b.toml": []byte("name = \"b\"\nrepo = \"o/b\"\n[prices.\"claude-sonnet-4-5\"]\ninput = 1.0\n[prices.m]\noutput = -1.0\n"),
+	}, config.NewEnv(nil))
+	if err == nil || !strings.Contains(err.Error(), "priced differently") || !strings.Contains(err.Error(), "never negative") {
+		t.Errorf("conflicting and negative prices: %v", err)
+	}
+}

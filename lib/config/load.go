@@ -44,7 +44,10 @@ type Config struct {
 	Roles []Role
 	// Backends by name; "anthropic" always exists.
 	Backends map[string]Backend
-	Claude   Claude
+	// Prices are the models' prices ([prices."<model>"] of any project
+	// file), by model name.
+	Prices map[string]Price
+	Claude Claude
 	// Policy bounds how long the daemon waits and when it calls itself
 	// unhealthy.
 	Policy Policy
@@ -238,6 +241,7 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	}
 	ps = append(ps, backends.check()...)
 	c.Backends = backends.defs
+	c.Prices = backends.prices
 	ps = append(ps, setPublicURLs(c.Projects, env)...)
 
 	roles, err := ParseRoles(env.Get("AGENT_ROLES"))

@@ -125,6 +125,7 @@ type rawProject struct {
 	Roles         map[string]rawRole       `toml:"roles"`
 	Agents        map[string]rawLocalAgent `toml:"agents"`
 	Backends      map[string]rawBackend    `toml:"backends"`
+	Prices        map[string]Price         `toml:"prices"`
 	Services      rawServices              `toml:"services"`
 	Monitoring    rawMonitoring            `toml:"monitoring"`
 }
@@ -291,6 +292,17 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 			be.APIKey = env.Get(be.APIKeyEnv)
 		}
 		if msg := backends.add(be, file); msg != "" {
+			bad(key, "%s", msg)
+		}
+	}
+
+	for model, pr := range r.Prices {
+		key := fmt.Sprintf("prices.%q", model)
+		if msg := validPrice(pr); msg != "" {
+			bad(key, "%s", msg)
+			continue
+		}
+		if msg := backends.addPrice(model, pr, file); msg != "" {
 			bad(key, "%s", msg)
 		}
 	}

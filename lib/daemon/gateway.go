@@ -31,6 +31,16 @@ type modelGateway struct {
 	srv *http.Server
 }
 
+// gatewayOptions are the gateway of cfg: its backends and the models'
+// prices.
+func gatewayOptions(cfg *config.Config, log zerolog.Logger) gateway.Options {
+	o := gateway.Options{Backends: gatewayBackends(cfg), Log: log, Prices: map[string]gateway.Price{}}
+	for model, p := range cfg.Prices {
+		o.Prices[model] = gateway.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	return o
+}
+
 // gatewayBackends are cfg's backends as the gateway holds them: each with
 // its upstream, its credential and its concurrency.
 func gatewayBackends(cfg *config.Config) []gateway.Backend {
@@ -49,7 +59,7 @@ func gatewayBackends(cfg *config.Config) []gateway.Backend {
 // startGateway opens the gateway of cfg's backends on a loopback port,
 // counting into reg (nil: no metrics).
 func startGateway(cfg *config.Config, reg *metrics.Registry, log zerolog.Logger) (*modelGateway, error) {
-	o := gateway.Options{Backends: gatewayBackends(cfg), Log: log}
+	o := gatewayOptions(cfg, log)
 	if reg != nil {
 		o.Observer = reg
 	}
@@ -104,7 +114,9 @@ func ServeGateway(ctx context.Context, cfg *config.Config, addr, token string, l
 	if len(token) < gateway.MinAdminToken {
 		return fmt.Errorf("%s must be set, %d characters or more: the daemons that share the gateway send it", gateway.TokenEnv, gateway.MinAdminToken)
 	}
-	g, err := gateway.New(gateway.Options{Backends: gatewayBackends(cfg), Log: log, AdminToken: token})
+	o := gatewayOptions(cfg, log)
+	o.AdminToken = token
+	g, err := gateway.New(o)
 	if err != nil {
 		return err
 	}

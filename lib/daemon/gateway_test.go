@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/gateway"
 )
@@ -12,7 +14,8 @@ import (
 // a local backend gets none of the default backend's, and the login file
 // serves only the default backend, only when it has no key or token.
 func TestGatewayBackends(t *testing.T) {
-	file := "name = \"a\"\nrepo = \"o/a\"\n[backends.anthropic]\nmax_sessions = 3\n[agents.llama]\nbase_url = \"http://llama:8080\"\nmodel = \"q\"\n"
+	file := "name = \"a\"\nrepo = \"o/a\"\n[backends.anthropic]\nmax_sessions = 3\n[agents.llama]\nbase_url = \"http://llama:8080\"\nmodel = \"q\"\n" +
+		"[prices.\"claude-sonnet-4-5\"]\ninput = 3.0\noutput = 15.0\n"
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -35,6 +38,9 @@ func TestGatewayBackends(t *testing.T) {
 		}
 		if got["anthropic"] != tc.want {
 			t.Errorf("%s: default backend %+v, want %+v", tc.name, got["anthropic"], tc.want)
+		}
+		if p := gatewayOptions(cfg, zerolog.Nop()).Prices["claude-sonnet-4-5"]; p != (gateway.Price{Input: 3, Output: 15}) {
+			t.Errorf("%s: price %+v", tc.name, p)
 		}
 		if l := got["llama"]; l.URL != "http://llama:8080" || (l.APIKey != "" && l.APIKey == tc.want.APIKey) || l.OAuthToken != "" || l.LoginFile != "" {
 			t.Errorf("%s: local backend %+v holds a credential", tc.name, l)

@@ -86,6 +86,10 @@ type Usage struct {
 	CacheCreation int64 `json:"cache_creation_input_tokens"`
 	// Requests counts the model requests relayed.
 	Requests int `json:"requests"`
+	// CostUSD is what the priced requests cost; Unpriced counts those
+	// whose model has no price, whose cost is unknown.
+	CostUSD  float64 `json:"cost_usd"`
+	Unpriced int     `json:"unpriced,omitempty"`
 }
 
 // add adds u's counters to s.
@@ -95,6 +99,8 @@ func (s *Usage) add(u Usage) {
 	s.CacheRead += u.CacheRead
 	s.CacheCreation += u.CacheCreation
 	s.Requests += u.Requests
+	s.CostUSD += u.CostUSD
+	s.Unpriced += u.Unpriced
 }
 
 // Options configure a Gateway.
@@ -109,6 +115,9 @@ type Options struct {
 	Now func() time.Time
 	// Observer receives the gateway's counters (/metrics); may be nil.
 	Observer Observer
+	// Prices are the models' prices, by model name (a dated release takes
+	// the price of the longest name it begins with).
+	Prices map[string]Price
 	// AdminToken, when set, opens the grant API to the daemons that share
 	// this gateway (`disinto gateway`); at least MinAdminToken characters.
 	AdminToken string
@@ -127,10 +136,11 @@ type Gateway struct {
 	// refused remembers the request kinds already logged as refused.
 	refused map[string]bool
 	// days are the projects' tallies of the day, for their day budgets.
-	days map[string]*tally
-	now  func() time.Time
-	obs  Observer
-	admin string
+	days   map[string]*tally
+	now    func() time.Time
+	obs    Observer
+	admin  string
+	prices map[string]Price
 }
 
 // backend is a Backend with its parsed URL and its concurrency bound.
@@ -152,6 +162,7 @@ func New(o Options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: the admin token is shorter than %d characters", MinAdminToken)
 	}
 	g.admin = o.AdminToken
+	g.prices = o.Prices
 	if g.now == nil {
 		g.now = time.Now
 	}

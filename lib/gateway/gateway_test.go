@@ -28,7 +28,7 @@ type upstream struct {
 }
 
 const sseBody = "event: message_start\n" +
-	`data: {"type":"message_start","message":{"id":"m1","usage":{"input_tokens":120,"output_tokens":1,"cache_read_input_tokens":30,"cache_creation_input_tokens":7}}}` + "\n\n" +
+	`data: {"type":"message_start","message":{"id":"m1","model":"claude-sonnet-4-5-20250929","usage":{"input_tokens":120,"output_tokens":1,"cache_read_input_tokens":30,"cache_creation_input_tokens":7}}}` + "\n\n" +
 	"event: content_block_delta\n" +
 	`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi \"usage\""}}` + "\n\n" +
 	"event: message_delta\n" +
@@ -63,7 +63,7 @@ func newUpstream(t testing.TB) *upstream {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"id":"m2","type":"message","content":[],"usage":{"input_tokens":11,"output_tokens":5,"cache_read_input_tokens":3,"cache_creation_input_tokens":2}}`)
+		_, _ = io.WriteString(w, `{"id":"m2","type":"message","model":"claude-haiku-4","content":[],"usage":{"input_tokens":11,"output_tokens":5,"cache_read_input_tokens":3,"cache_creation_input_tokens":2}}`)
 	}))
 	t.Cleanup(u.Close)
 	return u
@@ -225,18 +225,27 @@ func TestCredentials(t *testing.T) {
 // streamed or not, summed over its requests.
 func TestMeteredFromTheWire(t *testing.T) {
 	up := newUpstream(t)
-	g, srv := newGateway(t, Backend{Name: "anthropic", URL: up.URL, APIKey: "k"})
+	g, err := New(Options{Backends: []Backend{{Name: "anthropic", URL: up.URL, APIKey: "k"}}, Log: zerolog.Nop(),
+		Prices: map[string]Price{"claude-sonnet-4-5": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, "claude": {Input: 1000}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
 	l, _ := g.Open(Grant{Backend: "anthropic"})
 	resp, body := post(t, srv.URL, l.Key, "/v1/messages", `{"stream":true}`)
 	if resp.StatusCode != http.StatusOK || body != sseBody {
 		t.Fatalf("stream relayed as %d %q", resp.StatusCode, body)
 	}
-	if got, want := l.Usage(), (Usage{InputTokens: 120, OutputTokens: 42, CacheRead: 30, CacheCreation: 7, Requests: 1}); got != want {
+	// 120×3 + 42×15 + 30×0.3 + 7×3.75 per million: the dated release takes
+	// the price of its longest priced prefix.
+	if got, want := l.Usage(), (Usage{InputTokens: 120, OutputTokens: 42, CacheRead: 30, CacheCreation: 7, Requests: 1, CostUSD: 1025.25 / 1e6}); got != want {
 		t.Errorf("streamed usage %+v, want %+v", got, want)
 	}
 	post(t, srv.URL, l.Key, "/v1/messages", `{"stream":false}`)
 	post(t, srv.URL, l.Key, "/v1/messages/count_tokens", `{}`)
-	if got, want := l.Close(), (Usage{InputTokens: 131, OutputTokens: 47, CacheRead: 33, CacheCreation: 9, Requests: 2}); got != want {
+	// The haiku answer is priced by "claude": 11×1000 per million.
+	if got, want := l.Close(), (Usage{InputTokens: 131, OutputTokens: 47, CacheRead: 33, CacheCreation: 9, Requests: 2, CostUSD: 1025.25/1e6 + 0.011}); got != want {
 		t.Errorf("usage %+v, want %+v", got, want)
 	}
 }
@@ -402,5 +411,16 @@ func TestObserved(t *testing.T) {
 	}
 	if o.tokens["p/dev/input"] != 120 || o.tokens["p/dev/output"] != 42 || o.tokens["p/dev/cache_read"] != 30 || o.tokens["p/dev/cache_write"] != 7 {
 		t.Errorf("tokens %v", o.tokens)
+	}
+}
+
+func TestPriceOf(t *testing.T) {
+	g, _ := New(Options{Prices: map[string]Price{"claude-sonnet-4-5": {Input: 3}, "claude-sonnet": {Input: 2}}})
+	for model, want := range map[string]float64{"claude-sonnet-4-5": 3, "claude-sonnet-4-5-20250929": 3, "claude-sonnet-4": 2, "qwen": -1, "": -1} {
+		u := Usage{InputTokens: 1_000_000, Requests: 1}
+		g.price(&u, model)
+		if (want < 0 && u.Unpriced != 1) || (want >= 0 && (u.CostUSD != want || u.Unpriced != 0)) {
+			t.Errorf("%q: %+v, want $%v", model, u, want)
+		}
 	}
 }

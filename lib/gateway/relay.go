@@ -77,7 +77,9 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request, l *Lease, b *bac
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
 		w.WriteHeader(resp.StatusCode)
-		l.record(relayEvents(w, resp.Body))
+		u, model := relayEvents(w, resp.Body)
+		g.price(&u, model)
+		l.record(u)
 		return
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
@@ -87,10 +89,12 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request, l *Lease, b *bac
 		return
 	}
 	var msg struct {
-		Usage Usage `json:"usage"`
+		Model string `json:"model"`
+		Usage Usage  `json:"usage"`
 	}
 	_ = json.Unmarshal(data, &msg)
 	msg.Usage.Requests = 1
+	g.price(&msg.Usage, msg.Model)
 	l.record(msg.Usage)
 }
 
@@ -99,16 +103,16 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request, l *Lease, b *bac
 // message_start event's counters, with the output (and any input the
 // backend reports late) of the last message_delta, whose counters are
 // cumulative.
-func relayEvents(w http.ResponseWriter, body io.Reader) Usage {
+func relayEvents(w http.ResponseWriter, body io.Reader) (Usage, string) {
 	flusher, _ := w.(http.Flusher)
-	u := Usage{Requests: 1}
+	u, model := Usage{Requests: 1}, ""
 	rd := bufio.NewReaderSize(body, 64<<10)
 	for {
 		line, err := rd.ReadBytes('\n')
 		if len(line) > 0 {
 			_, _ = w.Write(line)
 			if data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:")); ok {
-				meterEvent(bytes.TrimSpace(data), &u)
+				meterEvent(bytes.TrimSpace(data), &u, &model)
 			}
 			if len(bytes.TrimRight(line, "\r\n")) == 0 && flusher != nil {
 				flusher.Flush()
@@ -118,7 +122,7 @@ func relayEvents(w http.ResponseWriter, body io.Reader) Usage {
 			if flusher != nil {
 				flusher.Flush()
 			}
-			return u
+			return u, model
 		}
 	}
 }
@@ -127,13 +131,14 @@ func relayEvents(w http.ResponseWriter, body io.Reader) Usage {
 type event struct {
 	Type    string `json:"type"`
 	Message struct {
+		Model string `json:"model"`
 		Usage *Usage `json:"usage"`
 	} `json:"message"`
 	Usage *Usage `json:"usage"`
 }
 
 // meterEvent folds one event's usage into u.
-func meterEvent(data []byte, u *Usage) {
+func meterEvent(data []byte, u *Usage, model *string) {
 	if !bytes.Contains(data, []byte(`"usage"`)) {
 		return
 	}
@@ -143,6 +148,7 @@ func meterEvent(data []byte, u *Usage) {
 	}
 	switch ev.Type {
 	case "message_start":
+		*model = ev.Message.Model
 		if s := ev.Message.Usage; s != nil {
 			u.InputTokens, u.OutputTokens, u.CacheRead, u.CacheCreation = s.InputTokens, s.OutputTokens, s.CacheRead, s.CacheCreation
 		}
