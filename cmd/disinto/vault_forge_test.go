@@ -38,7 +38,8 @@ func TestVaultCLIAgainstRealForge(t *testing.T) {
 	writeFile(t, env, "FORGE_TOKEN=dev-token-unused\nFORGE_VAULT_TOKEN="+vb.Token+"\nFORGE_VAULT_PASS="+vb.Password+
 		"\nFORGE_BOT_USER_VAULT="+vb.Login+"\nFORGE_ADMIN_USER="+admin.Login+"\n")
 	action := filepath.Join(dir, "release-v1-2-0.toml")
-	writeFile(t, action, "id = \"release-v1-2-0\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n")
+	writeFile(t, action, "id = \"release-v1-2-0\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n"+
+		"vars = { version = \"v1.2.0\", sha = \"0123456789abcdef0123456789abcdef01234567\" }\n")
 	flags := []string{"--projects-dir", projects, "--env-file", env, "--data-dir", data}
 	cli := func(args ...string) string {
 		t.Helper()

@@ -43,6 +43,7 @@ var (
 	ErrNotAllowed     = errors.New("not in allowlist")
 	ErrUnknownFormula = errors.New("unknown formula")
 	ErrIDMismatch     = errors.New("id does not match the file name")
+	ErrMissingVar     = errors.New("formula variable without a value")
 )
 
 // idPattern is the form of an id: it becomes a file name, a branch name
@@ -253,5 +254,19 @@ func (c *check) formula(fsys fs.FS, name string, vars map[string]string) {
 		if _, ok := f.Var(k); !ok {
 			c.add("vars."+k, ErrUnknownField, "formula %s declares no variable %q", name, k)
 		}
+	}
+	// A required variable with no value would fail only when the runner
+	// renders the formula, after approval and claim: refuse it here, where
+	// the requester, the dispatcher and `vault lint` all look.
+	line := c.loc.Line("vars")
+	if line == 0 {
+		line = c.loc.Line("formula")
+	}
+	for _, fv := range f.Vars {
+		if _, ok := vars[fv.Name]; ok || !fv.Required || fv.HasDefault || RunnerFills(fv.Name) {
+			continue
+		}
+		c.ps = append(c.ps, &tomlpos.Problem{File: c.file, Line: line, Key: "vars." + fv.Name, Err: ErrMissingVar,
+			Msg: fmt.Sprintf("formula %s requires variable %q and the action gives none ([vars] %s = \"...\")", name, fv.Name, fv.Name)})
 	}
 }

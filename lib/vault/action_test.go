@@ -18,6 +18,15 @@ const release = `id = "x"
 formula = "release"
 context = "Release v1.2.0"
 secrets = ["GITHUB_TOKEN"]
+vars = { version = "v1.2.0", sha = "0123456789abcdef0123456789abcdef01234567" }
+`
+
+// releaseNoVars is the release action without the variables its formula
+// requires.
+const releaseNoVars = `id = "x"
+formula = "release"
+context = "Release v1.2.0"
+secrets = ["GITHUB_TOKEN"]
 `
 
 // TestValidate is spec 70 §1.6.
@@ -39,8 +48,10 @@ func TestValidate(t *testing.T) {
 		{"id is not the file name", "a.toml", strings.Replace(release, `"x"`, `"b"`, 1), vault.ErrIDMismatch, "id"},
 		{"id not an id", "X_Y.toml", strings.Replace(release, `"x"`, `"X_Y"`, 1), vault.ErrBadValue, "id"},
 		{"tier override must be a tier", "x.toml", release + `blast_radius = "none"` + "\n", vault.ErrBadValue, "blast_radius"},
-		{"undeclared formula variable", "x.toml", release + "[vars]\nbogus = \"1\"\n", vault.ErrUnknownField, "vars.bogus"},
-		{"declared formula variable", "x.toml", release + "[vars]\nversion = \"v1.2.0\"\n", nil, ""},
+		{"undeclared formula variable", "x.toml", strings.Replace(release, "vars = { ", `vars = { bogus = "1", `, 1), vault.ErrUnknownField, "vars.bogus"},
+		{"required variable missing", "x.toml", releaseNoVars + "[vars]\nversion = \"v1.2.0\"\n", vault.ErrMissingVar, "vars.sha"},
+		{"required variables, no vars table", "x.toml", releaseNoVars, vault.ErrMissingVar, "vars.version"},
+		{"required file variable filled by the runner", "x.toml", strings.Replace(releaseNoVars, `"release"`, `"run-planner"`, 1), nil, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +153,7 @@ func TestPolicyStrict(t *testing.T) {
 // TestEncodeRoundTrip: an Action encoded and parsed again is the same.
 func TestEncodeRoundTrip(t *testing.T) {
 	in := vault.Action{ID: "release-v1-2-0", Formula: "release", Context: "Release \"v1.2.0\"\nnow", Secrets: []string{"GITHUB_TOKEN"},
-		Mounts: []string{"ssh"}, TimeoutMinutes: 30, BlastRadius: vault.TierHigh, Vars: map[string]string{"version": "v1.2.0"}}
+		Mounts: []string{"ssh"}, TimeoutMinutes: 30, BlastRadius: vault.TierHigh, Vars: map[string]string{"version": "v1.2.0", "sha": strings.Repeat("a", 40)}}
 	data, err := vault.Encode(in)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,8 @@ import (
 
 // releaseAction is a high-tier action that needs a secret.
 func releaseAction(id string) []byte {
-	return []byte("id = \"" + id + "\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n")
+	return []byte("id = \"" + id + "\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n" +
+		"vars = { version = \"v1.2.0\", sha = \"0123456789abcdef0123456789abcdef01234567\" }\n")
 }
 
 const token = "ghp-7c1e5f0d9b-token"

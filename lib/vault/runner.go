@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -60,3 +61,37 @@ type SecretSource interface {
 // action whose secret is missing stays pending, not failed: the secret can
 // be added.
 var ErrSecretMissing = errors.New("secret not stored")
+
+// RunnerScratch is the runner container's directory for what a run
+// writes: the result file and the files a formula's *_file and *_dir
+// variables name. Nothing in it outlives the run.
+const RunnerScratch = "/tmp"
+
+// runnerBuiltins are the variables the runner fills from the project and
+// the run (agents/vault renders them so): an action need not give them.
+var runnerBuiltins = map[string]bool{"project": true, "repo": true, "forge_api": true, "primary_branch": true, "result_file": true}
+
+// RunnerFills reports whether the runner gives the formula variable name
+// a value of its own when the action does not: the project's name, repo,
+// API and primary branch, the result file, and a path in RunnerScratch
+// for any variable named *_file or *_dir.
+func RunnerFills(name string) bool {
+	return runnerBuiltins[name] || strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_dir")
+}
+
+// ScratchVars returns the values the runner gives the *_file and *_dir
+// variables of declared that vars leaves unset: RunnerScratch/<name>.
+// result_file is the runner's own and not among them.
+func ScratchVars(declared []string, vars map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range vars {
+		out[k] = v
+	}
+	for _, n := range declared {
+		if _, ok := out[n]; ok || runnerBuiltins[n] || !RunnerFills(n) {
+			continue
+		}
+		out[n] = RunnerScratch + "/" + n
+	}
+	return out
+}
