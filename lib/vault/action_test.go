@@ -2,11 +2,14 @@ package vault_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/tomlpos"
 	"github.com/disinto/disinto/lib/vault"
 )
@@ -169,5 +172,42 @@ func TestEncodeRoundTrip(t *testing.T) {
 	empty, err := vault.Encode(vault.Action{ID: "x", Formula: "release", Context: "c"})
 	if err != nil || !strings.Contains(string(empty), "secrets = []") {
 		t.Fatalf("no secrets: %q, %v", empty, err)
+	}
+}
+
+// TestShippedPoliciesNameShippedFormulas: every formula a shipped policy
+// classifies exists under formulas/ and lints, so no tier is written for
+// an action that could never be filed.
+func TestShippedPoliciesNameShippedFormulas(t *testing.T) {
+	var policies []string
+	err := fs.WalkDir(os.DirFS("../.."), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && path.Base(p) == "policy.toml" && strings.Contains(p, "vault/") {
+			policies = append(policies, p)
+		}
+		return nil
+	})
+	if err != nil || len(policies) == 0 {
+		t.Fatalf("no shipped policy found: %v", err)
+	}
+	for _, p := range policies {
+		data, err := os.ReadFile("../../" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := vault.ParsePolicy(p, data)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for name := range pol.Tiers {
+			if _, err := formula.Load(formulas, name); err != nil {
+				t.Errorf("%s names formula %s: %v", p, name, err)
+			}
+		}
 	}
 }
