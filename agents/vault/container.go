@@ -148,8 +148,8 @@ func (v *ContainerRunner) prompt(job vaultlib.Job) (string, error) {
 		names = append(names, "/run/secrets/"+n)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "You run the vault action %q of the project %s, which an administrator approved as it stands below. Do what its formula says and nothing beyond it.\n\n",
-		job.Action.ID, p.Name)
+	fmt.Fprintf(&b, "You run the vault action %q of the project %s as it stands below: %s. Do what its formula says and nothing beyond it.\n\n",
+		job.Action.ID, p.Name, job.Approved())
 	b.WriteString(body)
 	b.WriteString("\n\n## The run\n\n")
 	b.WriteString("The approved action file (ops commit " + job.OpsCommit + "):\n\n```toml\n" + strings.TrimSpace(string(job.Content)) + "\n```\n\n")

@@ -291,3 +291,39 @@ func TestRunnerFillsWhatTheValidatorLeaves(t *testing.T) {
 		})
 	}
 }
+
+// The prompt states the approval as it was: tier, the administrator who
+// approved or that no human did, and the ops commit; never "an
+// administrator approved" for an action no human saw.
+func TestPromptStatesTheApproval(t *testing.T) {
+	v := NewContainerRunner(ContainerOptions{Project: &config.Project{Name: "widgets", Repo: "acme/widgets", PrimaryBranch: "main"}})
+	low := releaseJob(t)
+	low.Tier, low.OpsCommit = vaultlib.TierLow, "0f1e2d3c"
+	high := releaseJob(t)
+	high.Tier, high.Approver, high.Approval = vaultlib.TierHigh, "alice", "pull request #7 approved by alice at 1234567, merged"
+	for _, tc := range []struct {
+		name string
+		job  vaultlib.Job
+		want []string
+		not  string
+	}{
+		{"low tier, no human", low, []string{"low tier; approved by no human: low tier by policy", "ops commit 0f1e2d3c"}, "administrator"},
+		{"high tier, an administrator", high, []string{"high tier; approved by the administrator alice (pull request #7", "ops commit abc123"}, "no human"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := v.prompt(tc.job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(p, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(first, w) {
+					t.Errorf("the prompt's first line lacks %q: %s", w, first)
+				}
+			}
+			if strings.Contains(first, tc.not) {
+				t.Errorf("the prompt's first line says %q: %s", tc.not, first)
+			}
+		})
+	}
+}

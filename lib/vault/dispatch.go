@@ -38,8 +38,10 @@ type Entry struct {
 	Tier   Tier
 	State  State
 	Reason string
-	// Approval says how a ready action was approved.
+	// Approval says how a ready action was approved; Approver is the
+	// administrator who did ("" for a low-tier direct commit: no human).
 	Approval string
+	Approver string
 	// Result is the record of an action that ran.
 	Result *Result
 	// PR is the open pull request of an action not merged yet.
@@ -246,7 +248,7 @@ func entry(ctx context.Context, files ops.Files, path, id string, v Validator, p
 		return e, nil
 	}
 	if ap.ok {
-		e.State, e.Approval = StateReady, ap.how
+		e.State, e.Approval, e.Approver = StateReady, ap.how, ap.approver
 	} else {
 		e.Reason = ap.reason
 	}
@@ -322,7 +324,8 @@ func (d *Dispatcher) dispatch(ctx context.Context, e *Entry, head string, log ze
 	e.State, e.Result = StateRan, &rec
 	log.Info().Str("approval", e.Approval).Str("formula", e.action.Formula).Msg("vault action started")
 	job := Job{Action: e.action, Content: e.content, Formula: formula, Secrets: secrets,
-		Timeout: time.Duration(e.action.TimeoutMinutes) * time.Minute, OpsCommit: head}
+		Timeout: time.Duration(e.action.TimeoutMinutes) * time.Minute, OpsCommit: head,
+		Tier: e.Tier, Approver: e.Approver, Approval: e.Approval}
 	out, err := d.o.Runner.Run(ctx, job)
 	if err != nil {
 		// Nothing ran: withdraw the claim so a later cycle tries again.

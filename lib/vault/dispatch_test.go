@@ -52,6 +52,9 @@ func TestDispatchApproved(t *testing.T) {
 	if run.count("a1") != 1 || run.jobs[0].Secrets["GITHUB_TOKEN"] != token || len(run.jobs[0].Secrets) != 1 {
 		t.Fatalf("runs %v, jobs %+v", run.runs, run.jobs)
 	}
+	if j := run.jobs[0]; j.Tier != vault.TierHigh || j.Approver != r.admin.Login || !strings.Contains(j.Approved(), "approved by the administrator "+r.admin.Login) {
+		t.Fatalf("the job does not say who approved it: %+v", j)
+	}
 	if run.jobs[0].Timeout.Minutes() != vault.DefaultTimeoutMinutes || len(run.jobs[0].Formula) == 0 {
 		t.Fatalf("job %+v", run.jobs[0])
 	}
@@ -217,6 +220,9 @@ func TestDispatchLowTier(t *testing.T) {
 	}
 	if e := entry(t, es, "a2"); e.State != vault.StateRan || run.count("a2") != 1 {
 		t.Fatalf("a2 %+v, runs %d", e, run.count("a2"))
+	}
+	if j := run.jobs[0]; j.Tier != vault.TierLow || j.Approver != "" || !strings.Contains(j.Approved(), "no human: low tier by policy") {
+		t.Fatalf("a low-tier job says a human approved it: %+v", j)
 	}
 	if e := entry(t, es, "a3"); e.State != vault.StatePending || run.count("a3") != 0 {
 		t.Fatalf("a3 %+v, runs %d", e, run.count("a3"))

@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -23,6 +24,26 @@ type Job struct {
 	Timeout time.Duration
 	// OpsCommit is the ops-repository commit the action was verified at.
 	OpsCommit string
+	// Tier is the action's blast radius as the dispatcher classified it;
+	// Approver the administrator whose approval counted, "" when no human
+	// saw it (a low-tier direct commit); Approval how it was approved.
+	Tier     Tier
+	Approver string
+	Approval string
+}
+
+// Approved states who approved the job, for the run's own prompt and
+// log: the tier, the approver or that no human did, and the ops commit.
+func (j Job) Approved() string {
+	tier := j.Tier.String()
+	if tier == "" {
+		tier = "unclassified"
+	}
+	who := "no human: " + tier + " tier by policy, committed directly by the vault identity"
+	if j.Approver != "" {
+		who = "the administrator " + j.Approver + " (" + j.Approval + ")"
+	}
+	return fmt.Sprintf("%s tier; approved by %s; action file at ops commit %s", tier, who, j.OpsCommit)
 }
 
 // Outcome is how a run ended.
