@@ -78,4 +78,11 @@ func TestVaultCLIAgainstRealForge(t *testing.T) {
 	if out := cli("vault", "show", "release-v1-2-0"); !strings.Contains(out, `formula = "release"`) {
 		t.Fatalf("show: %q", out)
 	}
+	// The operator gives it up: recorded, and never run.
+	if out := cli("vault", "drop", "release-v1-2-0", "--reason", "not this release"); !strings.Contains(out, "dropped release-v1-2-0") {
+		t.Fatalf("drop: %q", out)
+	}
+	if out := cli("vault", "list"); !strings.Contains(out, "dropped") || !strings.Contains(out, "dropped by an operator") {
+		t.Fatalf("list after drop: %q", out)
+	}
 }
