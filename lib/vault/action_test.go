@@ -45,7 +45,8 @@ func TestValidate(t *testing.T) {
 		{"secret not allowed", "x.toml", strings.Replace(release, "GITHUB_TOKEN", "AWS_KEY", 1), vault.ErrNotAllowed, "secrets"},
 		{"no secrets line", "x.toml", strings.Replace(release, `secrets = ["GITHUB_TOKEN"]`, "", 1), vault.ErrRequired, "secrets"},
 		{"empty secrets", "x.toml", strings.Replace(release, `["GITHUB_TOKEN"]`, "[]", 1), nil, ""},
-		{"unknown mount", "x.toml", release + `mounts = ["docker"]` + "\n", vault.ErrNotAllowed, "mounts"},
+		{"mounts refused", "x.toml", strings.Replace(release, "vars = ", `mounts = ["ssh"]`+"\nvars = ", 1), vault.ErrRemovedField, "mounts"},
+		{"tools refused", "x.toml", strings.Replace(release, "vars = ", `tools = ["docker"]`+"\nvars = ", 1), vault.ErrRemovedField, "tools"},
 		{"unknown formula", "x.toml", strings.Replace(release, `"release"`, `"nope"`, 1), vault.ErrUnknownFormula, "formula"},
 		{"timeout not a number", "x.toml", release + `timeout_minutes = "abc"` + "\n", vault.ErrSyntax, "timeout_minutes"},
 		{"id is not the file name", "a.toml", strings.Replace(release, `"x"`, `"b"`, 1), vault.ErrIDMismatch, "id"},
@@ -143,6 +144,10 @@ func TestPolicyStrict(t *testing.T) {
 	if _, err := vault.ParsePolicy("p.toml", []byte("[tier]\nrelease = \"high\"\n")); !errors.Is(err, vault.ErrUnknownField) {
 		t.Errorf("unknown table: %v", err)
 	}
+	if _, err := vault.ParsePolicy("p.toml", []byte("[allow]\nmounts = [\"ssh\"]\n")); !errors.Is(err, vault.ErrRemovedField) ||
+		!strings.Contains(err.Error(), "p.toml:2: allow.mounts") {
+		t.Errorf("mounts in the policy: %v", err)
+	}
 	seeded, err := os.ReadFile("../provision/opslayout/vault/policy.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +161,7 @@ func TestPolicyStrict(t *testing.T) {
 // TestEncodeRoundTrip: an Action encoded and parsed again is the same.
 func TestEncodeRoundTrip(t *testing.T) {
 	in := vault.Action{ID: "release-v1-2-0", Formula: "release", Context: "Release \"v1.2.0\"\nnow", Secrets: []string{"GITHUB_TOKEN"},
-		Mounts: []string{"ssh"}, TimeoutMinutes: 30, BlastRadius: vault.TierHigh, Vars: map[string]string{"version": "v1.2.0", "sha": strings.Repeat("a", 40)}}
+		TimeoutMinutes: 30, BlastRadius: vault.TierHigh, Vars: map[string]string{"version": "v1.2.0", "sha": strings.Repeat("a", 40)}}
 	data, err := vault.Encode(in)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +170,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	if out.ID != in.ID || out.Context != in.Context || !slices.Equal(out.Secrets, in.Secrets) || !slices.Equal(out.Mounts, in.Mounts) ||
+	if out.ID != in.ID || out.Context != in.Context || !slices.Equal(out.Secrets, in.Secrets) ||
 		out.TimeoutMinutes != 30 || out.BlastRadius != vault.TierHigh || out.Vars["version"] != "v1.2.0" {
 		t.Fatalf("round trip: %+v\n%s", out, data)
 	}
