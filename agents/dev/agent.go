@@ -159,6 +159,10 @@ type Options struct {
 	// MirrorVault files the mirror pushes; nil: none is pushed (said in
 	// the log at each merge).
 	MirrorVault MirrorVault
+	// MirrorRequests is the file the requests the vault has not taken
+	// yet are kept in across restarts (datadir.Layout.MirrorRequests);
+	// "" keeps them in memory only.
+	MirrorRequests string
 	// Forge acts as the dev bot on the project repository.
 	Forge forgeAPI
 	// Pulls, when set, is the project's listing of open pull requests
@@ -239,8 +243,10 @@ type Agent struct {
 
 	// mirrorMu guards unfiled, the mirror pushes the vault has not taken
 	// yet, by mirror (mirror.go).
-	mirrorMu sync.Mutex
-	unfiled  map[string]MirrorPush
+	mirrorMu      sync.Mutex
+	unfiled       map[string]MirrorPush
+	mirrorLoaded  bool
+	mirrorLoadErr error // a kept file that did not decode, said once
 
 	// chores counts refused merges of chore pull requests (chores.go).
 	chores choreAttempts

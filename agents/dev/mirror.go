@@ -3,11 +3,15 @@ package dev
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/text"
 	"github.com/disinto/disinto/lib/vault"
@@ -21,8 +25,9 @@ import (
 // repository, where status shows the pushes still pending. What stays
 // here is only a request the vault did not take (the ops repository
 // unreachable right after the merge): it is asked again on the next ticks
-// with backoff (mirrorRetryMin doubling to mirrorRetryMax), in memory, and
-// a newer merge replaces it, since pushing the newer commit carries the
+// with backoff (mirrorRetryMin doubling to mirrorRetryMax), kept in the
+// data dir (Options.MirrorRequests) so that a restart asks again, and a
+// newer merge replaces it, since pushing the newer commit carries the
 // older one too.
 const (
 	mirrorRetryMin = time.Minute
@@ -68,12 +73,11 @@ func (a *Agent) queueMirrors(ctx context.Context, h runHandle, sha string) {
 	}
 	now := a.o.Now()
 	a.mirrorMu.Lock()
-	if a.unfiled == nil {
-		a.unfiled = map[string]MirrorPush{}
-	}
+	a.loadMirrorsLocked()
 	for name := range a.o.Mirrors {
 		a.unfiled[name] = MirrorPush{Mirror: name, SHA: sha, Queued: now}
 	}
+	a.saveMirrorsLocked()
 	a.mirrorMu.Unlock()
 	a.mirrorsDue(ctx, h)
 }
@@ -87,6 +91,12 @@ func (a *Agent) drainMirrors(ctx context.Context, h runHandle) { a.mirrorsDue(ct
 func (a *Agent) mirrorsDue(ctx context.Context, h runHandle) {
 	now := a.o.Now()
 	a.mirrorMu.Lock()
+	a.loadMirrorsLocked()
+	if a.mirrorLoadErr != nil && h != nil {
+		log := h.Logger()
+		log.Error().Err(a.mirrorLoadErr).Msg("mirror push requests of an earlier run lost")
+		a.mirrorLoadErr = nil
+	}
 	due := false
 	for _, p := range a.unfiled {
 		due = due || !p.Next.After(now)
@@ -143,6 +153,7 @@ func (a *Agent) requestMirrors(ctx context.Context, l zerolog.Logger) {
 			log.Warn().Str("mirror", p.Mirror).Str("sha", text.ShortSHA(p.SHA)).Int("attempts", cur.Attempts).
 				Time("next", cur.Next).Str("error", cur.Error).Msg("mirror push request failed; asked again later")
 		}
+		a.saveMirrorsLocked()
 		a.mirrorMu.Unlock()
 	}
 }
@@ -171,10 +182,61 @@ func (a *Agent) runLog(h runHandle) zerolog.Logger {
 func (a *Agent) PendingMirrors() []MirrorPush {
 	a.mirrorMu.Lock()
 	defer a.mirrorMu.Unlock()
+	a.loadMirrorsLocked()
 	out := make([]MirrorPush, 0, len(a.unfiled))
 	for _, p := range a.unfiled {
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Mirror < out[j].Mirror })
 	return out
+}
+
+// loadMirrorsLocked reads the requests kept by an earlier process, once.
+// A file that does not decode is moved aside (never overwritten) and
+// said in the log of the next run (mirrorsDue).
+func (a *Agent) loadMirrorsLocked() {
+	if a.mirrorLoaded {
+		return
+	}
+	a.mirrorLoaded = true
+	if a.unfiled == nil {
+		a.unfiled = map[string]MirrorPush{}
+	}
+	path := a.o.MirrorRequests
+	if path == "" {
+		return
+	}
+	var kept []MirrorPush
+	err := atomicfile.ReadJSON(path, &kept)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return
+	case err != nil:
+		aside := path + ".unreadable"
+		if rerr := os.Rename(path, aside); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		a.mirrorLoadErr = fmt.Errorf("mirror push requests not read, the file is kept as %s: %w", aside, err)
+		return
+	}
+	for _, p := range kept {
+		if _, ok := a.o.Mirrors[p.Mirror]; ok && p.SHA != "" {
+			a.unfiled[p.Mirror] = p
+		}
+	}
+}
+
+// saveMirrorsLocked keeps the requests for a restart.
+func (a *Agent) saveMirrorsLocked() {
+	if a.o.MirrorRequests == "" {
+		return
+	}
+	list := make([]MirrorPush, 0, len(a.unfiled))
+	for _, p := range a.unfiled {
+		list = append(list, p)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Mirror < list[j].Mirror })
+	if err := atomicfile.WriteState(a.o.MirrorRequests, list); err != nil {
+		a.log.Warn().Err(err).Msg("mirror push requests not saved; kept in memory")
+	}
 }

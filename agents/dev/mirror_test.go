@@ -3,6 +3,8 @@ package dev
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -120,5 +122,43 @@ func TestMirrorRequestRetried(t *testing.T) {
 	h.tick()
 	if q := h.a.PendingMirrors(); len(q) != 0 {
 		t.Fatalf("pending after the vault answered: %+v", q)
+	}
+}
+
+// TestMirrorRequestSurvivesRestart: a request the vault did not take is
+// kept in the data dir; a restarted agent shows it and files it once the
+// vault answers, and a later restart finds nothing left to ask. A file
+// that does not decode is kept aside, not overwritten.
+func TestMirrorRequestSurvivesRestart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "state", "proj", "mirror-requests.json")
+	h := newHarness(t, pushing, func(o *Options) { o.MirrorRequests = file })
+	h.v.fail(errors.New("ops repository unreachable"))
+	merged := mergeOne(t, h)
+
+	h.a = h.newAgent() // the daemon restarted
+	q := h.a.PendingMirrors()
+	if len(q) != 1 || q[0].SHA != merged || q[0].Attempts != 1 {
+		t.Fatalf("pending after a restart: %+v", q)
+	}
+	h.v.fail(nil)
+	h.advanceClock(mirrorRetryMin)
+	h.tick()
+	if got := h.v.filed(); len(got) != 1 || got[0].Vars[vault.MirrorVarSHA] != merged {
+		t.Fatalf("filed after the restart: %+v", got)
+	}
+	h.a = h.newAgent()
+	if q := h.a.PendingMirrors(); len(q) != 0 {
+		t.Fatalf("pending after it was filed and another restart: %+v", q)
+	}
+
+	if err := os.WriteFile(file, []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.a = h.newAgent()
+	if q := h.a.PendingMirrors(); len(q) != 0 {
+		t.Fatalf("pending from a torn file: %+v", q)
+	}
+	if b, err := os.ReadFile(file + ".unreadable"); err != nil || string(b) != "{torn" {
+		t.Fatalf("the torn file was not kept aside: %q %v", b, err)
 	}
 }

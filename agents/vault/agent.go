@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/secrets"
 	"github.com/disinto/disinto/lib/text"
 	vaultlib "github.com/disinto/disinto/lib/vault"
@@ -27,9 +28,37 @@ type Agent struct {
 	mu   sync.Mutex
 	last []vaultlib.Entry
 	at   time.Time
+
+	mirrors *vaultlib.MirrorQueue // the mirror pushes waiting to run again
 }
 
-var _ agent.Agent = (*Agent)(nil)
+var (
+	_ agent.Agent    = (*Agent)(nil)
+	_ agent.Reporter = (*Agent)(nil)
+)
+
+// WithMirrorQueue makes status show the mirror pushes of q that failed
+// and wait to run again.
+func (v *Agent) WithMirrorQueue(q *vaultlib.MirrorQueue) *Agent {
+	v.mirrors = q
+	return v
+}
+
+// Report lists the mirror pushes that failed and wait to run again, with
+// their failed runs, next try and last error (the actions themselves are
+// in Status).
+func (v *Agent) Report() agent.Report {
+	var rep agent.Report
+	if v.mirrors == nil {
+		return rep
+	}
+	for _, r := range v.mirrors.List() {
+		rep.Pending = append(rep.Pending, agent.Pending{Project: v.project, Role: string(config.RoleVault), What: "mirror push",
+			Target: r.Mirror, Detail: r.SHA + " (vault action " + r.ID + "; disinto vault drop " + r.ID + " gives it up)",
+			Queued: r.Queued, Attempts: r.Attempts, Next: r.Next, Error: r.Error})
+	}
+	return rep
+}
 
 // New makes the agent of project's dispatcher d; running says that d has
 // a runner, so ticks run actions rather than only inspect them.

@@ -122,7 +122,8 @@ func (v *ContainerRunner) job(job vaultlib.Job) (runner.Job, error) {
 }
 
 // prompt renders the action's formula with its variables (the project's
-// own fill project, repo, primary branch and the result file), then says
+// own fill project, repo, primary branch and the result file; *_file and
+// *_dir variables get a path in the scratch directory), then says
 // what the run is and where its secrets are.
 func (v *ContainerRunner) prompt(job vaultlib.Job) (string, error) {
 	p := v.o.Project
@@ -130,10 +131,14 @@ func (v *ContainerRunner) prompt(job vaultlib.Job) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	declared := make([]string, 0, len(f.Vars))
+	for _, fv := range f.Vars {
+		declared = append(declared, fv.Name)
+	}
 	body, err := formula.Render(f, formula.RenderInput{
 		Role: string(config.RoleVault), Project: p.Name, Repo: p.Repo,
 		ForgeAPI: p.ForgeURL + "/api/v1/repos/" + p.Repo, PrimaryBranch: p.PrimaryBranch,
-		ResultFile: "/tmp/result.json", Vars: job.Action.Vars,
+		ResultFile: vaultlib.RunnerScratch + "/result.json", Vars: vaultlib.ScratchVars(declared, job.Action.Vars),
 	})
 	if err != nil {
 		return "", fmt.Errorf("formula %s of action %s: %w", job.Action.Formula, job.Action.ID, err)
@@ -143,8 +148,8 @@ func (v *ContainerRunner) prompt(job vaultlib.Job) (string, error) {
 		names = append(names, "/run/secrets/"+n)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "You run the vault action %q of the project %s, which an administrator approved as it stands below. Do what its formula says and nothing beyond it.\n\n",
-		job.Action.ID, p.Name)
+	fmt.Fprintf(&b, "You run the vault action %q of the project %s as it stands below: %s. Do what its formula says and nothing beyond it.\n\n",
+		job.Action.ID, p.Name, job.Approved())
 	b.WriteString(body)
 	b.WriteString("\n\n## The run\n\n")
 	b.WriteString("The approved action file (ops commit " + job.OpsCommit + "):\n\n```toml\n" + strings.TrimSpace(string(job.Content)) + "\n```\n\n")

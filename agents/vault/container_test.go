@@ -3,14 +3,17 @@ package vault
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/disinto/disinto/formulas"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/release"
 	"github.com/disinto/disinto/lib/runner"
+	"github.com/disinto/disinto/lib/tomlpos"
 	vaultlib "github.com/disinto/disinto/lib/vault"
 )
 
@@ -240,6 +243,86 @@ func TestReleaseRunConfirmsOnTheForge(t *testing.T) {
 			out, err := v.Run(context.Background(), releaseVaultJob(t))
 			if err != nil || out.ExitCode != tc.exit || !strings.Contains(out.Logs, tc.logHas) || asked != "v1.2.0" {
 				t.Errorf("outcome %+v, %v (asked %q); want exit %d and a log with %q", out, err, asked, tc.exit, tc.logHas)
+			}
+		})
+	}
+}
+
+// The validator and the runner agree on the variables: an action with
+// exactly the values the validator demands (none for what the runner
+// fills) renders every shipped formula, and one with fewer is refused
+// before it is ever filed.
+func TestRunnerFillsWhatTheValidatorLeaves(t *testing.T) {
+	names, err := fs.Glob(formulas.FS, "*.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewContainerRunner(ContainerOptions{Project: &config.Project{Name: "widgets", Repo: "acme/widgets",
+		ForgeURL: "http://forge:3000", PrimaryBranch: "main"}})
+	val := vaultlib.Validator{Formulas: formulas.FS}
+	for _, n := range names {
+		name := strings.TrimSuffix(n, ".toml")
+		t.Run(name, func(t *testing.T) {
+			src := "id = \"a\"\nformula = \"" + name + "\"\ncontext = \"c\"\nsecrets = []\n"
+			vars := map[string]string{}
+			_, err := val.Parse("vault/actions/a.toml", []byte(src))
+			var ps tomlpos.Problems
+			if err != nil && !errors.As(err, &ps) {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				if !errors.Is(p, vaultlib.ErrMissingVar) || p.Line != 2 {
+					t.Fatalf("want only missing variables at the formula's line, got %v", p)
+				}
+				vars[strings.TrimPrefix(p.Key, "vars.")] = "1"
+			}
+			text, err := fs.ReadFile(formulas.FS, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := vaultlib.Action{ID: "a", Formula: name, Vars: vars}
+			prompt, err := v.prompt(vaultlib.Job{Action: a, Formula: text})
+			if err != nil {
+				t.Fatalf("the validator accepts %v, the runner does not render it: %v", vars, err)
+			}
+			if strings.Contains(prompt, "{{") {
+				t.Errorf("unrendered placeholder in the prompt of %s", name)
+			}
+		})
+	}
+}
+
+// The prompt states the approval as it was: tier, the administrator who
+// approved or that no human did, and the ops commit; never "an
+// administrator approved" for an action no human saw.
+func TestPromptStatesTheApproval(t *testing.T) {
+	v := NewContainerRunner(ContainerOptions{Project: &config.Project{Name: "widgets", Repo: "acme/widgets", PrimaryBranch: "main"}})
+	low := releaseJob(t)
+	low.Tier, low.OpsCommit = vaultlib.TierLow, "0f1e2d3c"
+	high := releaseJob(t)
+	high.Tier, high.Approver, high.Approval = vaultlib.TierHigh, "alice", "pull request #7 approved by alice at 1234567, merged"
+	for _, tc := range []struct {
+		name string
+		job  vaultlib.Job
+		want []string
+		not  string
+	}{
+		{"low tier, no human", low, []string{"low tier; approved by no human: low tier by policy", "ops commit 0f1e2d3c"}, "administrator"},
+		{"high tier, an administrator", high, []string{"high tier; approved by the administrator alice (pull request #7", "ops commit abc123"}, "no human"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := v.prompt(tc.job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(p, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(first, w) {
+					t.Errorf("the prompt's first line lacks %q: %s", w, first)
+				}
+			}
+			if strings.Contains(first, tc.not) {
+				t.Errorf("the prompt's first line says %q: %s", tc.not, first)
 			}
 		})
 	}

@@ -210,8 +210,6 @@ func roleOf(name string) string {
 	switch {
 	case name == "review-pr":
 		return "review"
-	case name == "groom-backlog":
-		return "gardener"
 	case name == "release":
 		return "vault"
 	case strings.HasPrefix(name, "run-"):

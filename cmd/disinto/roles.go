@@ -51,6 +51,15 @@ func newDevAgent(d daemon.Deps) (agent.Agent, error) {
 	return ag, err
 }
 
+// laneName is the name of d's local-model lane, "" for the default dev
+// agent.
+func laneName(d daemon.Deps) string {
+	if d.Lane == nil {
+		return ""
+	}
+	return d.Lane.Name
+}
+
 // buildDev builds a dev agent from its parts. stateDir empty means the
 // project's default dev state, <data>/state/<project>.
 func buildDev(d daemon.Deps, rp daemon.RoleParts, stateDir string) (agent.Agent, error) {
@@ -66,7 +75,7 @@ func buildDev(d daemon.Deps, rp daemon.RoleParts, stateDir string) (agent.Agent,
 	}
 	return dev.New(dev.Options{
 		Project: p.Name, Repo: p.Repo, PrimaryBranch: p.PrimaryBranch, CISystem: p.CI.System,
-		Mirrors: mirrorNames(p), MirrorVault: devMirrorVault(d),
+		Mirrors: mirrorNames(p), MirrorVault: devMirrorVault(d), MirrorRequests: s.Layout.MirrorRequests(p.Name, laneName(d)),
 		Forge: rp.Forge, Pulls: d.PullsView(rp.Forge), CILogs: logs, Claude: s.Claude,
 		Git: dev.NewGit(dev.GitOptions{
 			Clone:     s.Layout.Clone(p.Name, b.User),

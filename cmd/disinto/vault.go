@@ -62,7 +62,7 @@ func (a *app) vaultCmd() *cobra.Command {
 	var project string
 	cmd.PersistentFlags().StringVar(&project, "project", "", "project (default: the only one)")
 	cmd.AddCommand(a.vaultListCmd(&project), a.vaultShowCmd(&project), a.vaultLintCmd(), a.vaultHintCmd(&project),
-		a.vaultRequestCmd(&project))
+		a.vaultRequestCmd(&project), a.vaultDropCmd(&project))
 	return cmd
 }
 
@@ -144,6 +144,34 @@ func (a *app) vaultShowCmd(project *string) *cobra.Command {
 			return fmt.Errorf("no vault action %q on the ops primary branch", args[0])
 		},
 	}
+}
+
+func (a *app) vaultDropCmd(project *string) *cobra.Command {
+	var reason string
+	c := &cobra.Command{
+		Use:     "drop ID [--reason TEXT]",
+		Example: "  disinto vault drop mirror-github-0a1b2c3d4e5f --reason \"mirror retired\"",
+		Short:   "Give up an action that has not run (a mirror push that keeps failing): recorded as dropped, never run",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := a.cliVault(*project)
+			if err != nil {
+				return err
+			}
+			d, err := v.Dispatcher(nil, "cli", nil, zerolog.Nop())
+			if err != nil {
+				return err
+			}
+			res, err := d.Drop(cmd.Context(), args[0], "an operator (disinto vault drop)", reason)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "dropped %s: %s records it; no dispatcher runs it\n", res.ID, vault.ResultPath(res.ID))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&reason, "reason", "", "why, kept in the result record")
+	return c
 }
 
 func (a *app) vaultLintCmd() *cobra.Command {

@@ -38,7 +38,8 @@ func TestVaultCLIAgainstRealForge(t *testing.T) {
 	writeFile(t, env, "FORGE_TOKEN=dev-token-unused\nFORGE_VAULT_TOKEN="+vb.Token+"\nFORGE_VAULT_PASS="+vb.Password+
 		"\nFORGE_BOT_USER_VAULT="+vb.Login+"\nFORGE_ADMIN_USER="+admin.Login+"\n")
 	action := filepath.Join(dir, "release-v1-2-0.toml")
-	writeFile(t, action, "id = \"release-v1-2-0\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n")
+	writeFile(t, action, "id = \"release-v1-2-0\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n"+
+		"vars = { version = \"v1.2.0\", sha = \"0123456789abcdef0123456789abcdef01234567\" }\n")
 	flags := []string{"--projects-dir", projects, "--env-file", env, "--data-dir", data}
 	cli := func(args ...string) string {
 		t.Helper()
@@ -76,5 +77,12 @@ func TestVaultCLIAgainstRealForge(t *testing.T) {
 	}
 	if out := cli("vault", "show", "release-v1-2-0"); !strings.Contains(out, `formula = "release"`) {
 		t.Fatalf("show: %q", out)
+	}
+	// The operator gives it up: recorded, and never run.
+	if out := cli("vault", "drop", "release-v1-2-0", "--reason", "not this release"); !strings.Contains(out, "dropped release-v1-2-0") {
+		t.Fatalf("drop: %q", out)
+	}
+	if out := cli("vault", "list"); !strings.Contains(out, "dropped") || !strings.Contains(out, "dropped by an operator") {
+		t.Fatalf("list after drop: %q", out)
 	}
 }

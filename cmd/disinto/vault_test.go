@@ -17,7 +17,8 @@ import (
 func TestVaultLint(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "vault", "actions", "release-v1-2-0.toml")
-	writeFile(t, good, "id = \"release-v1-2-0\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n")
+	writeFile(t, good, "id = \"release-v1-2-0\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n"+
+		"vars = { version = \"v1.2.0\", sha = \"0123456789abcdef0123456789abcdef01234567\" }\n")
 	policy := filepath.Join(dir, "vault", "policy.toml")
 	writeFile(t, policy, "[tiers]\nrelease = \"high\"\n")
 	code, out, errOut := runCLI(t, nil, "vault", "lint", "--policy", policy, good)
@@ -26,11 +27,14 @@ func TestVaultLint(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "vault", "actions", "x.toml")
 	writeFile(t, bad, "id = \"y\"\nformula = \"release\"\ncontext = \"c\"\nsecrets = [\"AWS_KEY\"]\nunblocks = [\"#1\"]\n")
-	code, out, errOut = runCLI(t, nil, "vault", "lint", good, bad)
+	// An action its formula can never render: refused here, not at dispatch.
+	novars := filepath.Join(dir, "vault", "actions", "release-v2-0-0.toml")
+	writeFile(t, novars, "id = \"release-v2-0-0\"\nformula = \"release\"\ncontext = \"Release v2.0.0\"\nsecrets = []\n")
+	code, out, errOut = runCLI(t, nil, "vault", "lint", good, bad, novars)
 	if code != exitFailure {
 		t.Fatalf("bad: code %d", code)
 	}
-	for _, want := range []string{bad + ":1: id", bad + ":4: secrets", bad + ":5: unblocks"} {
+	for _, want := range []string{bad + ":1: id", bad + ":4: secrets", bad + ":5: unblocks", novars + ":2: vars.sha", novars + ":2: vars.version"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}

@@ -52,7 +52,11 @@ func newVaultAgent(d daemon.Deps) (agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := agentvault.Runners(v, container, s.Layout.MirrorClone(d.Project.Name), d.Log)
+	queue, err := vault.OpenMirrorQueue(s.Layout.MirrorQueue(d.Project.Name))
+	if err != nil {
+		return nil, fmt.Errorf("vault of project %s: %w", d.Project.Name, err)
+	}
+	run := agentvault.Runners(v, container, s.Layout.MirrorClone(d.Project.Name), queue, d.Log)
 	disp, err := v.Dispatcher(run, s.Instance, agentvault.Secrets(secrets.Open(s.Layout.Root())), d.Log)
 	if err != nil {
 		return nil, err
@@ -60,7 +64,7 @@ func newVaultAgent(d daemon.Deps) (agent.Agent, error) {
 	if run == nil {
 		d.Log.Warn().Str("project", d.Project.Name).Msg("vault dispatcher inspects only: no Docker engine (DOCKER_HOST unset), so no action runs")
 	}
-	return agentvault.New(d.Project.Name, disp, run != nil), nil
+	return agentvault.New(d.Project.Name, disp, run != nil).WithMirrorQueue(queue), nil
 }
 
 // newVaultRunner returns the runner the vault actions of d.Project run in:

@@ -2,7 +2,8 @@
 //
 // The data dir is a volume the daemon owns. Everything in it is
 // rebuildable from the forge or safely discarded, except what is queued
-// there for the forge (the journals' queues) and the run ledger; Migrate
+// there for the forge (the journals' queues, the mirror requests) and the
+// run ledger; Migrate
 // moves a data dir written by an older layout to this one without losing
 // either.
 //
@@ -16,6 +17,8 @@
 //	ops/<project>/<bot>/             the daemon's ops checkout as one bot
 //	ops-cli/<project>/<bot>/         the command line's ops checkout
 //	vault/<project>/mirror-clone/    the vault's clone for mirror pushes
+//	vault/<project>/mirror-queue.json  mirror pushes waiting to run again
+//	state/<project>/[local/<lane>/]mirror-requests.json  mirror pushes not yet filed
 //	memory/<bot>/                    a bot's .profile checkout and journal queue
 //	chat/                            the chat's key, rates, history, sessions
 //	ledger/ logs/ transcripts/       the run ledger, JSON logs, transcripts
@@ -99,6 +102,22 @@ func (l Layout) CLIOps(project, identity string) string { return l.at("ops-cli",
 // MirrorClone is the vault's clone of project's repository from which
 // mirrors are pushed.
 func (l Layout) MirrorClone(project string) string { return l.at("vault", project, "mirror-clone") }
+
+// MirrorQueue is the vault's record of project's mirror pushes that
+// failed and when each runs again (vault.MirrorQueue).
+func (l Layout) MirrorQueue(project string) string {
+	return l.at("vault", project, "mirror-queue.json")
+}
+
+// MirrorRequests is the mirror-push requests the vault has not taken yet
+// of project's dev agent, or of its local-model lane (lane not ""):
+// queued state, never discarded.
+func (l Layout) MirrorRequests(project, lane string) string {
+	if lane != "" {
+		return l.at("state", project, "local", lane, "mirror-requests.json")
+	}
+	return l.at("state", project, "mirror-requests.json")
+}
 
 // Profile is bot's checkout of its .profile repository.
 func (l Layout) Profile(bot string) string { return l.at("memory", bot, "profile") }

@@ -24,7 +24,7 @@ var shippedFS = os.DirFS("../../formulas")
 
 // The formulas the agents and sidecars load by name.
 var shipped = []string{
-	"chat", "dev", "digest", "groom-backlog", "mirror-push", "release", "reproduce", "review-pr", "run-architect",
+	"chat", "dev", "digest", "mirror-push", "release", "reproduce", "review-pr", "run-architect",
 	"run-gardener", "run-planner", "run-predictor", "run-supervisor", "triage",
 }
 

@@ -43,7 +43,16 @@ var (
 	ErrNotAllowed     = errors.New("not in allowlist")
 	ErrUnknownFormula = errors.New("unknown formula")
 	ErrIDMismatch     = errors.New("id does not match the file name")
+	ErrMissingVar     = errors.New("formula variable without a value")
+	ErrRemovedField   = errors.New("field no longer part of an action")
 )
+
+// removedFields are the fields actions had and no runner ever honoured,
+// each with what to do instead: refused, so that nobody relies on them.
+var removedFields = map[string]string{
+	"mounts": "no longer part of an action (the runner mounts nothing of the host): give the run what it needs as a declared secret, such as an SSH key, and remove the line",
+	"tools":  "no longer part of an action (the runner image holds the run's tools): remove the line",
+}
 
 // idPattern is the form of an id: it becomes a file name, a branch name
 // and a container name.
@@ -59,10 +68,7 @@ type Action struct {
 	Context string
 	// Secrets are the names of the secrets the runner gets; never values.
 	Secrets []string
-	// Mounts are aliases of host directories the runner gets, read-only.
-	Mounts []string
-	Model  string
-	Tools  []string
+	Model   string
 	// TimeoutMinutes is the run's limit; DefaultTimeoutMinutes when the
 	// file names none.
 	TimeoutMinutes int
@@ -82,13 +88,15 @@ type rawAction struct {
 	Formula        *string           `toml:"formula"`
 	Context        *string           `toml:"context"`
 	Secrets        *[]string         `toml:"secrets"`
-	Mounts         *[]string         `toml:"mounts"`
 	Model          *string           `toml:"model"`
-	Tools          *[]string         `toml:"tools"`
 	TimeoutMinutes *int64            `toml:"timeout_minutes"`
 	BlastRadius    *string           `toml:"blast_radius"`
 	DispatchMode   *string           `toml:"dispatch_mode"`
 	Vars           map[string]string `toml:"vars"`
+	// Mounts and Tools were parsed and never used by any runner; they
+	// are decoded only to refuse them with the reason (removedFields).
+	Mounts any `toml:"mounts"`
+	Tools  any `toml:"tools"`
 }
 
 // Validator checks action files. The requesting agent, the dispatcher and
@@ -168,20 +176,15 @@ func (v Validator) Parse(file string, data []byte) (Action, error) {
 		}
 	}
 	if raw.Mounts != nil {
-		a.Mounts = *raw.Mounts
-		for _, m := range a.Mounts {
-			if !slices.Contains(pol.Mounts, m) {
-				c.add("mounts", ErrNotAllowed, "%q not in allowlist (%s)", m, strings.Join(pol.Mounts, " "))
-			}
-		}
+		c.add("mounts", ErrRemovedField, "%s", removedFields["mounts"])
+	}
+	if raw.Tools != nil {
+		c.add("tools", ErrRemovedField, "%s", removedFields["tools"])
 	}
 	if raw.Model != nil {
 		if a.Model = *raw.Model; strings.TrimSpace(a.Model) == "" {
 			c.add("model", ErrBadValue, "empty")
 		}
-	}
-	if raw.Tools != nil {
-		a.Tools = *raw.Tools
 	}
 	if raw.TimeoutMinutes != nil {
 		if *raw.TimeoutMinutes <= 0 || *raw.TimeoutMinutes > 24*60 {
@@ -253,5 +256,19 @@ func (c *check) formula(fsys fs.FS, name string, vars map[string]string) {
 		if _, ok := f.Var(k); !ok {
 			c.add("vars."+k, ErrUnknownField, "formula %s declares no variable %q", name, k)
 		}
+	}
+	// A required variable with no value would fail only when the runner
+	// renders the formula, after approval and claim: refuse it here, where
+	// the requester, the dispatcher and `vault lint` all look.
+	line := c.loc.Line("vars")
+	if line == 0 {
+		line = c.loc.Line("formula")
+	}
+	for _, fv := range f.Vars {
+		if _, ok := vars[fv.Name]; ok || !fv.Required || fv.HasDefault || RunnerFills(fv.Name) {
+			continue
+		}
+		c.ps = append(c.ps, &tomlpos.Problem{File: c.file, Line: line, Key: "vars." + fv.Name, Err: ErrMissingVar,
+			Msg: fmt.Sprintf("formula %s requires variable %q and the action gives none ([vars] %s = \"...\")", name, fv.Name, fv.Name)})
 	}
 }

@@ -2,11 +2,14 @@ package vault_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/tomlpos"
 	"github.com/disinto/disinto/lib/vault"
 )
@@ -15,6 +18,15 @@ import (
 var formulas = os.DirFS("../../formulas")
 
 const release = `id = "x"
+formula = "release"
+context = "Release v1.2.0"
+secrets = ["GITHUB_TOKEN"]
+vars = { version = "v1.2.0", sha = "0123456789abcdef0123456789abcdef01234567" }
+`
+
+// releaseNoVars is the release action without the variables its formula
+// requires.
+const releaseNoVars = `id = "x"
 formula = "release"
 context = "Release v1.2.0"
 secrets = ["GITHUB_TOKEN"]
@@ -33,14 +45,17 @@ func TestValidate(t *testing.T) {
 		{"secret not allowed", "x.toml", strings.Replace(release, "GITHUB_TOKEN", "AWS_KEY", 1), vault.ErrNotAllowed, "secrets"},
 		{"no secrets line", "x.toml", strings.Replace(release, `secrets = ["GITHUB_TOKEN"]`, "", 1), vault.ErrRequired, "secrets"},
 		{"empty secrets", "x.toml", strings.Replace(release, `["GITHUB_TOKEN"]`, "[]", 1), nil, ""},
-		{"unknown mount", "x.toml", release + `mounts = ["docker"]` + "\n", vault.ErrNotAllowed, "mounts"},
+		{"mounts refused", "x.toml", strings.Replace(release, "vars = ", `mounts = ["ssh"]`+"\nvars = ", 1), vault.ErrRemovedField, "mounts"},
+		{"tools refused", "x.toml", strings.Replace(release, "vars = ", `tools = ["docker"]`+"\nvars = ", 1), vault.ErrRemovedField, "tools"},
 		{"unknown formula", "x.toml", strings.Replace(release, `"release"`, `"nope"`, 1), vault.ErrUnknownFormula, "formula"},
 		{"timeout not a number", "x.toml", release + `timeout_minutes = "abc"` + "\n", vault.ErrSyntax, "timeout_minutes"},
 		{"id is not the file name", "a.toml", strings.Replace(release, `"x"`, `"b"`, 1), vault.ErrIDMismatch, "id"},
 		{"id not an id", "X_Y.toml", strings.Replace(release, `"x"`, `"X_Y"`, 1), vault.ErrBadValue, "id"},
 		{"tier override must be a tier", "x.toml", release + `blast_radius = "none"` + "\n", vault.ErrBadValue, "blast_radius"},
-		{"undeclared formula variable", "x.toml", release + "[vars]\nbogus = \"1\"\n", vault.ErrUnknownField, "vars.bogus"},
-		{"declared formula variable", "x.toml", release + "[vars]\nversion = \"v1.2.0\"\n", nil, ""},
+		{"undeclared formula variable", "x.toml", strings.Replace(release, "vars = { ", `vars = { bogus = "1", `, 1), vault.ErrUnknownField, "vars.bogus"},
+		{"required variable missing", "x.toml", releaseNoVars + "[vars]\nversion = \"v1.2.0\"\n", vault.ErrMissingVar, "vars.sha"},
+		{"required variables, no vars table", "x.toml", releaseNoVars, vault.ErrMissingVar, "vars.version"},
+		{"required file variable filled by the runner", "x.toml", strings.Replace(releaseNoVars, `"release"`, `"run-planner"`, 1), nil, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,6 +144,10 @@ func TestPolicyStrict(t *testing.T) {
 	if _, err := vault.ParsePolicy("p.toml", []byte("[tier]\nrelease = \"high\"\n")); !errors.Is(err, vault.ErrUnknownField) {
 		t.Errorf("unknown table: %v", err)
 	}
+	if _, err := vault.ParsePolicy("p.toml", []byte("[allow]\nmounts = [\"ssh\"]\n")); !errors.Is(err, vault.ErrRemovedField) ||
+		!strings.Contains(err.Error(), "p.toml:2: allow.mounts") {
+		t.Errorf("mounts in the policy: %v", err)
+	}
 	seeded, err := os.ReadFile("../provision/opslayout/vault/policy.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +161,7 @@ func TestPolicyStrict(t *testing.T) {
 // TestEncodeRoundTrip: an Action encoded and parsed again is the same.
 func TestEncodeRoundTrip(t *testing.T) {
 	in := vault.Action{ID: "release-v1-2-0", Formula: "release", Context: "Release \"v1.2.0\"\nnow", Secrets: []string{"GITHUB_TOKEN"},
-		Mounts: []string{"ssh"}, TimeoutMinutes: 30, BlastRadius: vault.TierHigh, Vars: map[string]string{"version": "v1.2.0"}}
+		TimeoutMinutes: 30, BlastRadius: vault.TierHigh, Vars: map[string]string{"version": "v1.2.0", "sha": strings.Repeat("a", 40)}}
 	data, err := vault.Encode(in)
 	if err != nil {
 		t.Fatal(err)
@@ -151,12 +170,49 @@ func TestEncodeRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, data)
 	}
-	if out.ID != in.ID || out.Context != in.Context || !slices.Equal(out.Secrets, in.Secrets) || !slices.Equal(out.Mounts, in.Mounts) ||
+	if out.ID != in.ID || out.Context != in.Context || !slices.Equal(out.Secrets, in.Secrets) ||
 		out.TimeoutMinutes != 30 || out.BlastRadius != vault.TierHigh || out.Vars["version"] != "v1.2.0" {
 		t.Fatalf("round trip: %+v\n%s", out, data)
 	}
 	empty, err := vault.Encode(vault.Action{ID: "x", Formula: "release", Context: "c"})
 	if err != nil || !strings.Contains(string(empty), "secrets = []") {
 		t.Fatalf("no secrets: %q, %v", empty, err)
+	}
+}
+
+// TestShippedPoliciesNameShippedFormulas: every formula a shipped policy
+// classifies exists under formulas/ and lints, so no tier is written for
+// an action that could never be filed.
+func TestShippedPoliciesNameShippedFormulas(t *testing.T) {
+	var policies []string
+	err := fs.WalkDir(os.DirFS("../.."), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return fs.SkipDir
+		}
+		if !d.IsDir() && path.Base(p) == "policy.toml" && strings.Contains(p, "vault/") {
+			policies = append(policies, p)
+		}
+		return nil
+	})
+	if err != nil || len(policies) == 0 {
+		t.Fatalf("no shipped policy found: %v", err)
+	}
+	for _, p := range policies {
+		data, err := os.ReadFile("../../" + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := vault.ParsePolicy(p, data)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for name := range pol.Tiers {
+			if _, err := formula.Load(formulas, name); err != nil {
+				t.Errorf("%s names formula %s: %v", p, name, err)
+			}
+		}
 	}
 }

@@ -38,8 +38,10 @@ type Entry struct {
 	Tier   Tier
 	State  State
 	Reason string
-	// Approval says how a ready action was approved.
+	// Approval says how a ready action was approved; Approver is the
+	// administrator who did ("" for a low-tier direct commit: no human).
 	Approval string
+	Approver string
 	// Result is the record of an action that ran.
 	Result *Result
 	// PR is the open pull request of an action not merged yet.
@@ -246,7 +248,7 @@ func entry(ctx context.Context, files ops.Files, path, id string, v Validator, p
 		return e, nil
 	}
 	if ap.ok {
-		e.State, e.Approval = StateReady, ap.how
+		e.State, e.Approval, e.Approver = StateReady, ap.how, ap.approver
 	} else {
 		e.Reason = ap.reason
 	}
@@ -282,6 +284,14 @@ func (d *Dispatcher) Cycle(ctx context.Context) ([]Entry, error) {
 		log := d.o.Log.With().Str("action", e.ID).Logger()
 		if fr, ok := d.o.Runner.(formulaRunner); ok && e.State == StateReady && !fr.Runs(e.action.Formula) {
 			e.State, e.Reason = StatePending, "approved; no runner for formula "+e.action.Formula+" here (the runner container needs a Docker engine, DOCKER_HOST)"
+		}
+		if df, ok := d.o.Runner.(deferrer); ok {
+			switch why := df.Defer(e.action); {
+			case e.State == StateRan:
+				df.Forget(e.ID)
+			case e.State == StateReady && why != "":
+				e.State, e.Reason = StatePending, "approved; "+why
+			}
 		}
 		if e.State != StateReady {
 			if e.State != StateRan {
@@ -322,13 +332,19 @@ func (d *Dispatcher) dispatch(ctx context.Context, e *Entry, head string, log ze
 	e.State, e.Result = StateRan, &rec
 	log.Info().Str("approval", e.Approval).Str("formula", e.action.Formula).Msg("vault action started")
 	job := Job{Action: e.action, Content: e.content, Formula: formula, Secrets: secrets,
-		Timeout: time.Duration(e.action.TimeoutMinutes) * time.Minute, OpsCommit: head}
+		Timeout: time.Duration(e.action.TimeoutMinutes) * time.Minute, OpsCommit: head,
+		Tier: e.Tier, Approver: e.Approver, Approval: e.Approval}
 	out, err := d.o.Runner.Run(ctx, job)
 	if err != nil {
-		// Nothing ran: withdraw the claim so a later cycle tries again.
-		log.Warn().Str("error", d.o.Redactor.Error(err)).Msg("vault runner did not start; the action stays pending")
-		e.State, e.Result, e.Reason = StateReady, nil, "the runner did not start: "+d.o.Redactor.Error(err)
-		return d.release(context.WithoutCancel(ctx), rec)
+		// Nothing ran, or nothing changed outside: withdraw the claim so a
+		// later cycle tries again.
+		why := "the runner did not start"
+		if errors.Is(err, ErrRetryLater) {
+			why = "run again later"
+		}
+		log.Warn().Str("error", d.o.Redactor.Error(err)).Msg("vault action not done (" + why + "); it stays pending")
+		e.State, e.Result, e.Reason = StateReady, nil, why+": "+d.o.Redactor.Error(err)
+		return d.release(context.WithoutCancel(ctx), rec, why)
 	}
 	rec.ExitCode, rec.Finished, rec.Logs = out.ExitCode, d.o.Now().UTC(), tail(d.o.Redactor.String(out.Logs))
 	rec.Report = tail(d.o.Redactor.String(out.Report))
@@ -419,9 +435,10 @@ func (d *Dispatcher) claim(ctx context.Context, e *Entry, rec Result) (bool, err
 	return sha != "" || mine, nil
 }
 
-// release removes a claim of ours whose run never started.
-func (d *Dispatcher) release(ctx context.Context, rec Result) error {
-	_, err := d.o.Ops.Commit(ctx, "vault: withdraw "+rec.ID+" (the runner did not start)", func(f ops.Files) ([]git.FileChange, error) {
+// release removes a claim of ours whose run never started or changed
+// nothing, saying why.
+func (d *Dispatcher) release(ctx context.Context, rec Result, why string) error {
+	_, err := d.o.Ops.Commit(ctx, "vault: withdraw "+rec.ID+" ("+why+")", func(f ops.Files) ([]git.FileChange, error) {
 		have, err := f.Read(ResultPath(rec.ID))
 		if err != nil || !bytes.Contains(have, []byte(rec.Claim)) {
 			return nil, nil
@@ -476,6 +493,8 @@ func (e Entry) Status() string {
 // was approved, or why it waits.
 func (e Entry) Detail() string {
 	switch {
+	case e.Result != nil && e.Result.Status == StatusDropped:
+		return fmt.Sprintf("%s at %s", e.Result.Approval, e.Result.Finished.Format("2006-01-02 15:04Z"))
 	case e.Result != nil && e.Result.Done():
 		return fmt.Sprintf("exit %d at %s; %s", e.Result.ExitCode, e.Result.Finished.Format("2006-01-02 15:04Z"), e.Result.Approval)
 	case e.Result != nil:

@@ -16,7 +16,8 @@ import (
 
 // releaseAction is a high-tier action that needs a secret.
 func releaseAction(id string) []byte {
-	return []byte("id = \"" + id + "\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n")
+	return []byte("id = \"" + id + "\"\nformula = \"release\"\ncontext = \"Release v1.2.0\"\nsecrets = [\"GITHUB_TOKEN\"]\n" +
+		"vars = { version = \"v1.2.0\", sha = \"0123456789abcdef0123456789abcdef01234567\" }\n")
 }
 
 const token = "ghp-7c1e5f0d9b-token"
@@ -50,6 +51,9 @@ func TestDispatchApproved(t *testing.T) {
 	}
 	if run.count("a1") != 1 || run.jobs[0].Secrets["GITHUB_TOKEN"] != token || len(run.jobs[0].Secrets) != 1 {
 		t.Fatalf("runs %v, jobs %+v", run.runs, run.jobs)
+	}
+	if j := run.jobs[0]; j.Tier != vault.TierHigh || j.Approver != r.admin.Login || !strings.Contains(j.Approved(), "approved by the administrator "+r.admin.Login) {
+		t.Fatalf("the job does not say who approved it: %+v", j)
 	}
 	if run.jobs[0].Timeout.Minutes() != vault.DefaultTimeoutMinutes || len(run.jobs[0].Formula) == 0 {
 		t.Fatalf("job %+v", run.jobs[0])
@@ -216,6 +220,9 @@ func TestDispatchLowTier(t *testing.T) {
 	}
 	if e := entry(t, es, "a2"); e.State != vault.StateRan || run.count("a2") != 1 {
 		t.Fatalf("a2 %+v, runs %d", e, run.count("a2"))
+	}
+	if j := run.jobs[0]; j.Tier != vault.TierLow || j.Approver != "" || !strings.Contains(j.Approved(), "no human: low tier by policy") {
+		t.Fatalf("a low-tier job says a human approved it: %+v", j)
 	}
 	if e := entry(t, es, "a3"); e.State != vault.StatePending || run.count("a3") != 0 {
 		t.Fatalf("a3 %+v, runs %d", e, run.count("a3"))

@@ -126,7 +126,12 @@ type MirrorPusherOptions struct {
 	// after the first failure, doubling (default 10 s).
 	Attempts int
 	Backoff  time.Duration
-	Log      zerolog.Logger
+	// Queue, when set, makes a failed push wait and run again, with
+	// backoff and across restarts, until it succeeds or an operator
+	// drops it; nil records the failure as the action's outcome.
+	Queue *MirrorQueue
+	Now   func() time.Time
+	Log   zerolog.Logger
 }
 
 // MirrorPusher runs mirror-push actions in the daemon's vault role: it
@@ -152,6 +157,9 @@ func NewMirrorPusher(o MirrorPusherOptions) *MirrorPusher {
 	if o.Primary == "" {
 		o.Primary = "main"
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return &MirrorPusher{o: o}
 }
 
@@ -166,9 +174,13 @@ func (m *MirrorPusher) Names() []string {
 }
 
 // Run pushes the job's commit. An action that can never push as given
-// (an unknown mirror, a bad commit id) is an Outcome, recorded once; so
-// is a push that failed every attempt. Only a fetch that found no
-// forge to fetch from is an error: nothing was pushed, and the
+// (an unknown mirror, a bad commit id) is an Outcome, recorded once. A
+// push that failed every attempt of the run is, with a Queue, an error
+// wrapping ErrRetryLater: nothing changed on the mirror, the action stays
+// ready and runs again after its backoff (Defer); without a Queue it is
+// a failed Outcome. A commit the mirror already has (an ancestor of the
+// last one pushed there) succeeds without a push. A clone that found no
+// forge to fetch from is an error too: nothing was pushed, and the
 // dispatcher tries again next cycle.
 func (m *MirrorPusher) Run(ctx context.Context, job Job) (Outcome, error) {
 	name, sha := job.Action.Vars[MirrorVarName], job.Action.Vars[MirrorVarSHA]
@@ -197,24 +209,66 @@ func (m *MirrorPusher) Run(ctx context.Context, job Job) (Outcome, error) {
 	for attempt := 1; ; attempt++ {
 		err = r.Fetch(ctx)
 		if err == nil {
+			if last, ok := m.carried(ctx, r.IsAncestor, name, sha); ok {
+				fmt.Fprintf(&logs, "%s is on %s already: carried by the push of %s\n", text.ShortSHA(sha), name, text.ShortSHA(last))
+				m.pushedTo(job.Action.ID, name, last)
+				return Outcome{Logs: logs.String()}, nil
+			}
 			err = r.PushMirror(ctx, target, sha+":refs/heads/"+m.o.Primary)
 		}
 		if err == nil {
 			fmt.Fprintf(&logs, "pushed %s to %s as %s (attempt %d)\n", text.ShortSHA(sha), name, m.o.Primary, attempt)
+			m.pushedTo(job.Action.ID, name, sha)
 			return Outcome{Logs: logs.String()}, nil
 		}
 		fmt.Fprintf(&logs, "attempt %d: %v\n", attempt, err)
 		if attempt >= m.o.Attempts || errors.Is(err, git.ErrRejected) || ctx.Err() != nil {
-			return Outcome{ExitCode: 1, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded), Logs: logs.String()}, nil
+			return m.failed(ctx, job, err, logs.String())
 		}
 		m.o.Log.Warn().Str("mirror", name).Int("attempt", attempt).Msg("mirror push failed; trying again")
 		select {
 		case <-ctx.Done():
-			return Outcome{ExitCode: 1, Logs: logs.String()}, nil
+			return m.failed(ctx, job, ctx.Err(), logs.String())
 		case <-time.After(wait):
 		}
 		wait *= 2
 	}
+}
+
+// pushedTo notes a push that succeeded. The push is done whatever the
+// queue says: a queue not saved costs an early retry of nothing, never a
+// second outcome.
+func (m *MirrorPusher) pushedTo(id, mirror, sha string) {
+	if m.o.Queue == nil {
+		return
+	}
+	if err := m.o.Queue.done(id, mirror, sha); err != nil {
+		m.o.Log.Warn().Err(err).Msg("mirror queue not saved")
+	}
+}
+
+// failed ends a run whose every attempt failed. With a Queue, nothing
+// changed on the mirror, so the action runs again after its backoff
+// (ErrRetryLater), unless the mirror refused the commit (it is ahead),
+// which no retry mends. Without one, the failure is the outcome.
+func (m *MirrorPusher) failed(ctx context.Context, job Job, cause error, logs string) (Outcome, error) {
+	name, sha := job.Action.Vars[MirrorVarName], job.Action.Vars[MirrorVarSHA]
+	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	if m.o.Queue == nil || errors.Is(cause, git.ErrRejected) {
+		return Outcome{ExitCode: 1, TimedOut: timedOut, Logs: logs}, nil
+	}
+	if ctx.Err() != nil && !timedOut {
+		// Shutdown: not the mirror's failure, and not counted.
+		return Outcome{}, fmt.Errorf("mirror %s: %w: interrupted", name, ErrRetryLater)
+	}
+	r, err := m.o.Queue.failed(job.Action.ID, name, sha, cause, m.o.Now())
+	if err != nil {
+		m.o.Log.Warn().Err(err).Msg("mirror queue not saved")
+	}
+	m.o.Log.Warn().Str("mirror", name).Str("sha", text.ShortSHA(sha)).Int("runs", r.Attempts).Time("next", r.Next).
+		Msg("mirror push failed; it runs again later")
+	return Outcome{}, fmt.Errorf("mirror %s: %w (failed runs: %d, next at %s): %w", name, ErrRetryLater, r.Attempts,
+		r.Next.UTC().Format(time.RFC3339), cause)
 }
 
 // target is the mirror URL to push to: the configured one without its

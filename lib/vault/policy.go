@@ -3,7 +3,6 @@ package vault
 import (
 	"bytes"
 	"fmt"
-	"slices"
 
 	"github.com/BurntSushi/toml"
 
@@ -53,17 +52,12 @@ func ParseTier(s string) (Tier, error) {
 var DefaultSecrets = []string{"CLAWHUB_TOKEN", "GITHUB_TOKEN", "CODEBERG_TOKEN", "DEPLOY_KEY", "NPM_TOKEN", "DOCKER_HUB_TOKEN",
 	"RELEASE_TOKEN"}
 
-// DefaultMounts are the mount aliases an action may declare when the
-// policy lists none.
-var DefaultMounts = []string{"ssh", "gpg", "sops"}
-
 // Policy is vault/policy.toml: each formula's tier, and the allowlists.
 type Policy struct {
 	// Tiers maps a formula to its tier; an unlisted formula is high.
 	Tiers map[string]Tier
-	// Secrets and Mounts are the allowlists of action files.
+	// Secrets is the allowlist of action files' secrets.
 	Secrets []string
-	Mounts  []string
 }
 
 // rawPolicy mirrors the file.
@@ -71,14 +65,15 @@ type rawPolicy struct {
 	Tiers map[string]string `toml:"tiers"`
 	Allow struct {
 		Secrets *[]string `toml:"secrets"`
-		Mounts  *[]string `toml:"mounts"`
+		// Mounts is refused: actions have none any more.
+		Mounts any `toml:"mounts"`
 	} `toml:"allow"`
 }
 
 // DefaultPolicy is the policy of an ops repository without a policy file:
 // every formula high, the default allowlists.
 func DefaultPolicy() *Policy {
-	return &Policy{Tiers: map[string]Tier{}, Secrets: DefaultSecrets, Mounts: DefaultMounts}
+	return &Policy{Tiers: map[string]Tier{}, Secrets: DefaultSecrets}
 }
 
 // ParsePolicy decodes a policy file strictly: unknown keys and unknown
@@ -112,12 +107,7 @@ func ParsePolicy(file string, data []byte) (*Policy, error) {
 		}
 	}
 	if raw.Allow.Mounts != nil {
-		p.Mounts = *raw.Allow.Mounts
-		for _, m := range p.Mounts {
-			if !slices.Contains(DefaultMounts, m) {
-				c.add("allow.mounts", ErrBadValue, "%q is not a mount the runner knows (%v)", m, DefaultMounts)
-			}
-		}
+		c.add("allow.mounts", ErrRemovedField, "%s", removedFields["mounts"])
 	}
 	if err := c.ps.Err(); err != nil {
 		return nil, err

@@ -29,9 +29,12 @@ type Identity struct{ Name, Email string }
 // approval is the outcome of the provenance check: ok with how, or not ok
 // with why.
 type approval struct {
-	ok     bool
-	how    string
-	reason string
+	ok  bool
+	how string
+	// approver is the administrator whose approval counted; "" for a
+	// low-tier direct commit, which no human saw.
+	approver string
+	reason   string
 }
 
 // pending is a refusal: the action waits.
@@ -164,7 +167,8 @@ func (p *prover) pull(ctx context.Context, pr forge.PullRequest, commits []forge
 			return approval{}, err
 		}
 		if ok {
-			return approval{ok: true, how: fmt.Sprintf("pull request #%d approved by %s at %s, %s", pr.Number, r.Author, text.ShortSHA(r.CommitID), merged)}, nil
+			return approval{ok: true, approver: r.Author,
+				how: fmt.Sprintf("pull request #%d approved by %s at %s, %s", pr.Number, r.Author, text.ShortSHA(r.CommitID), merged)}, nil
 		}
 		why = pending("awaiting admin approval: the approval of #%d by %s does not count: %s", pr.Number, r.Author, reason)
 	}

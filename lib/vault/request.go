@@ -97,9 +97,7 @@ func Encode(a Action) ([]byte, error) {
 		Formula        string            `toml:"formula"`
 		Context        string            `toml:"context"`
 		Secrets        []string          `toml:"secrets"`
-		Mounts         []string          `toml:"mounts,omitempty"`
 		Model          string            `toml:"model,omitempty"`
-		Tools          []string          `toml:"tools,omitempty"`
 		TimeoutMinutes int               `toml:"timeout_minutes,omitempty"`
 		BlastRadius    string            `toml:"blast_radius,omitempty"`
 		Vars           map[string]string `toml:"vars,omitempty"`
@@ -108,8 +106,8 @@ func Encode(a Action) ([]byte, error) {
 	if secrets == nil {
 		secrets = []string{}
 	}
-	err := enc.Encode(file{ID: a.ID, Formula: a.Formula, Context: a.Context, Secrets: secrets, Mounts: a.Mounts,
-		Model: a.Model, Tools: a.Tools, TimeoutMinutes: a.TimeoutMinutes, BlastRadius: a.BlastRadius.String(), Vars: a.Vars})
+	err := enc.Encode(file{ID: a.ID, Formula: a.Formula, Context: a.Context, Secrets: secrets,
+		Model: a.Model, TimeoutMinutes: a.TimeoutMinutes, BlastRadius: a.BlastRadius.String(), Vars: a.Vars})
 	return b.Bytes(), err
 }
 

@@ -19,7 +19,7 @@ func planner(id string) []byte {
 
 // triage is a low-tier action.
 func triage(id string) []byte {
-	return []byte("id = \"" + id + "\"\nformula = \"triage\"\ncontext = \"Triage issue 12\"\nsecrets = []\n")
+	return []byte("id = \"" + id + "\"\nformula = \"triage\"\ncontext = \"Triage issue 12\"\nsecrets = []\nvars = { issue = \"12\" }\n")
 }
 
 // TestRequestPR is spec 70 §3.10 scenarios 1, 2 and 6.
@@ -117,7 +117,16 @@ func TestRequestInvalid(t *testing.T) {
 	if _, err := r.requester().Request(ctx, bad); !errors.Is(err, vault.ErrUnknownField) {
 		t.Fatalf("got %v", err)
 	}
+	// A low-tier action its formula can never render is refused before
+	// it is committed, not after, at dispatch.
+	novars := []byte("id = \"a4\"\nformula = \"triage\"\ncontext = \"Triage\"\nsecrets = []\n")
+	if _, err := r.requester().Request(ctx, novars); !errors.Is(err, vault.ErrMissingVar) || !strings.Contains(err.Error(), "vars.issue") {
+		t.Fatalf("an action without its formula's variables: %v", err)
+	}
 	repo := r.as(r.admin)
+	if _, err := repo.GetFile(ctx, vault.ActionPath("a4"), "main"); !errors.Is(err, forge.ErrNotFound) {
+		t.Errorf("file of a4: %v", err)
+	}
 	if _, err := repo.GetBranch(ctx, "vault/a3"); !errors.Is(err, forge.ErrNotFound) {
 		t.Errorf("branch: %v", err)
 	}

@@ -2,13 +2,19 @@ package vault
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/disinto/disinto/lib/git"
+	"github.com/disinto/disinto/lib/ops"
 )
 
 // Status is the state of an action's result record.
@@ -21,6 +27,9 @@ const (
 	StatusSucceeded Status = "succeeded"
 	StatusFailed    Status = "failed"
 	StatusTimeout   Status = "timeout"
+	// StatusDropped: an operator dropped the action before it succeeded
+	// (`disinto vault drop`); it never runs again.
+	StatusDropped Status = "dropped"
 )
 
 // maxLogBytes bounds the log tail a result keeps.
@@ -83,4 +92,48 @@ func tail(s string) string {
 		return s
 	}
 	return "…" + strings.ToValidUTF8(s[len(s)-maxLogBytes:], "")
+}
+
+// ErrNoAction: no action of that id is on the primary branch.
+var ErrNoAction = errors.New("no such action")
+
+// ErrHasResult: the action ran, or was dropped, already.
+var ErrHasResult = errors.New("the action has a result already")
+
+// Drop records that the operator by dropped action id, which has not run:
+// a result with status dropped, committed as the vault identity, so that
+// no dispatcher ever runs it (a mirror push that keeps failing, an action
+// nobody wants any more). An action with a result is left as it is
+// (ErrHasResult), a "started" claim included: a run may be under way.
+func (d *Dispatcher) Drop(ctx context.Context, id, by, why string) (Result, error) {
+	if !ValidID(id) {
+		return Result{}, fmt.Errorf("%q is not an action id", id)
+	}
+	rec := Result{ID: id, Status: StatusDropped, ExitCode: -1, Approval: "dropped by " + by,
+		Dispatcher: d.o.Instance, Claim: nonce(), Started: d.o.Now().UTC(), Finished: d.o.Now().UTC(), Logs: why}
+	_, err := d.o.Ops.Commit(ctx, "vault: drop "+id+" ("+by+")", func(f ops.Files) ([]git.FileChange, error) {
+		act, err := f.Read(ActionPath(id))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w on the primary branch", id, ErrNoAction)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if have, err := f.Read(ResultPath(id)); err == nil {
+			r, _ := ParseResult(ResultPath(id), have)
+			return nil, fmt.Errorf("%s: %w (%s)", id, ErrHasResult, r.Status)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		rec.ActionSHA256 = digest(act)
+		data, err := rec.Encode()
+		if err != nil {
+			return nil, err
+		}
+		return []git.FileChange{{Path: ResultPath(id), Content: data}}, nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return rec, nil
 }

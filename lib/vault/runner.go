@@ -3,6 +3,8 @@ package vault
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -22,6 +24,26 @@ type Job struct {
 	Timeout time.Duration
 	// OpsCommit is the ops-repository commit the action was verified at.
 	OpsCommit string
+	// Tier is the action's blast radius as the dispatcher classified it;
+	// Approver the administrator whose approval counted, "" when no human
+	// saw it (a low-tier direct commit); Approval how it was approved.
+	Tier     Tier
+	Approver string
+	Approval string
+}
+
+// Approved states who approved the job, for the run's own prompt and
+// log: the tier, the approver or that no human did, and the ops commit.
+func (j Job) Approved() string {
+	tier := j.Tier.String()
+	if tier == "" {
+		tier = "unclassified"
+	}
+	who := "no human: " + tier + " tier by policy, committed directly by the vault identity"
+	if j.Approver != "" {
+		who = "the administrator " + j.Approver + " (" + j.Approval + ")"
+	}
+	return fmt.Sprintf("%s tier; approved by %s; action file at ops commit %s", tier, who, j.OpsCommit)
 }
 
 // Outcome is how a run ended.
@@ -60,3 +82,37 @@ type SecretSource interface {
 // action whose secret is missing stays pending, not failed: the secret can
 // be added.
 var ErrSecretMissing = errors.New("secret not stored")
+
+// RunnerScratch is the runner container's directory for what a run
+// writes: the result file and the files a formula's *_file and *_dir
+// variables name. Nothing in it outlives the run.
+const RunnerScratch = "/tmp"
+
+// runnerBuiltins are the variables the runner fills from the project and
+// the run (agents/vault renders them so): an action need not give them.
+var runnerBuiltins = map[string]bool{"project": true, "repo": true, "forge_api": true, "primary_branch": true, "result_file": true}
+
+// RunnerFills reports whether the runner gives the formula variable name
+// a value of its own when the action does not: the project's name, repo,
+// API and primary branch, the result file, and a path in RunnerScratch
+// for any variable named *_file or *_dir.
+func RunnerFills(name string) bool {
+	return runnerBuiltins[name] || strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_dir")
+}
+
+// ScratchVars returns the values the runner gives the *_file and *_dir
+// variables of declared that vars leaves unset: RunnerScratch/<name>.
+// result_file is the runner's own and not among them.
+func ScratchVars(declared []string, vars map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range vars {
+		out[k] = v
+	}
+	for _, n := range declared {
+		if _, ok := out[n]; ok || runnerBuiltins[n] || !RunnerFills(n) {
+			continue
+		}
+		out[n] = RunnerScratch + "/" + n
+	}
+	return out
+}
