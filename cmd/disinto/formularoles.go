@@ -22,7 +22,6 @@ import (
 	"github.com/disinto/disinto/lib/daemon"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/git"
-	"github.com/disinto/disinto/lib/graph"
 	"github.com/disinto/disinto/lib/ops"
 	"github.com/disinto/disinto/lib/vault"
 )
@@ -184,21 +183,7 @@ type plannerGraph struct {
 
 // Context implements formulaagent.Graph.
 func (g plannerGraph) Context(ctx context.Context) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, graphReviewTimeout)
-	defer cancel()
-	files, head, err := g.ops.Local(ctx)
-	if err != nil || head == "" {
-		return "", err
-	}
-	b, err := buildReviewGraph(ctx, g.repo, graph.OpsFiles(files), g.log)
-	if err != nil {
-		return "", err
-	}
-	var out strings.Builder
-	if err := b.Report(graph.ReportOptions{Bottlenecks: true}).WriteText(&out); err != nil {
-		return "", err
-	}
-	return out.String(), nil
+	return graphReport(ctx, g.ops, g.repo, g.log)
 }
 
 // newPredictorAgent builds the predictor of one project, acting as

@@ -266,13 +266,21 @@ func (g predictorGraph) Context(ctx context.Context) (string, error) {
 	if r == nil {
 		return "", nil
 	}
+	return graphReport(ctx, r, g.repo, g.log)
+}
+
+// graphReport is the report of the structural graph (orphans, cycles,
+// thin objectives, bottlenecks) as text, built from the ops checkout r as
+// last fetched and the tracker as repo reads it; "" before r's first
+// fetch.
+func graphReport(ctx context.Context, r *ops.Repo, repo *forge.RepoClient, log zerolog.Logger) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, graphReviewTimeout)
 	defer cancel()
-	opsFiles, head, err := r.Local(ctx)
+	files, head, err := r.Local(ctx)
 	if err != nil || head == "" {
 		return "", err
 	}
-	b, err := buildReviewGraph(ctx, g.repo, graph.OpsFiles(opsFiles), g.log)
+	b, err := buildReviewGraph(ctx, repo, graph.OpsFiles(files), log)
 	if err != nil {
 		return "", err
 	}
