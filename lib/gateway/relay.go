@@ -47,13 +47,27 @@ func (g *Gateway) relay(w http.ResponseWriter, r *http.Request, l *Lease, b *bac
 			out.Header[k] = vs
 		}
 	}
-	if err := g.authorize(out, b); err != nil {
+	used, err := g.authorize(out, b)
+	if err != nil {
 		g.obs.GatewayRequest(b.Name, "no_credential")
 		g.log.Error().Str("backend", b.Name).Err(err).Msg("model gateway: no credential for the backend")
 		writeError(w, http.StatusBadGateway, "api_error", "the model gateway has no usable credential for backend "+b.Name)
 		return
 	}
 	resp, err := g.client.Do(out)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && b.login != nil {
+		// The login expired early, or was revoked: refresh it once
+		// (unless another gateway did) and send the request again.
+		if tok, rerr := b.login.rejected(r.Context(), used); rerr != nil {
+			g.log.Error().Str("backend", b.Name).Err(rerr).Msg("model gateway: the backend refused the login, and it could not be refreshed")
+		} else if tok != used {
+			_ = resp.Body.Close()
+			again := out.Clone(r.Context())
+			again.Body = io.NopCloser(bytes.NewReader(body))
+			bearer(again, tok)
+			resp, err = g.client.Do(again)
+		}
+	}
 	if err != nil {
 		g.obs.GatewayRequest(b.Name, "backend_error")
 		if r.Context().Err() == nil {
@@ -168,21 +182,21 @@ func meterEvent(data []byte, u *Usage, model *string) {
 	}
 }
 
-// authorize adds b's credential to r.
-func (g *Gateway) authorize(r *http.Request, b *backend) error {
+// authorize adds b's credential to r; login is the login's access token
+// it used, if any.
+func (g *Gateway) authorize(r *http.Request, b *backend) (login string, err error) {
 	switch {
 	case b.APIKey != "":
 		r.Header.Set("X-Api-Key", b.APIKey)
 	case b.OAuthToken != "":
 		bearer(r, b.OAuthToken)
 	case b.login != nil:
-		tok, err := b.login.accessToken()
-		if err != nil {
-			return err
+		if login, err = b.login.accessToken(r.Context()); err != nil {
+			return "", err
 		}
-		bearer(r, tok)
+		bearer(r, login)
 	}
-	return nil
+	return login, nil
 }
 
 // bearer authenticates r with a subscription's OAuth token.
