@@ -114,9 +114,10 @@ type Limits struct {
 	ClaimGrace time.Duration
 	// MaxTurns bounds each model run (0: the CLI's default).
 	MaxTurns int
-	// IssueTokens bounds the model tokens of all the runs of one issue
-	// (0: none); an issue at its bound waits until it is raised.
-	IssueTokens int64
+	// IssueBudget bounds the model tokens and dollars of all the runs of
+	// one issue (zero: none); an issue at its bound waits until it is
+	// raised.
+	IssueBudget config.Bound
 	// SessionTimeout bounds each model run (0: the runner's default).
 	SessionTimeout time.Duration
 }

@@ -710,7 +710,7 @@ func TestIssueBudget(t *testing.T) {
 		res := okResult()
 		res.Usage = claude.Usage{InputTokens: 900, OutputTokens: 200}
 		return res, claude.ErrRateLimited // retried at the next tick
-	}, func(o *Options) { o.Limits.IssueTokens = 1000 })
+	}, func(o *Options) { o.Limits.IssueBudget.Tokens = 1000 })
 	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
 	h.tick() // one session: 1100 tokens, past the issue's budget
 	h.tick()
@@ -718,4 +718,21 @@ func TestIssueBudget(t *testing.T) {
 		t.Errorf("%d sessions, want 1: the issue's budget is spent", calls)
 	}
 	h.wantComment(n, "issue budget of 1000 tokens is spent")
+}
+
+// TestIssueBudgetInDollars: an issue whose runs cost its budget in
+// dollars starts no session.
+func TestIssueBudgetInDollars(t *testing.T) {
+	h := newHarness(t, func(h *harness, _ int, inv claude.Invocation) (claude.Result, error) {
+		res := okResult()
+		res.CostUSD = 1.25
+		return res, claude.ErrRateLimited // retried at the next tick
+	}, func(o *Options) { o.Limits.IssueBudget.USD = 1 })
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	h.tick()
+	h.tick()
+	if calls := len(h.r.Calls()); calls != 1 {
+		t.Errorf("%d sessions, want 1: the issue's budget is spent", calls)
+	}
+	h.wantComment(n, "issue budget of $1.00 is spent ($1.25 used)")
 }

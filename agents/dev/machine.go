@@ -287,8 +287,7 @@ func (a *Agent) budgetSpent(ctx context.Context, st *State, err error) {
 	if st.BudgetNoted {
 		return
 	}
-	body := fmt.Sprintf("Work on this issue waits: %s. It resumes by itself when the day rolls over (for a day budget) "+
-		"or when `[budget]` in the project file is raised.", a.red.Error(err))
+	body := agent.BudgetNote("Work on this issue", a.red.Error(err))
 	if _, cerr := a.o.Forge.CreateComment(ctx, st.Issue, body); cerr != nil {
 		log.Warn().Str("error", a.red.Error(cerr)).Msg("could not say on the issue that its budget is spent")
 		return

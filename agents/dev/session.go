@@ -95,8 +95,8 @@ func (a *Agent) run(ctx context.Context, st *State, prompt, resume string) (clau
 		formula.EnvPrimaryBranch: a.o.PrimaryBranch,
 		"DISINTO_ISSUE":          strconv.FormatInt(st.Issue, 10),
 	}
-	if lim, used := a.lim.IssueTokens, st.InputTokens+st.OutputTokens; lim > 0 && used >= lim {
-		return claude.Result{}, fmt.Errorf("%w: the issue budget of %d tokens is spent (%d used)", claude.ErrBudgetExhausted, lim, used)
+	if err := a.issueBudget(*st); err != nil {
+		return claude.Result{}, err
 	}
 	log := a.issueLog(*st)
 	log.Info().Bool("resume", resume != "").Msg("starting model session")
@@ -130,4 +130,17 @@ func (a *Agent) crashed(ctx context.Context, st *State, res claude.Result, err e
 	diag := fmt.Sprintf("error: %s\nexit code: %d\nturns: %d\nworktree (kept): %s\n%s",
 		a.red.Error(err), res.ExitCode, res.NumTurns, st.Worktree, text.ClipTail(res.Text, 2000))
 	return a.block(ctx, st, code, "The model session ended abnormally.", diag)
+}
+
+// issueBudget refuses another run of an issue whose runs spent its
+// budget, in tokens or in dollars.
+func (a *Agent) issueBudget(st State) error {
+	lim := a.lim.IssueBudget
+	if used := st.InputTokens + st.OutputTokens; lim.Tokens > 0 && used >= lim.Tokens {
+		return fmt.Errorf("%w: the issue budget of %d tokens is spent (%d used)", claude.ErrBudgetExhausted, lim.Tokens, used)
+	}
+	if lim.USD > 0 && st.CostUSD >= lim.USD {
+		return fmt.Errorf("%w: the issue budget of $%.2f is spent ($%.2f used)", claude.ErrBudgetExhausted, lim.USD, st.CostUSD)
+	}
+	return nil
 }

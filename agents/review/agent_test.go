@@ -2,6 +2,7 @@ package review_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -436,5 +437,43 @@ func TestSecondDaemonDoesNotReviewAgain(t *testing.T) {
 	h.wantSessions(2)
 	if n := len(h.botComments(pr.Number, "<!-- reviewed: ")); n != 2 {
 		t.Errorf("%d review comments, want 2", n)
+	}
+}
+
+// TestSpentBudgetWaits: a spent budget holds a review without a strike
+// against the head, says so once on the pull request, and the review is
+// made once the budget lifts.
+func TestSpentBudgetWaits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	pr := h.openGreenPR("Budgeted", "budgeted")
+	spent := true
+	approve := writes(`{"verdict": "APPROVE", "verdict_reason": "fine"}`)
+	h.setModel(func(n int, inv claude.Invocation) (claude.Result, error) {
+		if spent {
+			return okResult("sess"), fmt.Errorf("%w: the day budget of review on p (300 tokens) is spent: 320 used", claude.ErrBudgetExhausted)
+		}
+		return approve(n, inv)
+	})
+	for range 3 {
+		h.tick()
+	}
+	if got := h.botComments(pr.Number, "waits: the day budget of review on p (300 tokens)"); len(got) != 1 {
+		t.Fatalf("%d comments about the budget, want 1", len(got))
+	}
+	if errs := h.botComments(pr.Number, "<!-- review-error:"); len(errs) != 0 {
+		t.Fatalf("a spent budget counted against the head: %d error comments", len(errs))
+	}
+	codes := map[ledger.Code]int{}
+	for _, r := range h.led.Records() {
+		codes[r.Code]++
+	}
+	if codes[ledger.CodeBudgetExhausted] != 3 {
+		t.Errorf("ledger codes %v", codes)
+	}
+	spent = false
+	h.tick()
+	if cs := h.botComments(pr.Number, "**APPROVE** — fine"); len(cs) != 1 {
+		t.Error("no review once the budget lifted")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/claude"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
@@ -141,6 +142,15 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 	case errors.Is(err, claude.ErrTimeout):
 		fail(ledger.CodeClaudeTimeout, "the review session timed out", res)
 		return
+	case errors.Is(err, claude.ErrBudgetExhausted):
+		// A spent budget holds the review, no strike against the head:
+		// one comment says so, and a later tick reviews once it lifts.
+		log.Warn().Str(logx.KeyOutcome, claude.Code(err)).Str("error", err.Error()).Msg("budget spent; the review waits")
+		if st.BudgetNoted != pr.HeadSHA {
+			a.noteBudget(ctx, pr, st, err, log)
+		}
+		finish(ledger.ReasonEngineError, ledger.CodeBudgetExhausted, "a model budget is spent", res)
+		return
 	case claude.Transient(err), errors.Is(err, claude.ErrAuth):
 		// The backend's fault, not the pull request's: no error comment,
 		// no strike against the head; the next tick tries again.
@@ -246,4 +256,19 @@ func (a *Agent) fullPrompt(ctx context.Context, p promptInput, outFile string, l
 		ReviewFile: outFile,
 		Logger:     log,
 	})
+}
+
+// noteBudget says once per head on the pull request that a spent budget
+// holds its review.
+func (a *Agent) noteBudget(ctx context.Context, pr forge.PullRequest, st *prState, spent error, log zerolog.Logger) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if _, err := a.opts.Forge.CreateComment(cctx, pr.Number, agent.BudgetNote("The review of "+pr.HeadSHA, spent.Error())); err != nil {
+		log.Warn().Err(err).Msg("could not say on the pull request that its review's budget is spent")
+		return
+	}
+	st.BudgetNoted = pr.HeadSHA
+	if err := a.store.save(st); err != nil {
+		log.Error().Err(err).Msg("save review state")
+	}
 }

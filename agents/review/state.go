@@ -39,6 +39,9 @@ type prState struct {
 	CommentTried bool   `json:"comment_tried,omitempty"`
 	FormalTried  bool   `json:"formal_tried,omitempty"`
 	CommentBody  string `json:"comment_body,omitempty"`
+	// BudgetNoted is the head whose pull request was told that a spent
+	// budget holds its review.
+	BudgetNoted string `json:"budget_noted,omitempty"`
 	// SessionID is the review conversation, resumed on re-review.
 	SessionID string `json:"session_id,omitempty"`
 	// Errors counts failed attempts per head SHA (circuit breaker).

@@ -98,7 +98,7 @@ func (a *app) gatewayCmd() *cobra.Command {
 				return err
 			}
 			defer logs.Close()
-			return daemon.ServeGateway(cmd.Context(), cfg, listen, cfg.Env.Get(gateway.TokenEnv), logs.For("gateway"))
+			return daemon.ServeGateway(cmd.Context(), cfg, listen, cfg.Env.Get(gateway.TokenEnv), a.layout().GatewayDays(), logs.For("gateway"))
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", a.envOr(gateway.ListenEnv, defaultGatewayListen), "address of the gateway")

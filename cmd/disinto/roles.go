@@ -144,6 +144,6 @@ func devLimits(cfg *config.Config, p *config.Project) dev.Limits {
 	return dev.Limits{
 		CIFixes: l.CIFixAttempts, ReviewRounds: l.ReviewRounds, Rebases: l.RebaseRounds, MergeAttempts: l.MergeAttempts,
 		CITimeout: l.CITimeout, ReviewTimeout: l.ReviewTimeout, InFlight: l.InFlight,
-		SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200, IssueTokens: p.Budget.IssueTokens,
+		SessionTimeout: cfg.Claude.Timeout, MaxTurns: 200, IssueBudget: p.Budget.Issue,
 	}
 }

@@ -272,6 +272,14 @@ func (rt *Runtime) Wait(ctx context.Context) error {
 // scopeOf is whom role's sessions on p work for, with p's budgets: what
 // the model gateway meters and holds them to.
 func scopeOf(p *config.Project, role config.Role) claude.Scope {
-	return claude.Scope{Project: p.Name, Role: string(role), TZ: p.Budget.Zone,
-		Limits: gateway.Limits{Run: p.Budget.RunTokens, Day: p.Budget.DayTokens}}
+	return claude.Scope{Project: p.Name, Role: string(role), TZ: p.Budget.Zone, Limits: gateway.Limits{
+		Run:     bound(p.Budget.RunBound(role)),
+		Day:     bound(p.Budget.Day),
+		RoleDay: bound(p.Budget.Roles[role].Day),
+	}}
+}
+
+// bound is b as the gateway holds it.
+func bound(b config.Bound) gateway.Bound {
+	return gateway.Bound{Tokens: b.Tokens, USD: b.USD}
 }

@@ -145,7 +145,7 @@ func TestRealCLIStopsAtRunBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := claude.WithScope(context.Background(), claude.Scope{Project: "p", Role: "dev", Limits: gateway.Limits{Run: 300}})
+	ctx := claude.WithScope(context.Background(), claude.Scope{Project: "p", Role: "dev", Limits: gateway.Limits{Run: gateway.Bound{Tokens: 300}}})
 	res, err := e.Run(ctx, claude.Invocation{Prompt: "scenario: budget\nWork.", Dir: gitRepo(t), MaxTurns: 6, Label: "dev-issue-3"})
 	if !errors.Is(err, claude.ErrBudgetExhausted) || claude.Code(err) != "budget.exhausted" {
 		t.Fatalf("run past its budget: %v (%+v)", err, res)

@@ -141,7 +141,7 @@ func TestBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Projects[0].Budget; got.RunTokens != 200_000 || got.DayTokens != 5_000_000 || got.IssueTokens != 0 || got.Zone == nil {
+	if got := cfg.Projects[0].Budget; got.Run.Tokens != 200_000 || got.Day.Tokens != 5_000_000 || got.Issue != (config.Bound{}) || got.Zone == nil {
 		t.Errorf("budget %+v", got)
 	}
 	_, err = config.Parse(map[string][]byte{"a.toml": []byte("name = \"a\"\nrepo = \"o/a\"\n[budget]\nissue_tokens = 0\nhour_tokens = 1\n")}, config.NewEnv(nil))
@@ -168,5 +168,40 @@ func TestPrices(t *testing.T) {
 	}, config.NewEnv(nil))
 	if err == nil || !strings.Contains(err.Error(), "priced differently") || !strings.Contains(err.Error(), "never negative") {
 		t.Errorf("conflicting and negative prices: %v", err)
+	}
+}
+
+// TestBudgetMoneyAndRoles: bounds in dollars and per role; a role's run
+// bound tightens the project's, and a bad role or amount is named.
+func TestBudgetMoneyAndRoles(t *testing.T) {
+	cfg, err := config.Parse(map[string][]byte{"a.toml": []byte(`name = "a"
+repo = "o/a"
+[budget]
+run_tokens = 200_000
+issue_usd = 4.5
+day_usd = 20.0
+[budget.roles.review]
+run_tokens = 50_000
+run_usd = 0.5
+day_tokens = 1_000_000
+`)}, config.NewEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cfg.Projects[0].Budget
+	if b.Issue != (config.Bound{USD: 4.5}) || b.Day != (config.Bound{USD: 20}) || b.Roles[config.RoleReview].Day != (config.Bound{Tokens: 1_000_000}) {
+		t.Errorf("budget %+v", b)
+	}
+	if got := b.RunBound(config.RoleReview); got != (config.Bound{Tokens: 50_000, USD: 0.5}) {
+		t.Errorf("review's run bound %+v", got)
+	}
+	if got := b.RunBound(config.RoleDev); got != (config.Bound{Tokens: 200_000}) {
+		t.Errorf("dev's run bound %+v", got)
+	}
+	_, err = config.Parse(map[string][]byte{"a.toml": []byte("name = \"a\"\nrepo = \"o/a\"\n[budget]\nday_usd = -1.0\n[budget.roles.edge]\nrun_tokens = 5\n[budget.roles.dev]\nissue_tokens = 5\n")}, config.NewEnv(nil))
+	for _, want := range []string{"budget.day_usd", `budget.roles.edge: unknown role "edge"`, "issue_tokens"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad budget: %v, want %q", err, want)
+		}
 	}
 }

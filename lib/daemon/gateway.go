@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -99,8 +100,9 @@ func (s *Services) seedDayBudgets(cfg *config.Config, ledgerPath string, now tim
 		return fmt.Errorf("day budgets: %w", err)
 	}
 	for _, r := range recs {
-		if p := cfg.Project(r.Project); p != nil && p.Budget.DayTokens > 0 {
-			s.gateway.Spent(r.Project, r.End, p.Budget.Zone, r.InputTokens+r.OutputTokens)
+		if p := cfg.Project(r.Project); p != nil {
+			s.gateway.Spent(r.Project, r.Role, r.End, p.Budget.Zone,
+				gateway.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: r.CostUSD})
 		}
 	}
 	return nil
@@ -109,13 +111,17 @@ func (s *Services) seedDayBudgets(cfg *config.Config, ledgerPath string, now tim
 // ServeGateway serves a model gateway of cfg's backends on addr for the
 // daemons of several containers (`disinto gateway`) until ctx ends: its
 // keys, budgets and backend limits hold across all of them. token opens
-// its grant API to them; /healthz answers health checks.
-func ServeGateway(ctx context.Context, cfg *config.Config, addr, token string, log zerolog.Logger) error {
+// its grant API to them; /healthz answers health checks; stateFile keeps
+// its day tallies across restarts.
+func ServeGateway(ctx context.Context, cfg *config.Config, addr, token, stateFile string, log zerolog.Logger) error {
 	if len(token) < gateway.MinAdminToken {
 		return fmt.Errorf("%s must be set, %d characters or more: the daemons that share the gateway send it", gateway.TokenEnv, gateway.MinAdminToken)
 	}
 	o := gatewayOptions(cfg, log)
-	o.AdminToken = token
+	o.AdminToken, o.StateFile = token, stateFile
+	if err := os.MkdirAll(filepath.Dir(stateFile), 0o700); err != nil {
+		return fmt.Errorf("model gateway: %w", err)
+	}
 	g, err := gateway.New(o)
 	if err != nil {
 		return err

@@ -126,6 +126,9 @@ func (l Layout) Profile(bot string) string { return l.at("memory", bot, "profile
 // never discarded.
 func (l Layout) JournalQueue(bot string) string { return l.at("memory", bot, "journal.queue") }
 
+// GatewayDays is where a shared model gateway keeps its day tallies.
+func (l Layout) GatewayDays() string { return l.at("gateway", "days.json") }
+
 // Ledger is the run ledger's directory.
 func (l Layout) Ledger() string { return l.at("ledger") }
 

@@ -9,38 +9,77 @@ import (
 // ErrBudget is wrapped by every refusal for a spent budget.
 var ErrBudget = errors.New("budget exhausted")
 
-// Limits are the token budgets a run is held to; zero means no bound.
-type Limits struct {
-	// Run bounds the run's own tokens.
-	Run int64
-	// Day bounds the tokens of all the project's runs of one day, in the
-	// grant's timezone.
-	Day int64
+// Bound is a budget in tokens, in US dollars, or both; a zero part is no
+// bound. Money counts only what the price table prices.
+type Bound struct {
+	Tokens int64   `json:"tokens,omitempty"`
+	USD    float64 `json:"usd,omitempty"`
 }
+
+// Limits are the budgets a run is held to.
+type Limits struct {
+	// Run bounds the run's own usage.
+	Run Bound `json:"run"`
+	// Day bounds all the project's runs of one day, in the grant's
+	// timezone.
+	Day Bound `json:"day"`
+	// RoleDay bounds the runs of the grant's role on the project of one
+	// day.
+	RoleDay Bound `json:"role_day"`
+}
+
+// Units of a BudgetError.
+const (
+	UnitTokens = "tokens"
+	UnitUSD    = "USD"
+)
 
 // BudgetError says which budget a run met.
 type BudgetError struct {
-	Project string
+	Project string `json:"project"`
+	// Role is set for a role's own budget.
+	Role string `json:"role,omitempty"`
 	// Budget is "run" or "day".
-	Budget      string
-	Limit, Used int64
+	Budget string `json:"budget"`
+	// Unit is UnitTokens or UnitUSD.
+	Unit  string  `json:"unit"`
+	Limit float64 `json:"limit"`
+	Used  float64 `json:"used"`
 }
 
 func (e *BudgetError) Error() string {
-	return fmt.Sprintf("the %s budget of %s (%d tokens) is spent: %d used", e.Budget, e.Project, e.Limit, e.Used)
+	whose := e.Project
+	if e.Role != "" {
+		whose = e.Role + " on " + e.Project
+	}
+	if e.Unit == UnitUSD {
+		return fmt.Sprintf("the %s budget of %s ($%.2f) is spent: $%.2f used", e.Budget, whose, e.Limit, e.Used)
+	}
+	return fmt.Sprintf("the %s budget of %s (%d tokens) is spent: %d used", e.Budget, whose, int64(e.Limit), int64(e.Used))
 }
 
 // Unwrap returns ErrBudget.
 func (e *BudgetError) Unwrap() error { return ErrBudget }
 
-// total is what u counts against a budget: every token the backend
-// processed, cached or not.
+// total is what u counts against a budget in tokens: every token the
+// backend processed, cached or not.
 func (u Usage) total() int64 { return u.InputTokens + u.OutputTokens + u.CacheRead + u.CacheCreation }
 
-// tally is a project's tokens of one day.
+// check is the error of the first part of b that u reached, or nil.
+func (b Bound) check(u Usage, budget, project, role string) error {
+	switch {
+	case b.Tokens > 0 && u.total() >= b.Tokens:
+		return &BudgetError{Project: project, Role: role, Budget: budget, Unit: UnitTokens, Limit: float64(b.Tokens), Used: float64(u.total())}
+	case b.USD > 0 && u.CostUSD >= b.USD:
+		return &BudgetError{Project: project, Role: role, Budget: budget, Unit: UnitUSD, Limit: b.USD, Used: u.CostUSD}
+	}
+	return nil
+}
+
+// tally is what a project, or one role on it, used on one day.
 type tally struct {
-	day    string
-	tokens int64
+	Day   string `json:"day"`
+	Usage Usage  `json:"usage"`
 }
 
 // dayOf is the day t falls on in loc (UTC when nil).
@@ -51,68 +90,78 @@ func dayOf(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format(time.DateOnly)
 }
 
-// Spent counts tokens the project used at t (in loc) against its day
-// budget: what the ledger recorded before this process started.
-func (g *Gateway) Spent(project string, at time.Time, loc *time.Location, tokens int64) {
+// tallyKeys are the tallies a run of role on project counts in: the
+// project's and the role's on it.
+func tallyKeys(project, role string) [2]string {
+	return [2]string{project, project + "\x00" + role}
+}
+
+// Spent counts what role's runs on project used at t (in loc) against
+// the day budgets: what the ledger recorded before this process started.
+func (g *Gateway) Spent(project, role string, at time.Time, loc *time.Location, u Usage) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.addLocked(project, dayOf(at, loc), tokens)
+	g.addLocked(project, role, dayOf(at, loc), u)
 }
 
-// addLocked adds tokens to the project's tally of day; a tally of an
-// earlier day starts over. g.mu is held.
-func (g *Gateway) addLocked(project, day string, tokens int64) {
-	t := g.days[project]
-	if t == nil || t.day < day {
-		t = &tally{day: day}
-		g.days[project] = t
-	}
-	if t.day == day {
-		t.tokens += tokens
+// addLocked adds u to the tallies of day; a tally of an earlier day
+// starts over. g.mu is held.
+func (g *Gateway) addLocked(project, role, day string, u Usage) {
+	for _, k := range tallyKeys(project, role) {
+		t := g.days[k]
+		if t == nil || t.Day < day {
+			t = &tally{Day: day}
+			g.days[k] = t
+		}
+		if t.Day == day {
+			t.Usage.add(u)
+		}
 	}
 }
 
-// dayUsedLocked is what the project used today in loc. g.mu is held.
-func (g *Gateway) dayUsedLocked(project string, loc *time.Location) int64 {
-	if t := g.days[project]; t != nil && t.day == dayOf(g.now(), loc) {
-		return t.tokens
+// usedLocked is what key's tally holds of today in loc. g.mu is held.
+func (g *Gateway) usedLocked(key string, loc *time.Location) Usage {
+	if t := g.days[key]; t != nil && t.Day == dayOf(g.now(), loc) {
+		return t.Usage
 	}
-	return 0
+	return Usage{}
 }
 
-// DayUsed is what the project used today (in loc), as metered.
-func (g *Gateway) DayUsed(project string, loc *time.Location) int64 {
+// DayUsed is what the project used today (in loc), as metered; with a
+// role, what that role's runs on it used.
+func (g *Gateway) DayUsed(project, role string, loc *time.Location) Usage {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.dayUsedLocked(project, loc)
+	k := tallyKeys(project, role)
+	if role == "" {
+		return g.usedLocked(k[0], loc)
+	}
+	return g.usedLocked(k[1], loc)
 }
 
-// checkDayLocked refuses a grant whose project spent its day. g.mu is
-// held.
+// checkDayLocked refuses a grant whose project, or whose role on it,
+// spent its day. g.mu is held.
 func (g *Gateway) checkDayLocked(gr Grant) error {
-	if gr.Limits.Day <= 0 {
-		return nil
+	k := tallyKeys(gr.Project, gr.Role)
+	if err := gr.Limits.Day.check(g.usedLocked(k[0], gr.TZ), "day", gr.Project, ""); err != nil {
+		return err
 	}
-	if used := g.dayUsedLocked(gr.Project, gr.TZ); used >= gr.Limits.Day {
-		return &BudgetError{Project: gr.Project, Budget: "day", Limit: gr.Limits.Day, Used: used}
-	}
-	return nil
+	return gr.Limits.RoleDay.check(g.usedLocked(k[1], gr.TZ), "day", gr.Project, gr.Role)
 }
 
 // admit decides whether l may send one more model request: never once
-// its run or its project's day is spent. The request in flight may take
-// a budget past its bound by what it uses; no later one is sent.
+// its run, its project's day or its role's day is spent. The request in
+// flight may take a budget past its bound by what it uses; no later one
+// is sent.
 func (g *Gateway) admit(l *Lease) error {
 	l.mu.Lock()
-	used, refused := l.usage.total(), l.refused
+	used, refused := l.usage, l.refused
 	l.mu.Unlock()
 	if refused != nil {
 		return refused
 	}
-	var err error
-	if lim := l.Grant.Limits.Run; lim > 0 && used >= lim {
-		err = &BudgetError{Project: l.Grant.Project, Budget: "run", Limit: lim, Used: used}
-	} else {
+	err := l.Grant.Limits.Run.check(used, "run", l.Grant.Project, "")
+	if err == nil {
 		g.mu.Lock()
 		err = g.checkDayLocked(l.Grant)
 		g.mu.Unlock()

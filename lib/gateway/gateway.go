@@ -12,6 +12,7 @@
 package gateway
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -121,6 +122,12 @@ type Options struct {
 	// AdminToken, when set, opens the grant API to the daemons that share
 	// this gateway (`disinto gateway`); at least MinAdminToken characters.
 	AdminToken string
+	// TokenURL is where a subscription login is refreshed;
+	// DefaultTokenURL when empty.
+	TokenURL string
+	// StateFile, when set, keeps the day tallies across restarts: a
+	// shared gateway has no ledger to count them from.
+	StateFile string
 }
 
 // Gateway relays the model requests of the runs it granted keys to.
@@ -141,6 +148,9 @@ type Gateway struct {
 	obs    Observer
 	admin  string
 	prices map[string]Price
+	// stateFile keeps days; saveMu orders its writes.
+	stateFile string
+	saveMu    sync.Mutex
 }
 
 // backend is a Backend with its parsed URL and its concurrency bound.
@@ -163,6 +173,11 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.admin = o.AdminToken
 	g.prices = o.Prices
+	if g.stateFile = o.StateFile; g.stateFile != "" {
+		if err := g.loadTallies(g.stateFile); err != nil {
+			return nil, err
+		}
+	}
 	if g.now == nil {
 		g.now = time.Now
 	}
@@ -189,7 +204,7 @@ func New(o Options) (*Gateway, error) {
 			be.slots = make(chan struct{}, b.MaxConcurrent)
 		}
 		if b.APIKey == "" && b.OAuthToken == "" && b.LoginFile != "" {
-			be.login = &loginFile{path: b.LoginFile}
+			be.login = &loginFile{path: b.LoginFile, tokenURL: cmp.Or(o.TokenURL, DefaultTokenURL), client: g.client, now: g.now}
 		}
 		g.backends[b.Name] = be
 	}
@@ -258,8 +273,9 @@ func (l *Lease) record(u Usage) {
 	l.usage.add(u)
 	l.mu.Unlock()
 	l.g.mu.Lock()
-	l.g.addLocked(l.Grant.Project, dayOf(l.g.now(), l.Grant.TZ), u.total())
+	l.g.addLocked(l.Grant.Project, l.Grant.Role, dayOf(l.g.now(), l.Grant.TZ), u)
 	l.g.mu.Unlock()
+	l.g.saveTallies()
 }
 
 // Close revokes every key; later Opens fail.

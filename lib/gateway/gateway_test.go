@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,12 @@ func (u *upstream) last(t *testing.T) *http.Request {
 		t.Fatal("nothing reached the backend")
 	}
 	return u.requests[len(u.requests)-1]
+}
+
+func (u *upstream) all() []*http.Request {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.requests)
 }
 
 func (u *upstream) count() int {
@@ -176,7 +183,7 @@ func TestCredentials(t *testing.T) {
 	up := newUpstream(t)
 	dir := t.TempDir()
 	loginPath := filepath.Join(dir, ".credentials.json")
-	if err := os.WriteFile(loginPath, []byte(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-from-login","refreshToken":"sk-ant-ort01-x","expiresAt":1}}`), 0o600); err != nil {
+	if err := os.WriteFile(loginPath, []byte(`{"claudeAiOauth":{"accessToken":"sk-ant-oat01-from-login","refreshToken":"sk-ant-ort01-x","expiresAt":4102444800000}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	g, srv := newGateway(t,
@@ -323,14 +330,14 @@ func TestBudgets(t *testing.T) {
 	t.Cleanup(srv.Close)
 	const stream = `{"stream":true}` // 199 tokens a request
 
-	run, _ := g.Open(Grant{Project: "p", Backend: "a", Limits: Limits{Run: 150}})
+	run, _ := g.Open(Grant{Project: "p", Backend: "a", Limits: Limits{Run: Bound{Tokens: 150}}})
 	if resp, _ := post(t, srv.URL, run.Key, "/v1/messages", stream); resp.StatusCode != http.StatusOK {
 		t.Fatalf("first request under the run budget: %d", resp.StatusCode)
 	}
 	resp, body := post(t, srv.URL, run.Key, "/v1/messages", stream)
 	var be *BudgetError
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "budget exhausted") ||
-		!errors.As(run.Refused(), &be) || be.Budget != "run" || be.Used != 199 {
+		!errors.As(run.Refused(), &be) || be.Budget != "run" || be.Used != 199 || be.Unit != UnitTokens {
 		t.Fatalf("past the run budget: %d %s, refused %v", resp.StatusCode, body, run.Refused())
 	}
 	if up.count() != 1 {
@@ -338,7 +345,7 @@ func TestBudgets(t *testing.T) {
 	}
 	run.Close()
 
-	day := Limits{Day: 450}
+	day := Limits{Day: Bound{Tokens: 450}}
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	a, err := g.Open(Grant{Project: "p", Backend: "a", Limits: day, TZ: berlin})
 	if err != nil {
@@ -360,11 +367,11 @@ func TestBudgets(t *testing.T) {
 	if _, err := g.Open(Grant{Project: "p", Backend: "a", Limits: day, TZ: berlin}); err != nil {
 		t.Errorf("after the day rolled over: %v", err)
 	}
-	g.Spent("q", now, nil, 500)
+	g.Spent("q", "dev", now, nil, Usage{InputTokens: 500})
 	if _, err := g.Open(Grant{Project: "q", Backend: "a", Limits: day}); !errors.Is(err, ErrBudget) {
 		t.Errorf("tokens spent before a restart do not count: %v", err)
 	}
-	if got := g.DayUsed("q", nil); got != 500 {
+	if got := g.DayUsed("q", "", nil).total(); got != 500 {
 		t.Errorf("day used %d", got)
 	}
 }
@@ -400,7 +407,7 @@ func TestObserved(t *testing.T) {
 	}
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	l, _ := g.Open(Grant{Project: "p", Role: "dev", Backend: "a", Limits: Limits{Run: 10}})
+	l, _ := g.Open(Grant{Project: "p", Role: "dev", Backend: "a", Limits: Limits{Run: Bound{Tokens: 10}}})
 	post(t, srv.URL, l.Key, "/v1/messages", `{"stream":true}`)
 	post(t, srv.URL, l.Key, "/v1/messages", `{"stream":true}`)
 	post(t, srv.URL, l.Key, "/v1/models", `{}`)
@@ -422,5 +429,87 @@ func TestPriceOf(t *testing.T) {
 		if (want < 0 && u.Unpriced != 1) || (want >= 0 && (u.CostUSD != want || u.Unpriced != 0)) {
 			t.Errorf("%q: %+v, want $%v", model, u, want)
 		}
+	}
+}
+
+// TestMoneyAndRoleBudgets: a bound in dollars holds like one in tokens,
+// at the price table's prices; a role's own day budget stops that role
+// on the project and no other.
+func TestMoneyAndRoleBudgets(t *testing.T) {
+	up := newUpstream(t)
+	g, err := New(Options{Backends: []Backend{{Name: "a", URL: up.URL, APIKey: "k"}}, Log: zerolog.Nop(),
+		Prices: map[string]Price{"claude-sonnet-4-5": {Input: 10_000}}}) // $1.20 a request
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	const stream = `{"stream":true}`
+
+	run, _ := g.Open(Grant{Project: "p", Role: "dev", Backend: "a", Limits: Limits{Run: Bound{USD: 1}}})
+	post(t, srv.URL, run.Key, "/v1/messages", stream)
+	resp, body := post(t, srv.URL, run.Key, "/v1/messages", stream)
+	var be *BudgetError
+	if resp.StatusCode != http.StatusBadRequest || !errors.As(run.Refused(), &be) || be.Unit != UnitUSD ||
+		!strings.Contains(body, "the run budget of p ($1.00) is spent: $1.20 used") {
+		t.Fatalf("past the run's dollars: %d %s", resp.StatusCode, body)
+	}
+	run.Close()
+
+	review := Limits{RoleDay: Bound{Tokens: 300}}
+	r, _ := g.Open(Grant{Project: "p", Role: "review", Backend: "a", Limits: review})
+	post(t, srv.URL, r.Key, "/v1/messages", stream) // 199
+	post(t, srv.URL, r.Key, "/v1/messages", stream) // 398: under the bound when asked
+	resp, body = post(t, srv.URL, r.Key, "/v1/messages", stream)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "the day budget of review on p (300 tokens) is spent: 398 used") {
+		t.Fatalf("past the role's day: %d %s", resp.StatusCode, body)
+	}
+	r.Close()
+	if _, err := g.Open(Grant{Project: "p", Role: "review", Backend: "a", Limits: review}); !errors.Is(err, ErrBudget) {
+		t.Errorf("a new review run past its role's day: %v", err)
+	}
+	if _, err := g.Open(Grant{Project: "p", Role: "dev", Backend: "a", Limits: review}); err != nil {
+		t.Errorf("dev on the same project: %v", err)
+	}
+	if _, err := g.Open(Grant{Project: "q", Role: "review", Backend: "a", Limits: review}); err != nil {
+		t.Errorf("review on another project: %v", err)
+	}
+	if got := g.DayUsed("p", "", nil); got.total() != 597 || got.CostUSD < 3.59 || got.CostUSD > 3.61 || got.Requests != 3 {
+		t.Errorf("the project's day: %+v", got)
+	}
+}
+
+// TestStateFileKeepsTheDay: a gateway with a state file (a shared one,
+// with no ledger) starts again with the day it had counted.
+func TestStateFileKeepsTheDay(t *testing.T) {
+	up := newUpstream(t)
+	state := filepath.Join(t.TempDir(), "days.json")
+	o := Options{Backends: []Backend{{Name: "a", URL: up.URL, APIKey: "k"}}, Log: zerolog.Nop(), StateFile: state}
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	l, _ := g.Open(Grant{Project: "p", Role: "dev", Backend: "a"})
+	post(t, srv.URL, l.Key, "/v1/messages", `{"stream":true}`)
+	l.Close()
+	g.Close()
+
+	again, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.DayUsed("p", "dev", nil).total(); got != 199 {
+		t.Errorf("after a restart the role's day holds %d tokens, want 199", got)
+	}
+	if _, err := again.Open(Grant{Project: "p", Role: "dev", Backend: "a", Limits: Limits{Day: Bound{Tokens: 100}}}); !errors.Is(err, ErrBudget) {
+		t.Errorf("the day spent before the restart does not count: %v", err)
+	}
+	if err := os.WriteFile(state, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(o); err == nil || !strings.Contains(err.Error(), state) {
+		t.Errorf("a broken state file: %v", err)
 	}
 }

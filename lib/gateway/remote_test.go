@@ -31,7 +31,7 @@ func TestRemoteGateway(t *testing.T) {
 	var wg sync.WaitGroup
 	usages := make([]Usage, 4)
 	for i := range usages {
-		l, err := daemons[i%2].Grant(Grant{Project: "p", Role: "dev", Backend: "a", TZ: berlin, Limits: Limits{Day: 700}})
+		l, err := daemons[i%2].Grant(Grant{Project: "p", Role: "dev", Backend: "a", TZ: berlin, Limits: Limits{Day: Bound{Tokens: 700}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestRemoteGateway(t *testing.T) {
 		}
 	}
 	// 4 × 199 tokens: the shared day budget is spent for every daemon.
-	_, err = daemons[1].Grant(Grant{Project: "p", Backend: "a", TZ: berlin, Limits: Limits{Day: 700}})
+	_, err = daemons[1].Grant(Grant{Project: "p", Backend: "a", TZ: berlin, Limits: Limits{Day: Bound{Tokens: 700}}})
 	var be *BudgetError
 	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) || be.Budget != "day" || be.Used != 796 {
 		t.Errorf("a grant on a spent shared day: %v", err)

@@ -1,0 +1,11 @@
+package agent
+
+import "fmt"
+
+// BudgetNote is the comment that tells an issue or pull request that a
+// spent model budget holds its work: what waits, and why (the budget
+// error, which names the budget), and how it goes on.
+func BudgetNote(what, why string) string {
+	return fmt.Sprintf("%s waits: %s. It resumes by itself when the day rolls over (for a day budget) "+
+		"or when `[budget]` in the project file is raised.", what, why)
+}
