@@ -459,7 +459,7 @@ func TestSpentBudgetWaits(t *testing.T) {
 		h.tick()
 	}
 	if got := h.botComments(pr.Number, "waits: the day budget of review on p (300 tokens)"); len(got) != 1 {
-		t.Fatalf("%d comments about the budget, want 1", len(got))
+		t.Fatalf("%d comments about the budget, want 1: %+v", len(got), h.comments(pr.Number))
 	}
 	if errs := h.botComments(pr.Number, "<!-- review-error:"); len(errs) != 0 {
 		t.Fatalf("a spent budget counted against the head: %d error comments", len(errs))
