@@ -269,6 +269,7 @@ func (l *Lease) Usage() Usage {
 func (l *Lease) record(u Usage) {
 	l.g.obs.GatewayTokens(l.Grant.Project, l.Grant.Role, l.Grant.Backend, map[string]int64{
 		"input": u.InputTokens, "output": u.OutputTokens, "cache_read": u.CacheRead, "cache_write": u.CacheCreation})
+	l.g.obs.GatewayCost(l.Grant.Project, l.Grant.Role, l.Grant.Backend, u.CostUSD)
 	l.mu.Lock()
 	l.usage.add(u)
 	l.mu.Unlock()
@@ -372,9 +373,12 @@ type Observer interface {
 	GatewayRequest(backend, result string)
 	// GatewayTokens counts what a relayed answer reported using.
 	GatewayTokens(project, role, backend string, kinds map[string]int64)
+	// GatewayCost counts what it cost, when its model is priced.
+	GatewayCost(project, role, backend string, usd float64)
 }
 
 type nopObserver struct{}
 
 func (nopObserver) GatewayRequest(string, string)                          {}
 func (nopObserver) GatewayTokens(string, string, string, map[string]int64) {}
+func (nopObserver) GatewayCost(string, string, string, float64)            {}

@@ -380,12 +380,19 @@ type countingObserver struct {
 	mu       sync.Mutex
 	requests map[string]int
 	tokens   map[string]int64
+	cost     float64
 }
 
 func (o *countingObserver) GatewayRequest(backend, result string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.requests[backend+"/"+result]++
+}
+
+func (o *countingObserver) GatewayCost(project, role, _ string, usd float64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.cost += usd
 }
 
 func (o *countingObserver) GatewayTokens(project, role, backend string, kinds map[string]int64) {
@@ -401,7 +408,8 @@ func (o *countingObserver) GatewayTokens(project, role, backend string, kinds ma
 func TestObserved(t *testing.T) {
 	up := newUpstream(t)
 	o := &countingObserver{requests: map[string]int{}, tokens: map[string]int64{}}
-	g, err := New(Options{Backends: []Backend{{Name: "a", URL: up.URL, APIKey: "k"}}, Log: zerolog.Nop(), Observer: o})
+	g, err := New(Options{Backends: []Backend{{Name: "a", URL: up.URL, APIKey: "k"}}, Log: zerolog.Nop(), Observer: o,
+		Prices: map[string]Price{"claude-sonnet-4-5": {Input: 1000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,6 +426,9 @@ func TestObserved(t *testing.T) {
 	}
 	if o.tokens["p/dev/input"] != 120 || o.tokens["p/dev/output"] != 42 || o.tokens["p/dev/cache_read"] != 30 || o.tokens["p/dev/cache_write"] != 7 {
 		t.Errorf("tokens %v", o.tokens)
+	}
+	if o.cost < 0.119 || o.cost > 0.121 {
+		t.Errorf("cost $%v, want $0.12", o.cost)
 	}
 }
 

@@ -37,6 +37,7 @@ type Registry struct {
 	// result, tokens as it metered them while runs go on.
 	gwRequests *prometheus.CounterVec
 	gwTokens   *prometheus.CounterVec
+	gwCost     *prometheus.CounterVec
 	// now stamps successful ticks; time.Now.
 	now func() time.Time
 }
@@ -81,6 +82,9 @@ func New(running func() int) *Registry {
 		gwTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "disinto_gateway_tokens_total", Help: "Model tokens the gateway metered, by kind.",
 		}, []string{"project", "role", "backend", "kind"}),
+		gwCost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "disinto_gateway_cost_usd_total", Help: "What the metered tokens cost at the price table's prices, in US dollars.",
+		}, []string{"project", "role", "backend"}),
 		forgeUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "disinto_forge_up", Help: "Whether the project's forge answered its last health probe (1) or not (0).",
 		}, []string{"project"}),
@@ -92,7 +96,7 @@ func New(running func() int) *Registry {
 		now: time.Now,
 	}
 	r.reg.MustRegister(r.runs, r.runSeconds, r.tickSecs, r.ticks, r.cost, r.tokens, r.forge, r.hooks,
-		r.build, r.forgeUp, r.lastOK, r.findings, r.gwRequests, r.gwTokens,
+		r.build, r.forgeUp, r.lastOK, r.findings, r.gwRequests, r.gwTokens, r.gwCost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if running != nil {
 		r.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -256,5 +260,13 @@ func (r *Registry) GatewayTokens(project, role, backend string, kinds map[string
 		if n > 0 {
 			r.gwTokens.WithLabelValues(project, role, backend, kind).Add(float64(n))
 		}
+	}
+}
+
+// GatewayCost counts what the gateway metered for a run of role on
+// project cost, at the price table's prices.
+func (r *Registry) GatewayCost(project, role, backend string, usd float64) {
+	if usd > 0 {
+		r.gwCost.WithLabelValues(project, role, backend).Add(usd)
 	}
 }
