@@ -13,7 +13,7 @@ func (a *app) configCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "config",
 		Short:   "Inspect the configuration",
-		Example: "  disinto config check",
+		Example: "  disinto config check\n  disinto config show",
 	}
 	var asJSON bool
 	check := &cobra.Command{
@@ -30,7 +30,7 @@ func (a *app) configCmd() *cobra.Command {
 		},
 	}
 	check.Flags().BoolVar(&asJSON, "json", false, "print the findings as JSON")
-	cmd.AddCommand(check)
+	cmd.AddCommand(check, a.configShowCmd())
 	return cmd
 }
 

@@ -21,6 +21,32 @@ type Env struct {
 	// shadowed lists the plain file's keys it overrode with another value.
 	sealed   map[string]bool
 	shadowed []string
+	// src says where each value came from (LoadEnvWith).
+	src map[string]Source
+}
+
+// Source is where a value of the environment came from.
+type Source string
+
+// The sources of an Env's values, weakest first.
+const (
+	SourceEnvFile Source = "env file"
+	SourceSealed  Source = "encrypted env file"
+	SourceProcess Source = "process environment"
+	// SourceGiven: an Env built by NewEnv from values already merged.
+	SourceGiven Source = "given"
+	SourceUnset Source = ""
+)
+
+// Source is where key's value came from; SourceUnset when it is unset.
+func (e Env) Source(key string) Source {
+	if _, ok := e.vals[key]; !ok {
+		return SourceUnset
+	}
+	if s, ok := e.src[key]; ok {
+		return s
+	}
+	return SourceGiven
 }
 
 // NewEnv builds an Env from explicit values (tests, callers that already

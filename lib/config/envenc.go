@@ -50,7 +50,10 @@ func LoadEnvWith(path string, dec Decrypter, environ []string) (Env, error) {
 	if err != nil {
 		return Env{}, err
 	}
-	e := Env{vals: vals}
+	e := Env{vals: vals, src: make(map[string]Source, len(vals))}
+	for k := range vals {
+		e.src[k] = SourceEnvFile
+	}
 	if len(sealed) > 0 {
 		e.sealed = make(map[string]bool, len(sealed))
 	}
@@ -60,12 +63,14 @@ func LoadEnvWith(path string, dec Decrypter, environ []string) (Env, error) {
 		}
 		vals[k] = v
 		e.sealed[k] = true
+		e.src[k] = SourceSealed
 	}
 	sort.Strings(e.shadowed)
 	for _, kv := range environ {
 		if k, v, ok := strings.Cut(kv, "="); ok {
-			if vals[k] != v {
+			if old, set := vals[k]; !set || old != v {
 				delete(e.sealed, k) // the process's value is not the sealed one
+				e.src[k] = SourceProcess
 			}
 			vals[k] = v
 		}
