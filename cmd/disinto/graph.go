@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,7 +97,8 @@ func (a *app) graphReport(ctx context.Context, cfg *config.Config, p *config.Pro
 		return graph.Report{}, err
 	}
 	owner, name, _ := strings.Cut(p.Repo, "/")
-	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: bot.Token, User: bot.User, Redactor: red})
+	fc, err := forge.New(forge.Options{URL: p.ForgeURL, Token: bot.Token, User: bot.User, Redactor: red,
+		HTTPClient: &http.Client{Timeout: cfg.Policy.ForgeTimeout, Transport: forge.NewBreaker(nil, forge.OneShotSilence)}})
 	if err != nil {
 		return graph.Report{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/daemon"
+	"github.com/disinto/disinto/lib/forge"
 )
 
 func (a *app) runCmd() *cobra.Command { return a.runCmdWith(agentRegistry) }
@@ -64,6 +65,7 @@ func (a *app) runCmdWith(registry func() daemon.Registry) *cobra.Command {
 				return err
 			}
 			co.RuntimeLog = string(role)
+			co.ForgeSilence = forge.OneShotSilence
 			c, err := daemon.NewCore(cfg, co)
 			if err != nil {
 				return err

@@ -52,6 +52,10 @@ type CoreOptions struct {
 	Environ []string
 	// AllowUnisolated accepts sessions that run as the daemon's user.
 	AllowUnisolated bool
+	// ForgeSilence, for a one-shot command, is how long it waits for a
+	// forge that accepts connections and answers nothing before it gives
+	// up (forge.Breaker); zero (the daemon) waits a forge out.
+	ForgeSilence time.Duration
 	// Formulas are the formulas built into the binary.
 	Formulas fs.FS
 	// Metrics turns on the counters /metrics serves; Version and Commit

@@ -96,6 +96,9 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 	if reg != nil {
 		s.HTTP.Transport = reg.RoundTripper(nil)
 	}
+	if o.ForgeSilence > 0 {
+		s.HTTP.Transport = forge.NewBreaker(s.HTTP.Transport, o.ForgeSilence)
+	}
 	names := sortedBackends(cfg)
 	backends := make([]claude.Backend, 0, len(names))
 	for _, n := range names {

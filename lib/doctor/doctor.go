@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/secrets"
 )
 
@@ -171,7 +172,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.ForgeTimeout = 15 * time.Second
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: o.ForgeTimeout}
+		// A host that answers nothing costs the run its patience once,
+		// not every check's timeout.
+		o.HTTPClient = &http.Client{Timeout: o.ForgeTimeout, Transport: forge.NewBreaker(nil, forge.OneShotSilence)}
 	}
 	if o.RunClaude == nil {
 		o.RunClaude = runCommand

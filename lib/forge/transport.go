@@ -115,6 +115,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, ctx.Err()
 		}
+		if errors.Is(err, ErrSilent) {
+			return nil, err // a one-shot command's patience is spent
+		}
 		transient := err != nil || status == http.StatusTooManyRequests || status >= 500
 		// A POST that got no response at all may or may not have been
 		// applied; a 429 or 503 was refused before any work was done.
@@ -156,6 +159,7 @@ func (t *transport) attempt(r *http.Request, repeatable bool) (*http.Response, e
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
+	ctx = context.WithValue(ctx, attemptStart{}, t.now())
 	resp, err := t.next.RoundTrip(r.WithContext(ctx))
 	if err != nil {
 		cancel()
