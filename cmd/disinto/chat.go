@@ -56,7 +56,7 @@ func (a *app) chatCmd() *cobra.Command {
 			return a.runChat(cmd.Context(), listen)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", a.envOr(chatListenEnv, ":8080"), "address to serve on (env "+chatListenEnv+")")
+	a.envFlag(cmd.Flags(), &listen, "listen", chatListenEnv, ":8080", "address to serve on")
 	return cmd
 }
 

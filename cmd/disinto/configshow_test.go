@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +68,35 @@ func TestConfigShow(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "projects", "p.toml"), "name = \"p\"\nrepo = \"o/p\"\n[budget]\nday_usd = -1.0\n")
 	if code, _, errOut := runCLI(t, env, args...); code == 0 || !strings.Contains(errOut, "budget.day_usd") {
 		t.Errorf("a broken file: exit %d, %s", code, errOut)
+	}
+}
+
+// TestFlagsNameTheirVariables: a flag whose default comes from the
+// environment says which variable in --help.
+func TestFlagsNameTheirVariables(t *testing.T) {
+	root := (&app{stdout: io.Discard, stderr: io.Discard}).rootCmd()
+	want := map[string]string{
+		"projects-dir": "DISINTO_PROJECTS_DIR", "env-file": "DISINTO_ENV_FILE", "data-dir": "DISINTO_DATA_DIR",
+		"allow-unisolated-sessions": "DISINTO_ALLOW_UNISOLATED_SESSIONS",
+		"daemon --listen":           "DISINTO_LISTEN", "daemon --status-listen": "DISINTO_STATUS_LISTEN",
+		"daemon --read-timeout":     "DISINTO_HTTP_READ_TIMEOUT", "gateway --listen": "DISINTO_GATEWAY_LISTEN",
+		"chat --listen":             "CHAT_LISTEN", "doctor --webhook-url": "DISINTO_WEBHOOK_URL",
+	}
+	for flag, env := range want {
+		cmd, name := root, flag
+		if sub, f, ok := strings.Cut(flag, " --"); ok {
+			c, _, err := root.Find([]string{sub})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd, name = c, f
+		}
+		f := cmd.Flags().Lookup(name)
+		if f == nil {
+			f = cmd.PersistentFlags().Lookup(name)
+		}
+		if f == nil || !strings.Contains(f.Usage, "(env "+env) {
+			t.Errorf("%s: %+v, want its usage to name %s", flag, f, env)
+		}
 	}
 }

@@ -43,10 +43,10 @@ func (a *app) daemonCmdWith(registry func() daemon.Registry) *cobra.Command {
 			return daemon.Run(cmd.Context(), cfg, daemon.Options{Core: co, Registry: registry(), HTTP: h, Grace: grace})
 		},
 	}
-	cmd.Flags().StringVar(&h.Listen, "listen", a.envOr(daemon.EnvListen, daemon.DefaultListen), "address of the webhook receiver and /healthz")
-	cmd.Flags().StringVar(&h.StatusListen, "status-listen", a.envOr(daemon.EnvStatusListen, daemon.DefaultStatusListen),
+	a.envFlag(cmd.Flags(), &h.Listen, "listen", daemon.EnvListen, daemon.DefaultListen, "address of the webhook receiver and /healthz")
+	a.envFlag(cmd.Flags(), &h.StatusListen, "status-listen", daemon.EnvStatusListen, daemon.DefaultStatusListen,
 		"address of /status and /metrics (off loopback only with "+daemon.EnvStatusToken+")")
-	cmd.Flags().StringVar(&h.ReadTimeout, "read-timeout", a.envOr(daemon.EnvReadTimeout, daemon.DefaultReadTimeout.String()), "time a client has to send a whole request")
+	a.envFlag(cmd.Flags(), &h.ReadTimeout, "read-timeout", daemon.EnvReadTimeout, daemon.DefaultReadTimeout.String(), "time a client has to send a whole request")
 	cmd.Flags().DurationVar(&grace, "grace", 5*time.Minute, "how long running sessions may finish after SIGTERM")
 	return cmd
 }
@@ -101,6 +101,6 @@ func (a *app) gatewayCmd() *cobra.Command {
 			return daemon.ServeGateway(cmd.Context(), cfg, listen, cfg.Env.Get(gateway.TokenEnv), a.layout().GatewayDays(), logs.For("gateway"))
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", a.envOr(gateway.ListenEnv, defaultGatewayListen), "address of the gateway")
+	a.envFlag(cmd.Flags(), &listen, "listen", gateway.ListenEnv, defaultGatewayListen, "address of the gateway")
 	return cmd
 }

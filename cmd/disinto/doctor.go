@@ -34,7 +34,7 @@ func (a *app) doctorCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the findings as JSON")
-	cmd.Flags().StringVar(&f.webhookURL, "webhook-url", a.getenv("DISINTO_WEBHOOK_URL"), "URL each project's webhook must call (env DISINTO_WEBHOOK_URL)")
+	a.envFlag(cmd.Flags(), &f.webhookURL, "webhook-url", "DISINTO_WEBHOOK_URL", "", "URL each project's webhook must call")
 	return cmd
 }
 

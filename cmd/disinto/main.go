@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/disinto/disinto/lib/logx"
 )
@@ -96,12 +97,12 @@ func (a *app) rootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.projectsDir, "projects-dir", a.envOr("DISINTO_PROJECTS_DIR", "projects"), "directory of project *.toml files")
-	pf.StringVar(&a.envFile, "env-file", a.envOr("DISINTO_ENV_FILE", ".env"), "environment file (process environment wins)")
-	pf.StringVar(&a.dataDir, "data-dir", a.envOr("DISINTO_DATA_DIR", "data"), "data directory for state, logs and the run ledger")
+	a.envFlag(pf, &a.projectsDir, "projects-dir", "DISINTO_PROJECTS_DIR", "projects", "directory of project *.toml files")
+	a.envFlag(pf, &a.envFile, "env-file", "DISINTO_ENV_FILE", ".env", "environment file (process environment wins)")
+	a.envFlag(pf, &a.dataDir, "data-dir", "DISINTO_DATA_DIR", "data", "data directory for state, logs and the run ledger")
 	pf.BoolVar(&a.debug, "debug", false, "debug logging")
 	pf.BoolVar(&a.allowUnisolated, "allow-unisolated-sessions", a.getenv("DISINTO_ALLOW_UNISOLATED_SESSIONS") == "1",
-		"run model sessions as this user when not root (they can then read its credentials)")
+		"run model sessions as this user when not root (they can then read its credentials) (env DISINTO_ALLOW_UNISOLATED_SESSIONS=1)")
 
 	root.AddCommand(
 		a.versionCmd(),
@@ -138,6 +139,12 @@ func (a *app) getenv(key string) string {
 		}
 	}
 	return ""
+}
+
+// envFlag defines a string flag whose default is the environment
+// variable env, else def, and says so in --help.
+func (a *app) envFlag(fs *pflag.FlagSet, p *string, name, env, def, usage string) {
+	fs.StringVar(p, name, a.envOr(env, def), usage+" (env "+env+")")
 }
 
 func (a *app) envOr(key, def string) string {
