@@ -79,8 +79,8 @@ func TestFlagsNameTheirVariables(t *testing.T) {
 		"projects-dir": "DISINTO_PROJECTS_DIR", "env-file": "DISINTO_ENV_FILE", "data-dir": "DISINTO_DATA_DIR",
 		"allow-unisolated-sessions": "DISINTO_ALLOW_UNISOLATED_SESSIONS",
 		"daemon --listen":           "DISINTO_LISTEN", "daemon --status-listen": "DISINTO_STATUS_LISTEN",
-		"daemon --read-timeout":     "DISINTO_HTTP_READ_TIMEOUT", "gateway --listen": "DISINTO_GATEWAY_LISTEN",
-		"chat --listen":             "CHAT_LISTEN", "doctor --webhook-url": "DISINTO_WEBHOOK_URL",
+		"daemon --read-timeout": "DISINTO_HTTP_READ_TIMEOUT", "gateway --listen": "DISINTO_GATEWAY_LISTEN",
+		"chat --listen": "CHAT_LISTEN", "doctor --webhook-url": "DISINTO_WEBHOOK_URL",
 	}
 	for flag, env := range want {
 		cmd, name := root, flag
