@@ -58,6 +58,9 @@ type Project struct {
 	Limits Limits
 	// Budget bounds the model tokens its sessions spend ([budget]).
 	Budget Budget
+	// Dashboard keeps the factory's dashboard issue on the project's
+	// tracker (`dashboard`, default true).
+	Dashboard bool
 	// Maintainers are the humans an escalation @-mentions; empty when the
 	// file names none (the daemon then asks the environment and the forge).
 	Maintainers []string
@@ -118,6 +121,7 @@ type rawProject struct {
 	OpsRepoRoot   string                   `toml:"ops_repo_root"`
 	Maintainers   []string                 `toml:"maintainers"`
 	Timezone      string                   `toml:"timezone"`
+	Dashboard     *bool                    `toml:"dashboard"`
 	CI            rawCI                    `toml:"ci"`
 	Mirrors       map[string]string        `toml:"mirrors"`
 	Limits        rawLimits                `toml:"limits"`
@@ -270,6 +274,7 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 		p.Budget.Zone = loc
 	}
 	p.Maintainers = validMaintainers(r.Maintainers, bad)
+	p.Dashboard = r.Dashboard == nil || *r.Dashboard
 	p.Supervisor = r.supervisor(bad)
 
 	// Backends declared here join the daemon-wide table.

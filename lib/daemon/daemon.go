@@ -153,6 +153,12 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		d.journals.run(journalsCtx)
 		return nil
 	})
+	// The projects' dashboard issues follow the status until the stop.
+	boards := newDashboards(d.Services, cfg, d.Enablement, d.log.With().Str("part", "dashboard").Logger())
+	g.Go(func() error {
+		boards.run(ctx, DashboardInterval, d.Status)
+		return nil
+	})
 	schedDone := make(chan struct{})
 	g.Go(func() error {
 		defer close(schedDone)

@@ -122,6 +122,12 @@ func (r *RepoClient) EditIssue(ctx context.Context, n int64, e IssueEdit) (Issue
 	return toIssue(i), nil
 }
 
+// PinIssue pins issue n to the top of the repository's issue list.
+func (r *RepoClient) PinIssue(ctx context.Context, n int64) error {
+	resp, err := r.c.api(ctx).PinIssue(r.owner, r.name, n)
+	return r.c.check(fmt.Sprintf("pin issue %s#%d", r.slug, n), resp, err)
+}
+
 // CloseIssue closes issue n.
 func (r *RepoClient) CloseIssue(ctx context.Context, n int64) error {
 	st := StateClosed

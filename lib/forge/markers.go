@@ -121,6 +121,11 @@ func unescapeMarkerValue(s string) (string, bool) {
 // contenders of a claim: <!-- disinto:claim by=<login> nonce=<hex> -->.
 const MarkerClaim = "claim"
 
+// MarkerDashboard is the kind of the marker in the body of the factory's
+// dashboard issue of a project, which the dev bot keeps up to date:
+// <!-- disinto:dashboard project=<name> -->.
+const MarkerDashboard = "dashboard"
+
 // MarkerDepWait is the kind of the one status comment the dev agent keeps
 // on an issue that waits for its dependencies, edited in place as they
 // change: <!-- disinto:dep-wait issue=<n> -->.
