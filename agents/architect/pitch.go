@@ -126,10 +126,7 @@ func (p *pass) decomposed(ctx context.Context) (map[int64]bool, error) {
 // body hashed to hash: the architect's own note says so.
 func (p *pass) rejected(comments []forge.Comment, hash string) bool {
 	for _, c := range comments {
-		if !strings.EqualFold(c.Author, p.me) {
-			continue
-		}
-		if m, ok := forge.FindMarker(c.Body, forge.MarkerSprintRejected); ok && m.Fields["hash"] == hash {
+		if m, ok := c.MarkerBy(forge.MarkerSprintRejected, p.me); ok && m.Fields["hash"] == hash {
 			return true
 		}
 	}
@@ -144,7 +141,7 @@ func (p *pass) underspecified(ctx context.Context, v forge.Issue) error {
 		return fmt.Errorf("vision #%d: %w", v.Number, err)
 	}
 	for _, c := range comments {
-		if _, ok := forge.FindMarker(c.Body, forge.MarkerVisionUnderspecified); ok && strings.EqualFold(c.Author, p.me) {
+		if _, ok := c.MarkerBy(forge.MarkerVisionUnderspecified, p.me); ok {
 			return nil
 		}
 	}
@@ -236,7 +233,7 @@ func (p *pass) pitch(ctx context.Context, v forge.Issue, comments []forge.Commen
 // vision underspecified (its comment says so).
 func (p *pass) markedUnderspecified(comments []forge.Comment) bool {
 	for _, c := range comments {
-		if _, ok := forge.FindMarker(c.Body, forge.MarkerVisionUnderspecified); ok && strings.EqualFold(c.Author, p.me) {
+		if _, ok := c.MarkerBy(forge.MarkerVisionUnderspecified, p.me); ok {
 			return true
 		}
 	}
