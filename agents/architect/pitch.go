@@ -105,7 +105,9 @@ func (p *pass) due(t time.Time) {
 }
 
 // decomposed returns the visions with open sub-issues filed by the
-// filer, read from its marker with the exact vision number (W-AR-8).
+// filer, read from its marker with the exact vision number (W-AR-8). The
+// marker counts only in the filer bot's issues: anyone could paste it
+// into an issue of their own to keep a vision from being pitched.
 func (p *pass) decomposed(ctx context.Context) (map[int64]bool, error) {
 	is, err := p.a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateOpen})
 	if err != nil {
@@ -113,7 +115,7 @@ func (p *pass) decomposed(ctx context.Context) (map[int64]bool, error) {
 	}
 	out := map[int64]bool{}
 	for _, i := range is {
-		for _, d := range forge.FindDecomposedFrom(i.Body) {
+		for _, d := range i.DecomposedFromBy(p.a.o.Filer) {
 			if d.Vision != i.Number {
 				out[d.Vision] = true
 			}
