@@ -2,6 +2,7 @@ package security
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -150,5 +151,37 @@ func TestTrustVaultDirectTierIsWhoPushed(t *testing.T) {
 	}
 	if n := run.count(own.ID); n != 1 {
 		t.Errorf("the vault bot's own action ran %d times, want 1", n)
+	}
+}
+
+// TestTrustMirrorPushOnlyOfPrimaryCommits: a mirror push action naming a
+// commit that is on another branch of the project, never merged, is
+// refused: the mirror gets nothing.
+func TestTrustMirrorPushOnlyOfPrimaryCommits(t *testing.T) {
+	w := newMirrorWorld(t)
+	ctx := testCtx(t)
+	if _, err := w.project.Repo.CreateBranch(ctx, "unmerged", "main"); err != nil {
+		t.Fatal(err)
+	}
+	sha := w.commitOnProject(ctx, "unmerged", "secret-plan.txt")
+	vname, vemail := git.Identity(w.vaultBot.Login)
+	act := dev.MirrorAction(w.project.Repo.Slug(), "github", git.StripCredentials(w.mirrors["github"]), sha)
+	if _, err := w.requesterAs(w.vaultBot, vname, vemail).RequestAction(ctx, act); err != nil {
+		t.Fatal(err)
+	}
+	pusher := vault.NewMirrorPusher(vault.MirrorPusherOptions{Mirrors: w.mirrors, Git: w.gitAs(w.vaultBot, redact.New()),
+		SourceURL: w.srv.URL + "/" + w.project.Repo.Slug() + ".git", Clone: filepath.Join(w.data, "mirror-clone"),
+		Primary: "main", Attempts: 1, Log: zerolog.Nop()})
+	es, err := w.dispatcher(pusher).Cycle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.ID == act.ID && (e.Result == nil || e.Result.Status == vault.StatusSucceeded) {
+			t.Errorf("the push of an unmerged commit: %s, result %+v", e.State, e.Result)
+		}
+	}
+	if b, err := w.mirror.GetBranch(ctx, "main"); !errors.Is(err, forge.ErrNotFound) {
+		t.Errorf("the mirror has main at %s (%v); want nothing pushed", b.SHA, err)
 	}
 }
