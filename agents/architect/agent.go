@@ -126,6 +126,10 @@ type Options struct {
 	// architect itself).
 	Deciders []string
 	Bots     []string
+	// Filer is the filer bot's login: only its issues' decomposed-from
+	// markers say that a vision has open sub-issues. Empty: no issue
+	// does, and every vision is pitched as if none were filed.
+	Filer string
 	// MaxOpen bounds the open sprint pull requests; default
 	// DefaultMaxOpen.
 	MaxOpen  int

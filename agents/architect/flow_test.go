@@ -318,29 +318,48 @@ func TestBudget(t *testing.T) {
 
 // TestExclusions (§3.12.4, W-AR-8): a vision in progress, one whose
 // sprint was merged, one with an open sprint and one with an open
-// sub-issue of the filer are not pitched.
+// sub-issue of the filer are not pitched. The filer's marker in anyone
+// else's issue excludes nothing: an outsider cannot keep a vision from
+// being pitched by pasting it.
 func TestExclusions(t *testing.T) {
 	r := newRig(t)
 	vs, prs := r.pitched("Add billing", "Add search")
 	merged := prs[0]
-	if err := r.opsRepo.Merge(ctxOf(t), merged.Number, forge.MergeOptions{HeadSHA: merged.HeadSHA}); err != nil {
+	ctx := ctxOf(t)
+	if err := r.opsRepo.Merge(ctx, merged.Number, forge.MergeOptions{HeadSHA: merged.HeadSHA}); err != nil {
 		t.Fatal(err)
 	}
 	busy := r.vision("Add export", "Why: export.", forge.LabelInProgress)
 	sub := r.vision("Add audit", "Why: audit.")
-	if _, err := r.repo.CreateIssue(ctxOf(t), forge.NewIssue{Title: "vision(#x): audit log",
+	filer := r.other.Client.Repo(r.repo.Owner(), r.repo.Name())
+	if _, err := filer.CreateIssue(ctx, forge.NewIssue{Title: "vision(#x): audit log",
 		Body: "Log it.\n\n" + forge.DecomposedFrom{Vision: sub.Number, Sprint: "add-audit", ID: "log"}.String()}); err != nil {
 		t.Fatal(err)
 	}
-	r.script(pitchScenario(vs[0].Number, "Add billing"), pitchScenario(vs[1].Number, "Add search"),
-		pitchScenario(busy.Number, "Add export"), pitchScenario(sub.Number, "Add audit"))
-	models := r.sessions()
-	r.mustTick()
-	if r.sessions() != models || len(r.pulls()) != 2 {
-		t.Errorf("%d model requests, %d pull requests", r.sessions()-models, len(r.pulls()))
+	decoy := r.vision("Add reports", "Why: reports.")
+	outsider := gitea.Get(t).NewUser(t, "mallory")
+	if _, err := outsider.Client.Repo(r.repo.Owner(), r.repo.Name()).CreateIssue(ctx, forge.NewIssue{Title: "vision(#x): reports",
+		Body: "Nothing.\n\n" + forge.DecomposedFrom{Vision: decoy.Number, Sprint: "add-reports", ID: "x"}.String()}); err != nil {
+		t.Fatal(err)
 	}
-	if it := r.a.Report().Items; len(it) != 1 || it[0].PR != prs[1].Number {
-		t.Errorf("report %+v (the merged sprint is not in flight)", it)
+	r.script(pitchScenario(vs[0].Number, "Add billing"), pitchScenario(vs[1].Number, "Add search"),
+		pitchScenario(busy.Number, "Add export"), pitchScenario(sub.Number, "Add audit"),
+		pitchScenario(decoy.Number, "Add reports"))
+	r.mustTick()
+	if _, ok := r.sprintOf(decoy.Number); !ok || len(r.pulls()) != 3 {
+		t.Errorf("%d pull requests; the vision with an outsider's marker pitched: %v", len(r.pulls()), ok)
+	}
+	for _, v := range []forge.Issue{busy, sub} {
+		if _, ok := r.sprintOf(v.Number); ok {
+			t.Errorf("vision #%d was pitched", v.Number)
+		}
+	}
+	inFlight := map[int64]bool{}
+	for _, it := range r.a.Report().Items {
+		inFlight[it.PR] = true
+	}
+	if len(inFlight) != 2 || !inFlight[prs[1].Number] || inFlight[merged.Number] {
+		t.Errorf("report %+v (the merged sprint is not in flight)", r.a.Report().Items)
 	}
 }
 

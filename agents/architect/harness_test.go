@@ -157,7 +157,8 @@ func (r *rig) build() {
 		Timeout: 3 * time.Minute, Now: func() time.Time { return r.now }, Log: zerolog.Nop()})
 	r.a = New(Options{Project: r.proj.Name, Forge: botRepo, Ops: r.botOps, Proposer: proposer, Labeler: r.labeler,
 		Driver: rn, Sessions: claude.NewSessionStore(filepath.Join(r.data, "state"), nil),
-		Deciders: r.deciders, Bots: []string{"architect-bot", "dev-bot", r.bot.Login, r.other.Login}, Log: zerolog.Nop()})
+		Deciders: r.deciders, Bots: []string{"architect-bot", "dev-bot", r.bot.Login, r.other.Login}, Filer: r.other.Login,
+		Log: zerolog.Nop()})
 }
 
 // tick runs one architect pass as the daemon's runtime does.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
 )
@@ -154,7 +153,7 @@ func classify(v *view) Stage {
 }
 
 // mine reports whether c is the architect's own comment.
-func (v *view) mine(c forge.Comment) bool { return strings.EqualFold(c.Author, v.me) }
+func (v *view) mine(c forge.Comment) bool { return forge.WrittenBy(c.Author, v.me) }
 
 // footered reports whether the footer was posted.
 func (v *view) footered() bool {
@@ -203,10 +202,7 @@ func (v *view) recordedVerdict(id string) Verdict {
 func (v *view) replies() []forge.Marker {
 	var out []forge.Marker
 	for _, c := range v.comments {
-		if !v.mine(c) {
-			continue
-		}
-		if m, ok := forge.FindMarker(c.Body, forge.MarkerSprintReply); ok {
+		if m, ok := c.MarkerBy(forge.MarkerSprintReply, v.me); ok {
 			out = append(out, m)
 		}
 	}

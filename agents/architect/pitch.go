@@ -105,7 +105,9 @@ func (p *pass) due(t time.Time) {
 }
 
 // decomposed returns the visions with open sub-issues filed by the
-// filer, read from its marker with the exact vision number (W-AR-8).
+// filer, read from its marker with the exact vision number (W-AR-8). The
+// marker counts only in the filer bot's issues: anyone could paste it
+// into an issue of their own to keep a vision from being pitched.
 func (p *pass) decomposed(ctx context.Context) (map[int64]bool, error) {
 	is, err := p.a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateOpen})
 	if err != nil {
@@ -113,7 +115,7 @@ func (p *pass) decomposed(ctx context.Context) (map[int64]bool, error) {
 	}
 	out := map[int64]bool{}
 	for _, i := range is {
-		for _, d := range forge.FindDecomposedFrom(i.Body) {
+		for _, d := range i.DecomposedFromBy(p.a.o.Filer) {
 			if d.Vision != i.Number {
 				out[d.Vision] = true
 			}
@@ -126,10 +128,7 @@ func (p *pass) decomposed(ctx context.Context) (map[int64]bool, error) {
 // body hashed to hash: the architect's own note says so.
 func (p *pass) rejected(comments []forge.Comment, hash string) bool {
 	for _, c := range comments {
-		if !strings.EqualFold(c.Author, p.me) {
-			continue
-		}
-		if m, ok := forge.FindMarker(c.Body, forge.MarkerSprintRejected); ok && m.Fields["hash"] == hash {
+		if m, ok := c.MarkerBy(forge.MarkerSprintRejected, p.me); ok && m.Fields["hash"] == hash {
 			return true
 		}
 	}
@@ -144,7 +143,7 @@ func (p *pass) underspecified(ctx context.Context, v forge.Issue) error {
 		return fmt.Errorf("vision #%d: %w", v.Number, err)
 	}
 	for _, c := range comments {
-		if _, ok := forge.FindMarker(c.Body, forge.MarkerVisionUnderspecified); ok && strings.EqualFold(c.Author, p.me) {
+		if _, ok := c.MarkerBy(forge.MarkerVisionUnderspecified, p.me); ok {
 			return nil
 		}
 	}
@@ -236,7 +235,7 @@ func (p *pass) pitch(ctx context.Context, v forge.Issue, comments []forge.Commen
 // vision underspecified (its comment says so).
 func (p *pass) markedUnderspecified(comments []forge.Comment) bool {
 	for _, c := range comments {
-		if _, ok := forge.FindMarker(c.Body, forge.MarkerVisionUnderspecified); ok && strings.EqualFold(c.Author, p.me) {
+		if _, ok := c.MarkerBy(forge.MarkerVisionUnderspecified, p.me); ok {
 			return true
 		}
 	}

@@ -45,13 +45,10 @@ type sprintPR struct {
 func ourSprints(pulls []forge.PullRequest, me string) []sprintPR {
 	var out []sprintPR
 	for _, p := range pulls {
-		if !strings.EqualFold(p.Author, me) || p.FromFork {
-			continue
-		}
 		if !strings.HasPrefix(p.Title, forge.SprintTitlePrefix) && !strings.HasPrefix(p.Head, branchPrefix) {
 			continue
 		}
-		m, ok := forge.FindMarker(p.Body, forge.MarkerSprint)
+		m, ok := p.MarkerBy(forge.MarkerSprint, me)
 		if !ok {
 			continue
 		}

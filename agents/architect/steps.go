@@ -119,7 +119,7 @@ func (p *pass) noteRejection(ctx context.Context, s sprintPR, what string) error
 	}
 	pr := strconv.FormatInt(s.Number, 10)
 	for _, c := range cs {
-		if m, ok := forge.FindMarker(c.Body, forge.MarkerSprintRejected); ok && strings.EqualFold(c.Author, p.me) && m.Fields["pr"] == pr {
+		if m, ok := c.MarkerBy(forge.MarkerSprintRejected, p.me); ok && m.Fields["pr"] == pr {
 			return nil
 		}
 	}

@@ -3,7 +3,6 @@ package filer
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
 )
@@ -71,5 +70,5 @@ func (idx *index) add(is forge.Issue) {
 
 // mine reports whether login is the filer bot.
 func (a *Agent) mine(login string) bool {
-	return strings.EqualFold(login, a.o.Bot)
+	return forge.WrittenBy(login, a.o.Bot)
 }

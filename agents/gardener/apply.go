@@ -209,7 +209,7 @@ func (ap *applier) reported(ctx context.Context, pr int64, merge string) (bool, 
 
 func hasMarker(cs []forge.Comment, me string, kind forge.RefKind, value string) bool {
 	for _, c := range cs {
-		if !strings.EqualFold(c.Author, me) {
+		if !forge.WrittenBy(c.Author, me) {
 			continue
 		}
 		for _, v := range forge.FindRefMarkers(c.Body, kind) {
@@ -336,7 +336,7 @@ func (ap *applier) create(ctx context.Context, rec *record, key string, a Action
 		return Failed, err
 	}
 	for _, i := range all {
-		if strings.EqualFold(i.Author, ap.me) && strings.Contains(i.Body, mark) {
+		if forge.WrittenBy(i.Author, ap.me) && strings.Contains(i.Body, mark) {
 			if a.ID != "" {
 				rec.Created[a.ID] = i.Number
 			}

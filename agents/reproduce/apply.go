@@ -239,7 +239,7 @@ func (a *Agent) commented(ctx context.Context, n int64, run string) (bool, error
 		return false, fmt.Errorf("comments of #%d: %w", n, err)
 	}
 	for _, cm := range cs {
-		if m, ok := forge.FindMarker(cm.Body, runMarkerKind); ok && m.Fields["run"] == run && strings.EqualFold(cm.Author, a.o.Bot) {
+		if m, ok := cm.MarkerBy(runMarkerKind, a.o.Bot); ok && m.Fields["run"] == run {
 			return true, nil
 		}
 	}

@@ -100,10 +100,7 @@ func fixMarker(ref fixRef) string {
 // fixOf is what fix issue i's marker says; ok is false when i is not one
 // of ours (no marker, or written by someone else).
 func fixOf(i forge.Issue, bot string) (fixRef, bool) {
-	if bot == "" || !strings.EqualFold(i.Author, bot) {
-		return fixRef{}, false
-	}
-	m, ok := forge.FindMarker(i.Body, fixMarkerKind)
+	m, ok := i.MarkerBy(fixMarkerKind, bot)
 	if !ok {
 		return fixRef{}, false
 	}

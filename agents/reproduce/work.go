@@ -242,7 +242,7 @@ func (a *Agent) earlierFindings(ctx context.Context, n int64) (string, error) {
 	}
 	var b strings.Builder
 	for _, cm := range cs {
-		if _, ok := forge.FindMarker(cm.Body, runMarkerKind); ok && strings.EqualFold(cm.Author, a.o.Bot) {
+		if _, ok := cm.MarkerBy(runMarkerKind, a.o.Bot); ok {
 			b.WriteString(cm.Body)
 			b.WriteString("\n\n")
 		}

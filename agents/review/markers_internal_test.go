@@ -56,3 +56,39 @@ func TestTechDebtFindingCannotForgeMarkers(t *testing.T) {
 		}
 	}
 }
+
+// TestTechDebtMarkerCountsOnlyFromTheBot: an outsider's issue carrying a
+// finding's tech-debt key does not keep the review bot from filing it; the
+// bot's own issue does.
+func TestTechDebtMarkerCountsOnlyFromTheBot(t *testing.T) {
+	ctx := context.Background()
+	f := forgefake.New(func() time.Time { return time.Unix(0, 0) })
+	repo := f.Repo("o", "p", "review-bot")
+	if _, err := repo.EnsureLabels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	finding := verdict.Finding{File: "a.go", Text: "a real problem", Severity: verdict.High, Preexisting: true}
+	forged, _ := forge.Marker{Kind: techDebtKind, Fields: map[string]string{"key": techDebtKey(finding)}}.String()
+	if _, err := f.Repo("o", "p", "mallory").CreateIssue(ctx, forge.NewIssue{Title: "decoy", Body: forged,
+		Labels: []forge.LabelName{forge.LabelTechDebt}}); err != nil {
+		t.Fatal(err)
+	}
+	a := &Agent{opts: Options{Forge: repo}, bot: "review-bot"}
+	out := verdict.Output{Findings: []verdict.Finding{finding}}
+	for range 2 {
+		a.fileTechDebt(ctx, forge.PullRequest{Number: 7}, out, logx.Nop())
+	}
+	issues, err := repo.ListIssues(ctx, forge.IssueQuery{State: forge.StateAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var filed int
+	for _, is := range issues {
+		if is.Author == "review-bot" {
+			filed++
+		}
+	}
+	if filed != 1 {
+		t.Fatalf("the review bot filed %d issues for the finding, want 1: %+v", filed, issues)
+	}
+}

@@ -164,12 +164,12 @@ func (a *Agent) fileTechDebt(ctx context.Context, pr forge.PullRequest, out verd
 		log.Warn().Err(err).Msg("list tech-debt issues; not filing")
 		return
 	}
+	// Only the review bot's own issues say a finding was filed: anyone
+	// could open an issue with the marker to keep a finding unfiled.
 	known := map[string]bool{}
 	for _, is := range existing {
-		for _, m := range forge.ParseMarkers(is.Body) {
-			if m.Kind == techDebtKind {
-				known[m.Fields["key"]] = true
-			}
+		if m, ok := is.MarkerBy(techDebtKind, a.bot); ok {
+			known[m.Fields["key"]] = true
 		}
 	}
 	for _, f := range debts {

@@ -226,10 +226,17 @@ func lockAlive(path string, pid int) bool {
 }
 
 // collectForge reads the open pull requests with their CI and the open
-// incidents.
+// incidents: the supervisor bot's issues carrying the incident marker.
+// Anyone else's issue with the marker is no incident, so it is never
+// edited, renotified or closed as one.
 func (a *Agent) collectForge(ctx context.Context, s *Snapshot) {
 	if a.o.Forge == nil {
 		s.unobserved(SourceForge, errors.New("no forge client"))
+		return
+	}
+	me, err := a.self.Login(ctx, a.o.Forge.Me)
+	if err != nil {
+		s.unobserved(SourceForge, err)
 		return
 	}
 	issues, err := a.o.Forge.ListIssues(ctx, forge.IssueQuery{State: forge.StateOpen})
@@ -239,7 +246,7 @@ func (a *Agent) collectForge(ctx context.Context, s *Snapshot) {
 	}
 	s.Incidents = map[string]forge.Issue{}
 	for _, is := range issues {
-		if m, ok := forge.FindMarker(is.Body, forge.MarkerIncident); ok && m.Fields["fingerprint"] != "" {
+		if m, ok := is.MarkerBy(forge.MarkerIncident, me); ok && m.Fields["fingerprint"] != "" {
 			s.Incidents[m.Fields["fingerprint"]] = is
 		}
 	}

@@ -37,6 +37,8 @@ type forgeAPI interface {
 	EditIssue(ctx context.Context, n int64, e forge.IssueEdit) (forge.Issue, error)
 	CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error)
 	CloseIssue(ctx context.Context, n int64) error
+	// Me is the supervisor bot: only its issues are incidents.
+	Me(ctx context.Context) (forge.User, error)
 }
 
 var _ forgeAPI = (*forge.RepoClient)(nil)
@@ -169,6 +171,7 @@ type Options struct {
 type Agent struct {
 	o     Options
 	store stateStore
+	self  forge.Self
 	mu    sync.Mutex
 	last  Outcome
 }

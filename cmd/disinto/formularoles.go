@@ -134,7 +134,7 @@ func newArchitectAgent(d daemon.Deps) (agent.Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Labeler = fc
+		o.Labeler, o.Filer = fc, fb.User
 	}
 	return architect.New(o), nil
 }

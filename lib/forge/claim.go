@@ -125,7 +125,7 @@ func (r *RepoClient) dropClaim(ctx context.Context, n int64, login, nonce string
 		return
 	}
 	for _, c := range cs {
-		if !strings.EqualFold(c.Author, login) {
+		if !WrittenBy(c.Author, login) {
 			continue
 		}
 		for _, m := range ParseMarkers(c.Body) {

@@ -11,8 +11,11 @@ import (
 // <!-- disinto:KIND key=value ... -->. Values are percent-escaped so that
 // untrusted text can neither end the comment nor forge another field.
 //
-// A marker proves nothing about who wrote it: callers that act on markers
-// must also check the comment's author.
+// A marker proves nothing about who wrote it: anyone can paste one into
+// an issue, a comment or a pull request. A marker counts only when the
+// bot that writes it wrote the text it is in; MarkerBy and
+// DecomposedFromBy read markers that way, and WrittenBy is the test for
+// readers of other protocols.
 type Marker struct {
 	Kind   string
 	Fields map[string]string
@@ -66,7 +69,44 @@ func ParseMarkers(body string) []Marker {
 	return out
 }
 
-// FindMarker returns the last marker of kind in body.
+// WrittenBy reports whether author, the forge's record of who wrote an
+// issue, comment or pull request, is bot, the one identity whose markers
+// of a kind count. An empty bot is nobody: a role that does not know its
+// own identity trusts no marker.
+func WrittenBy(author, bot string) bool {
+	return bot != "" && strings.EqualFold(author, bot)
+}
+
+// MarkerBy returns the last marker of kind in the issue's body when bot
+// opened the issue; a marker in anyone else's issue is ignored.
+func (i Issue) MarkerBy(kind, bot string) (Marker, bool) {
+	if !WrittenBy(i.Author, bot) {
+		return Marker{}, false
+	}
+	return FindMarker(i.Body, kind)
+}
+
+// MarkerBy returns the last marker of kind in the comment when bot wrote
+// it; a marker in anyone else's comment is ignored.
+func (c Comment) MarkerBy(kind, bot string) (Marker, bool) {
+	if !WrittenBy(c.Author, bot) {
+		return Marker{}, false
+	}
+	return FindMarker(c.Body, kind)
+}
+
+// MarkerBy returns the last marker of kind in the pull request's body
+// when bot opened it from the base repository; a marker in anyone else's
+// pull request is ignored.
+func (p PullRequest) MarkerBy(kind, bot string) (Marker, bool) {
+	if !WrittenBy(p.Author, bot) || p.FromFork {
+		return Marker{}, false
+	}
+	return FindMarker(p.Body, kind)
+}
+
+// FindMarker returns the last marker of kind in body, whoever wrote it;
+// see MarkerBy.
 func FindMarker(body, kind string) (Marker, bool) {
 	ms := ParseMarkers(body)
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -272,8 +312,19 @@ func (d DecomposedFrom) String() string {
 	return RefMarker(RefDecomposedFrom, fmt.Sprintf("#%d, sprint: %s, id: %s", d.Vision, d.Sprint, d.ID))
 }
 
+// DecomposedFromBy returns the decomposed-from markers of the issue when
+// filer, the bot that files sub-issues, opened it; nil for anyone else's
+// issue, whose markers would make a vision look decomposed.
+func (i Issue) DecomposedFromBy(filer string) []DecomposedFrom {
+	if !WrittenBy(i.Author, filer) {
+		return nil
+	}
+	return FindDecomposedFrom(i.Body)
+}
+
 // FindDecomposedFrom returns every well-formed decomposed-from marker in
-// body, in order. Like every marker it proves nothing about its author.
+// body, in order. Like every marker it proves nothing about its author;
+// see DecomposedFromBy.
 func FindDecomposedFrom(body string) []DecomposedFrom {
 	var out []DecomposedFrom
 	for _, m := range decomposedFromRe.FindAllStringSubmatch(body, -1) {

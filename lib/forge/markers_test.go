@@ -117,3 +117,41 @@ func FuzzParseMarkers(f *testing.F) {
 		_ = forge.ParseMarkers(v)
 	})
 }
+
+// TestMarkerBy: a marker counts only in what its bot wrote; a look-alike
+// in anyone else's issue, comment or pull request, or in a pull request
+// from a fork, is not read, and an unknown bot trusts no one.
+func TestMarkerBy(t *testing.T) {
+	t.Parallel()
+	mk, _ := forge.Marker{Kind: forge.MarkerIncident, Fields: map[string]string{"fingerprint": "disk"}}.String()
+	dec := forge.DecomposedFrom{Vision: 3, Sprint: "s", ID: "a"}.String()
+	for _, tc := range []struct {
+		name, author, bot string
+		want              bool
+	}{
+		{"the bot", "supervisor-bot", "supervisor-bot", true},
+		{"the bot, other case", "Supervisor-Bot", "supervisor-bot", true},
+		{"an outsider", "mallory", "supervisor-bot", false},
+		{"a look-alike login", "supervisor-bot2", "supervisor-bot", false},
+		{"no bot known", "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if _, ok := (forge.Issue{Author: tc.author, Body: mk}).MarkerBy(forge.MarkerIncident, tc.bot); ok != tc.want {
+				t.Errorf("issue: %v, want %v", ok, tc.want)
+			}
+			if _, ok := (forge.Comment{Author: tc.author, Body: mk}).MarkerBy(forge.MarkerIncident, tc.bot); ok != tc.want {
+				t.Errorf("comment: %v, want %v", ok, tc.want)
+			}
+			if _, ok := (forge.PullRequest{Author: tc.author, Body: mk}).MarkerBy(forge.MarkerIncident, tc.bot); ok != tc.want {
+				t.Errorf("pull request: %v, want %v", ok, tc.want)
+			}
+			if got := (forge.Issue{Author: tc.author, Body: dec}).DecomposedFromBy(tc.bot); (len(got) == 1) != tc.want {
+				t.Errorf("decomposed-from: %+v, want %v", got, tc.want)
+			}
+		})
+	}
+	if _, ok := (forge.PullRequest{Author: "bot", Body: mk, FromFork: true}).MarkerBy(forge.MarkerIncident, "bot"); ok {
+		t.Error("a marker in the bot's pull request from a fork counted")
+	}
+}

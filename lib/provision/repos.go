@@ -124,7 +124,10 @@ func waitFor(ctx context.Context, limit time.Duration, done func(context.Context
 }
 
 // ensureOpsRepo creates <name>-ops next to the project repository and tops
-// up its layout in one commit.
+// up its layout in one commit. It is created private: it holds the vault's
+// actions and the logs of their runs, the journals and the sprints, which
+// only its collaborators (the bots and the maintainers) read. An existing
+// public one is left as the operator made it, and the report says so.
 func (p *run) ensureOpsRepo(ctx context.Context) error {
 	rc := p.admin.Repo(p.owner, p.opsName())
 	slug := rc.Slug()
@@ -132,17 +135,19 @@ func (p *run) ensureOpsRepo(ctx context.Context) error {
 	switch {
 	case errors.Is(err, forge.ErrNotFound):
 		repo, err = p.createRepo(ctx, forge.NewRepo{
-			Name: p.opsName(), DefaultBranch: p.branch,
+			Name: p.opsName(), DefaultBranch: p.branch, Private: true,
 			Description: "Operational data for " + p.owner + "/" + p.name,
 		})
 		if err != nil {
 			return err
 		}
-		p.rep.add("repo", slug, StatusCreated, "ops repository")
+		p.rep.add("repo", slug, StatusCreated, "ops repository, private")
 	case err != nil:
 		return err
+	case repo.Private:
+		p.rep.add("repo", slug, StatusPresent, "ops repository, private")
 	default:
-		p.rep.add("repo", slug, StatusPresent, "ops repository")
+		p.rep.add("repo", slug, StatusPresent, "ops repository, PUBLIC: anyone reads its vault result logs and journals; make it private in the forge's settings")
 	}
 	branch := repo.DefaultBranch
 	if branch == "" {

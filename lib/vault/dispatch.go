@@ -56,15 +56,16 @@ type DispatcherOptions struct {
 	// Ops is the ops checkout acting as the vault identity: results are
 	// committed through it. Its data may be deleted at any time.
 	Ops *ops.Repo
-	// Forge is the ops repository on the forge (any identity that reads
-	// it; the vault bot in production).
+	// Forge is the ops repository on the forge as the vault bot: the
+	// forge's record of that account's pushes is what makes a direct
+	// (low-tier) action. As anyone else, no direct action runs.
 	Forge provenanceForge
 	// Primary is the ops repository's primary branch (default "main").
 	Primary string
 	// Formulas are the formulas the runner executes.
 	Formulas fs.FS
-	// Vault is the vault identity's git author: only its commits make a
-	// direct (low-tier) action.
+	// Vault is the vault identity's git author: a direct (low-tier)
+	// action's commits carry it, and Forge's pushes brought them.
 	Vault Identity
 	// Admins are the humans whose approval counts (checked against the
 	// forge too); Bots never count.

@@ -17,7 +17,10 @@
 //     primary branch that touched the file belongs to one merged pull
 //     request, whose final head is the commit an administrator approved,
 //     and whose head carries the file as it is now; or, for the low tier
-//     only, every such commit is the vault identity's;
+//     only, every such commit is the vault identity's, and the forge's
+//     record of pushes says the vault bot's account pushed it to the
+//     primary branch (a commit's e-mail is anyone's to write; see
+//     pushed.go);
 //   - merged by rebase or squash, the pull request's commits on the
 //     primary branch are new ones. They count as the pull request's when
 //     they lie in the window the forge's merge record names (the

@@ -174,7 +174,8 @@ func (m *MirrorPusher) Names() []string {
 }
 
 // Run pushes the job's commit. An action that can never push as given
-// (an unknown mirror, a bad commit id) is an Outcome, recorded once. A
+// (an unknown mirror, a bad commit id, a commit not on the primary
+// branch) is an Outcome, recorded once. A
 // push that failed every attempt of the run is, with a Queue, an error
 // wrapping ErrRetryLater: nothing changed on the mirror, the action stays
 // ready and runs again after its backoff (Defer); without a Queue it is
@@ -208,6 +209,13 @@ func (m *MirrorPusher) Run(ctx context.Context, job Job) (Outcome, error) {
 	wait := m.o.Backoff
 	for attempt := 1; ; attempt++ {
 		err = r.Fetch(ctx)
+		var on bool
+		if err == nil {
+			on, err = m.onPrimary(ctx, r, sha)
+		}
+		if err == nil && !on {
+			return refused("%s is not on the project's primary branch %s: only merged commits are mirrored", text.ShortSHA(sha), m.o.Primary), nil
+		}
 		if err == nil {
 			if last, ok := m.carried(ctx, r.IsAncestor, name, sha); ok {
 				fmt.Fprintf(&logs, "%s is on %s already: carried by the push of %s\n", text.ShortSHA(sha), name, text.ShortSHA(last))
@@ -233,6 +241,26 @@ func (m *MirrorPusher) Run(ctx context.Context, job Job) (Outcome, error) {
 		}
 		wait *= 2
 	}
+}
+
+// onPrimary reports whether sha is on the project's primary branch as
+// just fetched. An action names its commit, and whoever may file actions
+// could name any commit the forge has (an unmerged branch, a pull
+// request's head); the mirror gets only what was merged. An error is
+// transient: the branch is missing or git failed.
+func (m *MirrorPusher) onPrimary(ctx context.Context, r *git.Repo, sha string) (bool, error) {
+	head, err := r.RefSHA(ctx, "refs/remotes/"+git.Remote+"/"+m.o.Primary)
+	switch {
+	case err != nil:
+		return false, err
+	case head == "":
+		return false, fmt.Errorf("the project has no branch %s", m.o.Primary)
+	}
+	known, err := r.RefSHA(ctx, sha)
+	if err != nil || known == "" {
+		return false, err // a commit the fetch did not bring is on no branch
+	}
+	return r.IsAncestor(ctx, sha, head)
 }
 
 // pushedTo notes a push that succeeded. The push is done whatever the

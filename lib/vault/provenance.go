@@ -19,6 +19,10 @@ type provenanceForge interface {
 	ListPulls(ctx context.Context, state forge.State) ([]forge.PullRequest, error)
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
 	CollaboratorPermission(ctx context.Context, login string) (forge.Permission, error)
+	// Me and PushesBy read the forge's record of who pushed what: only
+	// the vault bot's own pushes make a direct (low-tier) action.
+	Me(ctx context.Context) (forge.User, error)
+	PushesBy(ctx context.Context, login string, page int) ([]forge.Push, bool, error)
 }
 
 var _ provenanceForge = (*forge.RepoClient)(nil)
@@ -52,6 +56,9 @@ type prover struct {
 	bots    []string
 	// pulls are the ops repository's closed pull requests, listed once.
 	pulls []forge.PullRequest
+	// pushes is what the forge records of the vault bot's pushes to the
+	// primary branch, read when a direct action is checked.
+	pushes pushLog
 }
 
 // verify decides whether action a (tier t) at p.head came the way its
@@ -72,14 +79,27 @@ func (p *prover) verify(ctx context.Context, a Action, t Tier) (approval, error)
 	if err != nil {
 		return approval{}, err
 	}
-	if t == TierLow && p.allByVault(commits) {
-		return approval{ok: true, how: "direct commit by the vault identity " + p.vault.Name + " (low tier)"}, nil
+	if t != TierLow || !p.allByVault(commits) {
+		return p.viaPull(ctx, a, t, commits, now)
 	}
-	return p.viaPull(ctx, a, t, commits, now)
+	stray, err := p.pushes.notPushed(ctx, p.f, p.primary, commits)
+	if err != nil {
+		return approval{}, err
+	}
+	if stray == "" {
+		return approval{ok: true, how: "direct commit pushed by the vault bot " + p.pushes.me.Login + " (low tier)"}, nil
+	}
+	ap, err := p.viaPull(ctx, a, t, commits, now)
+	if err != nil || ap.ok {
+		return ap, err
+	}
+	return pending("low tier: commit %s carries the vault identity, but the forge records no push of it to %s by the vault bot %s",
+		text.ShortSHA(stray), p.primary, p.pushes.me.Login), nil
 }
 
 // allByVault reports whether every commit was authored and committed as
-// the vault identity.
+// the vault identity: a claim anyone who can push may write, which only
+// the forge's record of the push confirms (pushLog).
 func (p *prover) allByVault(cs []forge.Commit) bool {
 	if p.vault.Email == "" {
 		return false
