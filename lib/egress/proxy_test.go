@@ -11,12 +11,14 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/egress"
 )
 
@@ -233,13 +235,27 @@ func TestProxy(t *testing.T) {
 	}
 }
 
+// TestProxyAllowSyntax: the proxy and lib/config, which reports a bad
+// entry with its file and line, agree on what an entry is.
 func TestProxyAllowSyntax(t *testing.T) {
+	loads := func(entry string) bool {
+		_, err := config.Parse(map[string][]byte{"p.toml": []byte("name = \"p\"\nrepo = \"o/p\"\n[egress]\nallow = [" + strconv.Quote(entry) + "]\n")}, config.NewEnv(nil))
+		return err == nil
+	}
 	for _, bad := range []string{"", "localhost", "10.0.0.1", "http://x.example", "x.example/path", "*.", "*x.example", "X.example", "x.example:0", "x.example:99999", "a.*.example", "x.example."} {
 		if _, err := egress.NewProxy(egress.ProxyOptions{Allow: map[string][]string{"p": {bad}}}); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+		if loads(bad) {
+			t.Errorf("%q accepted by lib/config", bad)
+		}
 	}
-	if _, err := egress.NewProxy(egress.ProxyOptions{Allow: map[string][]string{"p": {"proxy.golang.org", "*.npmjs.org", "git.example.com:2222"}}}); err != nil {
-		t.Error(err)
+	for _, good := range []string{"proxy.golang.org", "*.npmjs.org", "git.example.com:2222"} {
+		if _, err := egress.NewProxy(egress.ProxyOptions{Allow: map[string][]string{"p": {good}}}); err != nil {
+			t.Error(err)
+		}
+		if !loads(good) {
+			t.Errorf("%q refused by lib/config", good)
+		}
 	}
 }
