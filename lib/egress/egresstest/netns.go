@@ -6,6 +6,7 @@
 package egresstest
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -224,4 +225,35 @@ func (n *NS) As(uid int, fn func() error) error {
 		}
 		return fn()
 	})
+}
+
+// WithoutNetAdmin runs fn inside the namespace on a thread that has lost
+// CAP_NET_ADMIN, as a container started without it: nftables refuses
+// its changes.
+func (n *NS) WithoutNetAdmin(fn func() error) error {
+	return n.Try(func() error {
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			return fmt.Errorf("capget: %w", err)
+		}
+		data[0].Effective &^= 1 << unix.CAP_NET_ADMIN
+		data[0].Permitted &^= 1 << unix.CAP_NET_ADMIN
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return fmt.Errorf("capset: %w", err)
+		}
+		return fn()
+	})
+}
+
+// Dial connects from inside the namespace (for http.Transport.DialContext,
+// whose dials run on goroutines of their own).
+func (n *NS) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	err := n.Try(func() (err error) {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+		return err
+	})
+	return c, err
 }
