@@ -88,7 +88,7 @@ func (f *Firewall) install() error {
 	var t nlBatch
 	t.newTable(name, tableFlagOwner)
 	err := t.send(f.conn)
-	if errno(err) == unix.EOPNOTSUPP || errno(err) == unix.EINVAL {
+	if errno(err) == unix.EOPNOTSUPP {
 		// A kernel before 5.12: a plain table, which Close deletes.
 		t = nlBatch{}
 		t.newTable(name, 0)

@@ -259,3 +259,16 @@ func TestProxyAllowSyntax(t *testing.T) {
 		}
 	}
 }
+
+// TestMinSessionUIDMatchesConfig: every session pool lib/config accepts
+// lies at or above the bound the firewall trusts a local server's answer
+// from, and the bound itself is a pool lib/config accepts.
+func TestMinSessionUIDMatchesConfig(t *testing.T) {
+	for base, ok := range map[int]bool{egress.MinSessionUID - 1: false, egress.MinSessionUID: true} {
+		_, err := config.Parse(map[string][]byte{"p.toml": []byte("name = \"p\"\nrepo = \"o/p\"\n")},
+			config.NewEnv(map[string]string{"DISINTO_SESSION_UID_BASE": strconv.Itoa(base)}))
+		if (err == nil) != ok {
+			t.Errorf("pool from %d: %v", base, err)
+		}
+	}
+}
