@@ -74,6 +74,10 @@ type Options struct {
 	// metered (the CLI's own figures are kept as ReportedUsage).
 	Gateway    gateway.Granter
 	GatewayURL string
+	// EgressProxy, when set, is the egress proxy URL (with the
+	// credential) of a project's sessions: their HTTPS_PROXY,
+	// HTTP_PROXY and lowercase twins, with NO_PROXY for loopback.
+	EgressProxy func(project string) string
 }
 
 // ApplyEnv reads CLAUDE_BIN, CLAUDE_IDLE_GRACE and CLAUDE_TIMEOUT (seconds,
@@ -242,6 +246,9 @@ func (e *Exec) Run(ctx context.Context, inv Invocation) (Result, error) {
 	env, err := e.env.build(configDir, b.Backend, inv.Env, inv.Workspace, e.gatewayEnv(lease))
 	if err != nil {
 		return Result{}, err
+	}
+	if e.opts.EgressProxy != nil {
+		env = withEgressProxy(env, e.opts.EgressProxy(scopeOf(ctx).Project))
 	}
 	log = log.With().Str(logx.KeyBackend, b.Name).Str(logx.KeyWorktree, inv.Dir).Logger()
 	if inv.Label != "" {

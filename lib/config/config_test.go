@@ -119,6 +119,12 @@ func TestProblems(t *testing.T) {
 			[]string{"environment: DISINTO_SESSION_UID_BASE: \"1000\" is not an integer from 100000"}},
 		{"no session uids", map[string]string{"a.toml": ok}, map[string]string{"DISINTO_SESSION_UID_COUNT": "0"},
 			[]string{"environment: DISINTO_SESSION_UID_COUNT: \"0\" is not an integer from 1"}},
+		{"egress address", map[string]string{"a.toml": ok + "[egress]\nallow = [\"proxy.golang.org\", \"169.254.169.254\"]\n"},
+			nil, []string{"a.toml:4: egress.allow: \"169.254.169.254\" is not a host name"}},
+		{"egress URL", map[string]string{"a.toml": ok + "[egress]\nallow = [\"https://proxy.golang.org\"]\n"},
+			nil, []string{"a.toml:4: egress.allow: \"https://proxy.golang.org\" is not a host name"}},
+		{"egress port", map[string]string{"a.toml": ok + "[egress]\nallow = [\"git.example.com:70000\"]\n"},
+			nil, []string{"a.toml:4: egress.allow: \"git.example.com:70000\""}},
 		{"every problem reported", map[string]string{"a.toml": "name = \"a\"\nrepo = \"x\"\nbogus = 1\n"},
 			nil, []string{"a.toml:2: repo:", "a.toml:3: bogus: unknown key"}},
 	}
@@ -141,6 +147,22 @@ func TestProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEgress: [egress] allow lists host names, *.domains and either
+// with a port; none by default.
+func TestEgress(t *testing.T) {
+	c, err := parse(t, nil, map[string]string{"a.toml": "name = \"a\"\nrepo = \"o/a\"\n[egress]\nallow = [\"proxy.golang.org\", \"*.npmjs.org\", \"git.example.com:2222\"]\n",
+		"b.toml": "name = \"b\"\nrepo = \"o/b\"\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Project("a").Egress.Allow; !slices.Equal(got, []string{"proxy.golang.org", "*.npmjs.org", "git.example.com:2222"}) {
+		t.Errorf("a: %v", got)
+	}
+	if got := c.Project("b").Egress.Allow; len(got) != 0 {
+		t.Errorf("b: %v, want nothing", got)
 	}
 }
 

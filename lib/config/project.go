@@ -66,6 +66,9 @@ type Project struct {
 	Maintainers []string
 	// Supervisor holds [services], [monitoring] and ci.stale_minutes.
 	Supervisor Supervisor
+	// Egress are the hosts its sessions reach through the egress proxy
+	// ([egress]).
+	Egress Egress
 }
 
 // CI describes how the project's CI reports results.
@@ -132,6 +135,7 @@ type rawProject struct {
 	Prices        map[string]Price         `toml:"prices"`
 	Services      rawServices              `toml:"services"`
 	Monitoring    rawMonitoring            `toml:"monitoring"`
+	Egress        rawEgress                `toml:"egress"`
 }
 
 type rawCI struct {
@@ -276,6 +280,7 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 	p.Maintainers = validMaintainers(r.Maintainers, bad)
 	p.Dashboard = r.Dashboard == nil || *r.Dashboard
 	p.Supervisor = r.supervisor(bad)
+	p.Egress = r.Egress.validate(bad)
 
 	// Backends declared here join the daemon-wide table.
 	for name, b := range r.Backends {

@@ -55,6 +55,12 @@ type Report struct {
 	// SpendDays days, and per merged pull request.
 	Spend *Spend `json:"spend,omitempty"`
 
+	// Egress is "filtered" (isolated sessions reach the model gateway and
+	// the egress proxy only) or "unfiltered" (the firewall could not be
+	// installed and the operator accepted that); empty for unisolated
+	// sessions and without a running daemon.
+	Egress string `json:"egress,omitempty"`
+
 	// Formulas are the formulas in force and the overrides refused.
 	Formulas []FormulaStatus `json:"formulas,omitempty"`
 
@@ -152,7 +158,7 @@ func (d *Daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
 func (d *Daemon) Status() Report {
 	info := Info{Started: d.started}
 	rep := Report{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.Runtime.Running(), Unimplemented: d.unimplemented, NotScheduled: d.unscheduled,
-		Sessions: SessionsMode(d.Services.Sandbox)}
+		Sessions: SessionsMode(d.Services.Sandbox), Egress: d.Services.EgressMode()}
 	for _, p := range d.Config.Projects {
 		rep.Projects = append(rep.Projects, ProjectInfo{Name: p.Name, Repo: p.Repo, URL: p.PublicURL + "/" + p.Repo})
 	}

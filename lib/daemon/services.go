@@ -50,6 +50,9 @@ type Services struct {
 	Views forgeview.Set
 	// gateway is the sessions' only way to a model.
 	gateway *modelGateway
+	// egress keeps isolated sessions off the network but for the
+	// gateway and the egress proxy; nil when they are not isolated.
+	egress *sessionEgress
 	// Embedded are the formulas built into the binary, which overrides
 	// in the .profile and ops repositories replace.
 	Embedded fs.FS
@@ -117,6 +120,10 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 		}
 		s.gateway, granter, gwURL = gw, gw.Gateway, gw.url
 	}
+	if s.egress, err = startEgress(cfg, sb, gwURL, instance, o.AllowUnisolated, reg, log); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	runner, err := claude.New(claude.Options{
 		Bin:            cfg.Claude.Bin,
 		Backends:       backends,
@@ -129,7 +136,8 @@ func NewServices(cfg *config.Config, red *redact.Redactor, reg *metrics.Registry
 		Redactor:       s.Redactor,
 		Logger:         log,
 		Gateway:        granter,
-		GatewayURL:     gwURL,
+		GatewayURL:     s.egress.sessionsGateway(gwURL),
+		EgressProxy:    s.egress.proxyURL(),
 	})
 	if err != nil {
 		_ = s.Close()
@@ -170,10 +178,16 @@ func sortedBackends(cfg *config.Config) []string {
 	return names
 }
 
-// Close stops the model gateway: every key it granted stops working.
+// Close stops the model gateway (every key it granted stops working)
+// and the sessions' egress.
 func (s *Services) Close() error {
+	err := s.egress.close()
 	if s.gateway == nil {
-		return nil
+		return err
 	}
-	return s.gateway.close()
+	return errors.Join(s.gateway.close(), err)
 }
+
+// EgressMode is how far sessions reach (EgressFiltered,
+// EgressUnfiltered), or "" when they are not isolated.
+func (s *Services) EgressMode() string { return s.egress.egressMode() }

@@ -26,6 +26,12 @@ func (rep Report) WriteText(w io.Writer, live bool) {
 		case SessionsUnisolated:
 			fmt.Fprintln(w, "sessions: UNISOLATED: they run as the daemon's user and can read its credentials (--allow-unisolated-sessions)")
 		}
+		switch rep.Egress {
+		case EgressFiltered:
+			fmt.Fprintln(w, "network: sessions reach the model gateway and the egress proxy only")
+		case EgressUnfiltered:
+			fmt.Fprintln(w, "network: UNFILTERED: the egress firewall is not installed and sessions reach whatever the daemon's network does (--allow-unisolated-sessions)")
+		}
 	} else {
 		fmt.Fprintln(w, "daemon: not running")
 	}

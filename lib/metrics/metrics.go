@@ -38,6 +38,8 @@ type Registry struct {
 	gwRequests *prometheus.CounterVec
 	gwTokens   *prometheus.CounterVec
 	gwCost     *prometheus.CounterVec
+	// egress counts the egress proxy's requests by result.
+	egress *prometheus.CounterVec
 	// now stamps successful ticks; time.Now.
 	now func() time.Time
 }
@@ -93,8 +95,12 @@ func New(running func() int) *Registry {
 		}, []string{"project", "role"}),
 		findings: &findings{desc: prometheus.NewDesc("disinto_supervisor_findings",
 			"Findings of the supervisor's last run, by rule and severity.", []string{"rule", "severity"}, nil)},
+		egress: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "disinto_egress_requests_total", Help: "Requests of sessions to the egress proxy by project and result (allowed, denied, refused, failed, unauthenticated).",
+		}, []string{"project", "result"}),
 		now: time.Now,
 	}
+	r.reg.MustRegister(r.egress)
 	r.reg.MustRegister(r.runs, r.runSeconds, r.tickSecs, r.ticks, r.cost, r.tokens, r.forge, r.hooks,
 		r.build, r.forgeUp, r.lastOK, r.findings, r.gwRequests, r.gwTokens, r.gwCost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -269,4 +275,10 @@ func (r *Registry) GatewayCost(project, role, backend string, usd float64) {
 	if usd > 0 {
 		r.gwCost.WithLabelValues(project, role, backend).Add(usd)
 	}
+}
+
+// EgressRequest counts one request to the egress proxy: relayed, or why
+// not. Hosts are not a label: a session could make up any number.
+func (r *Registry) EgressRequest(project, result string) {
+	r.egress.WithLabelValues(project, result).Inc()
 }

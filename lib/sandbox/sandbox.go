@@ -71,8 +71,26 @@ type Options struct {
 // Sandbox hands out workspaces. It is safe for concurrent use; one
 // process owns a Root (the daemon's data-dir lock guarantees that).
 type Sandbox struct {
-	o  Options
-	mu sync.Mutex
+	o     Options
+	mu    sync.Mutex
+	guard Guard
+}
+
+// Guard is told of each uid a workspace gets before the workspace is
+// handed out, and of each uid freed once no process of it is left: the
+// egress firewall puts the uid under its rules. A uid the guard refuses
+// runs nothing.
+type Guard interface {
+	Admit(uid int) error
+	Revoke(uid int) error
+}
+
+// SetGuard makes g the guard of every uid handed out from now on; call
+// it before the first Workspace.
+func (s *Sandbox) SetGuard(g Guard) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.guard = g
 }
 
 var keyRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,127}$`)
@@ -160,6 +178,9 @@ func (s *Sandbox) Workspace(key string) (*Workspace, error) {
 				return nil, fmt.Errorf("sandbox: uid %d of workspace %s is in use by another process on this host (%s): give each daemon its own pool with DISINTO_SESSION_UID_BASE: %w",
 					w.uid, key, s.o.ClaimDir, ErrUnsafe)
 			}
+			if err := s.admit(w.uid); err != nil {
+				return nil, err
+			}
 		}
 		return w, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -170,6 +191,10 @@ func (s *Sandbox) Workspace(key string) (*Workspace, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := s.admit(uid); err != nil {
+			s.release(uid)
+			return nil, err
+		}
 		w.uid, w.gid = uid, uid
 	}
 	if err := w.create(); err != nil {
@@ -177,6 +202,17 @@ func (s *Sandbox) Workspace(key string) (*Workspace, error) {
 	}
 	s.o.Log.Debug().Str("workspace", key).Int("uid", w.uid).Msg("workspace created")
 	return w, nil
+}
+
+// admit passes uid to the guard, if any. Call with s.mu.
+func (s *Sandbox) admit(uid int) error {
+	if s.guard == nil {
+		return nil
+	}
+	if err := s.guard.Admit(uid); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
 }
 
 func (s *Sandbox) inPool(uid int) bool { return uid >= s.o.UIDBase && uid < s.o.UIDBase+s.o.UIDCount }
@@ -242,6 +278,11 @@ func (s *Sandbox) Remove(key string) error {
 		return fmt.Errorf("sandbox: remove workspace %s: %w", key, err)
 	}
 	if s.o.Isolate {
+		if s.guard != nil {
+			if err := s.guard.Revoke(w.uid); err != nil {
+				s.o.Log.Warn().Err(err).Int("uid", w.uid).Msg("workspace removed, its uid still under the egress rules")
+			}
+		}
 		s.release(w.uid)
 	}
 	s.o.Log.Debug().Str("workspace", key).Msg("workspace removed")

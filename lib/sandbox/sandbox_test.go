@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -278,5 +279,52 @@ func TestUIDsAreClaimedHostWide(t *testing.T) {
 	}
 	if w, err := two.Workspace("dev-p-issue-2"); err != nil || w.UID() != base+1 {
 		t.Fatalf("after the removal: %v, %v", w, err)
+	}
+}
+
+// guard records what the sandbox told it and refuses the uids in no.
+type guard struct {
+	admitted, revoked []int
+	no                map[int]bool
+}
+
+func (g *guard) Admit(uid int) error {
+	if g.no[uid] {
+		return errors.New("refused")
+	}
+	g.admitted = append(g.admitted, uid)
+	return nil
+}
+
+func (g *guard) Revoke(uid int) error { g.revoked = append(g.revoked, uid); return nil }
+
+// TestGuard: every uid a workspace gets passes the guard first (the
+// egress firewall), a refused one hands out no workspace and stays free,
+// and a removed workspace's uid is revoked.
+func TestGuard(t *testing.T) {
+	needRoot(t)
+	const base = 330000
+	g := &guard{no: map[int]bool{base: true}}
+	sb, err := sandbox.New(sandbox.Options{Root: sandboxtest.Dir(t, "sessions"), Isolate: true, UIDBase: base, UIDCount: 2, ClaimDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.SetGuard(g)
+	if _, err := sb.Workspace("a"); err == nil {
+		t.Fatal("a workspace whose uid the guard refused")
+	}
+	delete(g.no, base)
+	ws, err := sb.Workspace("a")
+	if err != nil || ws.UID() != base {
+		t.Fatalf("after the refusal: %v, %v; want uid %d again", ws, err, base)
+	}
+	if _, err := sb.Workspace("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Remove("a"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(g.admitted, []int{base, base, base}) || !slices.Equal(g.revoked, []int{base}) {
+		t.Errorf("admitted %v, revoked %v", g.admitted, g.revoked)
 	}
 }

@@ -18,7 +18,8 @@ const testStatusToken = "stack-status-token-0123456789"
 // listener on the host's loopback only, listen for it on the container's
 // interface with the token .env must set, pass the OAuth token through,
 // read the project files from the host, and every service that can drops
-// its capabilities and new privileges.
+// its capabilities and new privileges (the agents keep NET_ADMIN, for the
+// sessions' firewall in their own network namespace).
 func TestProductConfigDoctorAndStatus(t *testing.T) {
 	requireCompose(t)
 	root := repoRoot(t)
@@ -82,7 +83,7 @@ func TestProductConfigDoctorAndStatus(t *testing.T) {
 			t.Errorf("%s does not mount ./projects on /home/agent/data/projects: %+v", name, cfg.Services[name].Volumes)
 		}
 	}
-	for name, caps := range map[string]string{"forgejo-admin": "", "provision": "DAC_OVERRIDE", "agents": "CHOWN,DAC_OVERRIDE,FOWNER,KILL,SETGID,SETUID"} {
+	for name, caps := range map[string]string{"forgejo-admin": "", "provision": "DAC_OVERRIDE", "agents": "CHOWN,DAC_OVERRIDE,FOWNER,KILL,NET_ADMIN,SETGID,SETUID"} {
 		svc := cfg.Services[name]
 		if strings.Join(svc.CapDrop, ",") != "ALL" || strings.Join(svc.SecurityOpt, ",") != "no-new-privileges:true" {
 			t.Errorf("%s: cap_drop %v, security_opt %v; want ALL and no-new-privileges", name, svc.CapDrop, svc.SecurityOpt)
