@@ -3,6 +3,8 @@ package forge
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"code.gitea.io/sdk/gitea"
@@ -20,7 +22,10 @@ type IssueQuery struct {
 	Since time.Time
 }
 
-// ListIssues returns every issue (not pull request) matching q, all pages.
+// ListIssues returns every issue (not pull request) matching q, all pages,
+// but the factory's dashboard: an issue whose body begins with its marker
+// is no work item for any role (whoever pasted the marker into an issue
+// of their own only hides it from the factory).
 func (r *RepoClient) ListIssues(ctx context.Context, q IssueQuery) ([]Issue, error) {
 	state := q.State
 	if state == "" {
@@ -49,7 +54,13 @@ func (r *RepoClient) ListIssues(ctx context.Context, q IssueQuery) ([]Issue, err
 		}
 		return res, resp, nil
 	})
-	return out, err
+	return slices.DeleteFunc(out, IsDashboard), err
+}
+
+// IsDashboard says whether i is a factory dashboard: its body begins with
+// the dashboard marker.
+func IsDashboard(i Issue) bool {
+	return strings.HasPrefix(i.Body, "<!-- disinto:"+MarkerDashboard+" ")
 }
 
 // GetIssue returns issue number n.

@@ -68,6 +68,12 @@ func TestSystem(t *testing.T) {
 	// implements it, the review agent approves, the dev agent merges.
 	w := &sysWatch{t: t, ctx: testCtx(t), admin: srv.Admin(t).Repo("acme", "widgets"), died: died}
 	admin, ctx := w.admin, w.ctx
+	// The daemon opens the project's dashboard issue first, as its dev bot,
+	// and pins it.
+	rig.Await(t, "the dashboard issue", time.Minute, died, func() bool {
+		i, err := admin.GetIssue(ctx, 1)
+		return err == nil && i.Author == "dev-bot" && i.Title == "Factory dashboard" && strings.Contains(i.Body, "## In flight")
+	})
 	iss := w.backlogIssue("Add a widget", "scenario: sys-dev\n\nAdd widget.txt.")
 	pr := w.mergedPull(iss)
 	t.Logf("issue #%d became merged pull request #%d after %s", iss, pr.Number, time.Since(start).Round(time.Second))
@@ -266,8 +272,9 @@ func TestSystem(t *testing.T) {
 }
 
 // loopReviewPR is the number of the second pull request: issues and pull
-// requests share one sequence (issue 1, PR 2, issue 3, PR 4).
-const loopReviewPR = 4
+// requests share one sequence (the dashboard 1, issue 2, PR 3, issue 4,
+// PR 5).
+const loopReviewPR = 5
 
 // sysWatch follows the project on the forge as its human owner does.
 type sysWatch struct {
