@@ -57,11 +57,13 @@ var cases = []struct {
 	// replicas is the agents' count the values ask for.
 	replicas int
 	gateway  bool
+	// isolated: no replica may reach another (statusAcrossReplicas false).
+	isolated bool
 }{
-	{"defaults", required, 1, true},
+	{"defaults", required, 1, true, false},
 	{"replicas-5", func() map[string]any {
 		return merge(required(), mustValues(`agents: {replicas: 5}`))
-	}, 5, true},
+	}, 5, true, false},
 	{"existing-secrets", func() map[string]any {
 		return merge(required(), mustValues(`
 projects: null
@@ -71,7 +73,7 @@ secrets:
   model: {existingSecret: my-model, values: null}
   gatewayToken: {existingSecret: my-gateway-token, key: token, value: null}
 `))
-	}, 1, true},
+	}, 1, true, false},
 	{"external-gateway", func() map[string]any {
 		return merge(required(), mustValues(`
 agents:
@@ -85,7 +87,7 @@ gateway:
 secrets:
   model: {values: null}
 `))
-	}, 3, false},
+	}, 3, false, false},
 	{"in-cluster-forge", func() map[string]any {
 		return merge(required(), mustValues(`
 forge:
@@ -97,12 +99,13 @@ forge:
         podSelector: {matchLabels: {app.kubernetes.io/name: forgejo}}
     ports: [{port: 3000, protocol: TCP}]
 networkPolicy:
+  statusAcrossReplicas: false
   webhookFrom:
     - namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: forgejo}}
 agents:
   webhookURL: http://disinto-agents-0.disinto-agents.factory.svc:8080/hooks/forgejo
 `))
-	}, 1, true},
+	}, 1, true, true},
 }
 
 func TestChart(t *testing.T) {
@@ -113,13 +116,13 @@ func TestChart(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("testdata", c.name+".yaml"), manifest)
-			check(t, manifest, c.replicas, c.gateway)
+			check(t, manifest, c.replicas, c.gateway, c.isolated)
 		})
 	}
 }
 
 // check decodes a render and holds it to every rule of the chart.
-func check(t testing.TB, manifest string, replicas int, gateway bool) {
+func check(t testing.TB, manifest string, replicas int, gateway, isolated bool) {
 	t.Helper()
 	objs, err := Decode(manifest)
 	if err != nil {
@@ -135,7 +138,7 @@ func check(t testing.TB, manifest string, replicas int, gateway bool) {
 	} else if len(r.deployments) != 0 || r.service("disinto-gateway") != nil {
 		t.Error("gateway.enabled false still renders the gateway")
 	}
-	checkNetworkPolicy(t, r, gateway)
+	checkNetworkPolicy(t, r, gateway, isolated)
 }
 
 // TestChecksBite: values that break a rule the chart keeps (an escalation,
@@ -165,7 +168,7 @@ func TestChecksBite(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				check(rec, manifest, 1, true)
+				check(rec, manifest, 1, true, false)
 			}()
 			<-done
 			if len(rec.errs) == 0 {
@@ -574,7 +577,7 @@ func checkSecrets(t testing.TB, r *rendered) {
 // checkNetworkPolicy: the agents reach DNS, the gateway and the forge and
 // nothing else; the gateway is reached from the agents only and reaches
 // DNS and the model API only.
-func checkNetworkPolicy(t testing.TB, r *rendered, gateway bool) {
+func checkNetworkPolicy(t testing.TB, r *rendered, gateway, isolated bool) {
 	t.Helper()
 	agents := r.policy("disinto-agents")
 	if agents == nil {
@@ -589,7 +592,7 @@ func checkNetworkPolicy(t testing.TB, r *rendered, gateway bool) {
 	if gateway {
 		gwLabels = r.deployments[0].Spec.Template.Labels
 	}
-	var dns, gw, forge int
+	var dns, gw, forge, status int
 	for i, rule := range agents.Spec.Egress {
 		if len(rule.To) == 0 || len(rule.Ports) == 0 {
 			t.Errorf("agents egress rule %d allows every destination or port: %+v", i, rule)
@@ -598,6 +601,10 @@ func checkNetworkPolicy(t testing.TB, r *rendered, gateway bool) {
 		switch {
 		case allPorts(rule, 53):
 			dns++
+		case len(rule.To) == 1 && rule.To[0].PodSelector != nil && rule.To[0].NamespaceSelector == nil &&
+			matches(rule.To[0].PodSelector.MatchLabels, agentLabels) && !matches(rule.To[0].PodSelector.MatchLabels, gwLabels) &&
+			len(rule.Ports) == 1 && rule.Ports[0].Port != nil && rule.Ports[0].Port.StrVal == "status":
+			status++
 		case gateway && len(rule.To) == 1 && rule.To[0].PodSelector != nil && rule.To[0].IPBlock == nil &&
 			matches(rule.To[0].PodSelector.MatchLabels, gwLabels) && allPorts(rule, 8090):
 			gw++
@@ -617,9 +624,17 @@ func checkNetworkPolicy(t testing.TB, r *rendered, gateway bool) {
 	if dns != 1 || gw != 1 || forge != 1 {
 		t.Errorf("agents egress: %d DNS, %d gateway, %d forge rules; want one each", dns, gw, forge)
 	}
+	if want := map[bool]int{true: 0, false: 1}[isolated]; status != want {
+		t.Errorf("agents egress: %d rules to the other replicas' status port, want %d", status, want)
+	}
 	for i, rule := range agents.Spec.Ingress {
 		if len(rule.From) == 0 || len(rule.Ports) == 0 {
 			t.Errorf("agents ingress rule %d allows every source or port", i)
+		}
+		for _, p := range rule.From {
+			if isolated && p.PodSelector != nil && matches(p.PodSelector.MatchLabels, agentLabels) {
+				t.Errorf("agents ingress rule %d lets the replicas reach each other", i)
+			}
 		}
 		for _, p := range rule.Ports {
 			if p.Port == nil || (p.Port.StrVal != "status" && p.Port.StrVal != "webhook") {
