@@ -201,8 +201,8 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// TestRequired: each required value missing fails the render with a line
-// naming it.
+// TestRequired: each required value missing, and each value the schema
+// refuses, fails the render with a line naming it.
 func TestRequired(t *testing.T) {
 	for _, c := range []struct{ name, values, want string }{
 		{"forge url", `forge: {url: ""}`, "forge.url is required"},
@@ -213,7 +213,13 @@ func TestRequired(t *testing.T) {
 		{"model credential", `secrets: {model: {values: null}}`, "ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN"},
 		{"external gateway url", `gateway: {enabled: false, external: {cidrs: [10.0.0.0/8]}}`, "gateway.externalURL is required"},
 		{"external gateway cidrs", `gateway: {enabled: false, externalURL: "http://gw:8090"}`, "gateway.external.cidrs is required"},
-		{"replicas", `agents: {replicas: 0}`, "agents.replicas must be 1 or more"},
+		// The schema (values.schema.json): a count below one, a value of
+		// the wrong type, a misspelt key.
+		{"replicas", `agents: {replicas: 0}`, "/agents/replicas"},
+		{"replicas type", `agents: {replicas: three}`, "/agents/replicas"},
+		{"misspelt key", `agents: {replica: 3}`, "'replica' not allowed"},
+		{"policy switch type", `networkPolicy: {enabled: "yes"}`, "/networkPolicy/enabled"},
+		{"forge url scheme", `forge: {url: forge.example.org}`, "/forge/url"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Render(chartDir, namespace, merge(required(), mustValues(c.values)))
