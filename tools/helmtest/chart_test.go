@@ -54,16 +54,12 @@ secrets:
 var cases = []struct {
 	name string
 	vals func() map[string]any
-	// replicas is the agents' count the values ask for.
-	replicas int
-	gateway  bool
-	// isolated: no replica may reach another (statusAcrossReplicas false).
-	isolated bool
+	want want
 }{
-	{"defaults", required, 1, true, false},
+	{"defaults", required, want{replicas: 1, gateway: true}},
 	{"replicas-5", func() map[string]any {
 		return merge(required(), mustValues(`agents: {replicas: 5}`))
-	}, 5, true, false},
+	}, want{replicas: 5, gateway: true}},
 	{"existing-secrets", func() map[string]any {
 		return merge(required(), mustValues(`
 projects: null
@@ -73,7 +69,7 @@ secrets:
   model: {existingSecret: my-model, values: null}
   gatewayToken: {existingSecret: my-gateway-token, key: token, value: null}
 `))
-	}, 1, true, false},
+	}, want{replicas: 1, gateway: true}},
 	{"external-gateway", func() map[string]any {
 		return merge(required(), mustValues(`
 agents:
@@ -86,8 +82,12 @@ gateway:
     cidrs: [10.20.0.0/16]
 secrets:
   model: {values: null}
+networkPolicy:
+  extraEgress:
+    - to: [{ipBlock: {cidr: 198.51.100.0/24}}]
+      ports: [{port: 443, protocol: TCP}]
 `))
-	}, 3, false, false},
+	}, want{replicas: 3, extraEgress: 1}},
 	{"in-cluster-forge", func() map[string]any {
 		return merge(required(), mustValues(`
 forge:
@@ -105,7 +105,7 @@ networkPolicy:
 agents:
   webhookURL: http://disinto-agents-0.disinto-agents.factory.svc:8080/hooks/forgejo
 `))
-	}, 1, true, true},
+	}, want{replicas: 1, gateway: true, isolated: true}},
 }
 
 func TestChart(t *testing.T) {
@@ -116,29 +116,41 @@ func TestChart(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("testdata", c.name+".yaml"), manifest)
-			check(t, manifest, c.replicas, c.gateway, c.isolated)
+			check(t, manifest, c.want)
 		})
 	}
 }
 
+// want is what a render's values ask for.
+type want struct {
+	// replicas is the agents' count.
+	replicas int
+	// gateway: the chart runs the gateway (else an external one).
+	gateway bool
+	// isolated: no replica may reach another (statusAcrossReplicas false).
+	isolated bool
+	// extraEgress is the number of networkPolicy.extraEgress rules.
+	extraEgress int
+}
+
 // check decodes a render and holds it to every rule of the chart.
-func check(t testing.TB, manifest string, replicas int, gateway, isolated bool) {
+func check(t testing.TB, manifest string, w want) {
 	t.Helper()
 	objs, err := Decode(manifest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := index(t, objs)
-	checkAgents(t, r, replicas, gateway)
+	checkAgents(t, r, w.replicas, w.gateway)
 	checkPods(t, r)
 	checkSelectors(t, r)
 	checkSecrets(t, r)
-	if gateway {
+	if w.gateway {
 		checkGateway(t, r)
 	} else if len(r.deployments) != 0 || r.service("disinto-gateway") != nil {
 		t.Error("gateway.enabled false still renders the gateway")
 	}
-	checkNetworkPolicy(t, r, gateway, isolated)
+	checkNetworkPolicy(t, r, w)
 }
 
 // TestChecksBite: values that break a rule the chart keeps (an escalation,
@@ -148,7 +160,8 @@ func TestChecksBite(t *testing.T) {
 	for _, c := range []struct{ name, values string }{
 		{"privilege escalation", `agents: {securityContext: {allowPrivilegeEscalation: true}}`},
 		{"capabilities kept", `agents: {securityContext: {capabilities: {drop: null}}}`},
-		{"capability added", `agents: {securityContext: {capabilities: {add: [CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID, NET_ADMIN]}}}`},
+		{"capability added", `agents: {securityContext: {capabilities: {add: [CHOWN, DAC_OVERRIDE, FOWNER, KILL, NET_ADMIN, SETGID, SETUID, SYS_PTRACE]}}}`},
+		{"gateway firewall capability", `gateway: {securityContext: {capabilities: {add: [NET_ADMIN]}}}`},
 		{"gateway capability", `gateway: {securityContext: {capabilities: {add: [NET_BIND_SERVICE]}}}`},
 		{"gateway as root", `gateway: {podSecurityContext: {runAsNonRoot: false, runAsUser: 0}}`},
 		{"privileged", `gateway: {securityContext: {privileged: true}}`},
@@ -168,7 +181,7 @@ func TestChecksBite(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				check(rec, manifest, 1, true, false)
+				check(rec, manifest, want{replicas: 1, gateway: true})
 			}()
 			<-done
 			if len(rec.errs) == 0 {
@@ -368,12 +381,14 @@ func checkAgents(t testing.TB, r *rendered, replicas int, gateway bool) {
 	if port(c, "webhook") != 8080 || port(c, "status") != 8081 {
 		t.Errorf("ports %v, want webhook 8080 and status 8081", c.Ports)
 	}
-	// The agents run as root to give sessions uids of their own, with the
-	// capabilities that takes and nothing else.
+	// The agents run as root to give sessions uids of their own and keep
+	// those uids off the network (NET_ADMIN, for the firewall in the pod's
+	// own network namespace), with the capabilities that takes and nothing
+	// else.
 	caps := c.SecurityContext.Capabilities
-	want := []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID"}
-	if caps == nil || !slices.Equal(caps.Add, want) {
-		t.Errorf("agents add %v, want %v", caps, want)
+	add := []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_ADMIN", "SETGID", "SETUID"}
+	if caps == nil || !slices.Equal(caps.Add, add) {
+		t.Errorf("agents add %v, want %v", caps, add)
 	}
 	if c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Error("the agents have no memory request or limit")
@@ -481,7 +496,7 @@ func checkPods(t testing.TB, r *rendered) {
 				t.Errorf("%s/%s does not drop every capability: %v", name, c.Name, sc.Capabilities)
 			}
 			for _, a := range sc.Capabilities.Add {
-				if a == "ALL" || a == "SYS_ADMIN" || a == "NET_ADMIN" || a == "NET_RAW" || a == "SYS_PTRACE" {
+				if a == "ALL" || a == "SYS_ADMIN" || a == "NET_RAW" || a == "SYS_PTRACE" || a == "SYS_MODULE" {
 					t.Errorf("%s/%s adds %s", name, c.Name, a)
 				}
 			}
@@ -583,7 +598,8 @@ func checkSecrets(t testing.TB, r *rendered) {
 // checkNetworkPolicy: the agents reach DNS, the gateway and the forge and
 // nothing else; the gateway is reached from the agents only and reaches
 // DNS and the model API only.
-func checkNetworkPolicy(t testing.TB, r *rendered, gateway, isolated bool) {
+func checkNetworkPolicy(t testing.TB, r *rendered, w want) {
+	gateway, isolated := w.gateway, w.isolated
 	t.Helper()
 	agents := r.policy("disinto-agents")
 	if agents == nil {
@@ -599,7 +615,13 @@ func checkNetworkPolicy(t testing.TB, r *rendered, gateway, isolated bool) {
 		gwLabels = r.deployments[0].Spec.Template.Labels
 	}
 	var dns, gw, forge, status int
-	for i, rule := range agents.Spec.Egress {
+	egress := agents.Spec.Egress
+	if len(egress) < w.extraEgress {
+		t.Fatalf("agents egress %+v, want %d rules of extraEgress at its end", egress, w.extraEgress)
+	}
+	// The operator's own rules (extraEgress) come last, as given.
+	egress = egress[:len(egress)-w.extraEgress]
+	for i, rule := range egress {
 		if len(rule.To) == 0 || len(rule.Ports) == 0 {
 			t.Errorf("agents egress rule %d allows every destination or port: %+v", i, rule)
 			continue
