@@ -16,7 +16,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 MODULE := github.com/disinto/disinto
 
-.PHONY: test quick build setup lint vet fmt-check staticcheck formula-lint cross unit clean
+.PHONY: test quick build setup lint vet fmt-check staticcheck formula-lint cross forgejo-contract helm-chart unit clean
 
 # Each step prints "timing: STEP Ns" (tests/timed.sh); .ci/run adds up
 # the run from these lines and go test's per-package times.
@@ -39,7 +39,7 @@ build:
 setup:
 	tests/setup/all.sh
 
-lint: fmt-check vet staticcheck formula-lint cross forgejo-contract
+lint: fmt-check vet staticcheck formula-lint cross forgejo-contract helm-chart
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; \
@@ -63,6 +63,13 @@ formula-lint:
 # admin` flags, webhook headers), which no test can run here.
 forgejo-contract:
 	cd tools/forgejocheck && go test ./...
+
+# The Helm chart (deploy/helm/disinto) rendered as `helm template` renders
+# it, every object decoded strictly into the Kubernetes API types and
+# compared with golden files (go test -update in tools/helmtest rewrites
+# them). Its own module: Helm and the Kubernetes API stay out of go.mod.
+helm-chart:
+	cd tools/helmtest && go test ./...
 
 # The CLI also builds for macOS (operators run status and logs there).
 cross:

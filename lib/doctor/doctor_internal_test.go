@@ -48,6 +48,24 @@ func TestStatusListener(t *testing.T) {
 	}
 }
 
+// TestModelThroughSharedGateway: a replica of a shared gateway holds no
+// model credential, and needs none.
+func TestModelThroughSharedGateway(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want Status
+	}{
+		{map[string]string{"HOME": t.TempDir()}, Blocking},
+		{map[string]string{"HOME": t.TempDir(), "DISINTO_GATEWAY_URL": "http://gateway:8090"}, OK},
+	} {
+		r := &Report{}
+		checkModel(r, config.NewEnv(tc.env))
+		if len(r.Findings) != 1 || r.Findings[0].Status != tc.want {
+			t.Errorf("%v: %+v, want %s", tc.env, r.Findings, tc.want)
+		}
+	}
+}
+
 func TestPlaceholders(t *testing.T) {
 	r := &Report{}
 	checkPlaceholders(r, config.NewEnv(map[string]string{

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/gateway"
 	"github.com/disinto/disinto/lib/provision"
 )
 
@@ -85,9 +86,14 @@ func checkPlaceholders(r *Report, env config.Env) {
 }
 
 // checkModel checks that the sessions have model credentials: an API key,
-// an OAuth token, or a login in the CLI's config dir.
+// an OAuth token, or a login in the CLI's config dir; or that a shared
+// gateway holds them (DISINTO_GATEWAY_URL), as for replicas that run
+// beside `disinto gateway` and hold no model credential of their own.
 func checkModel(r *Report, env config.Env) {
 	switch {
+	case env.Get(gateway.URLEnv) != "":
+		r.add(CheckModel, gateway.URLEnv, OK, "the sessions reach the model through the shared gateway at "+env.Get(gateway.URLEnv)+", which holds the credentials", "")
+		return
 	case env.Get("ANTHROPIC_API_KEY") != "" && !isPlaceholder(env.Get("ANTHROPIC_API_KEY")):
 		r.add(CheckModel, "ANTHROPIC_API_KEY", OK, "an API key is set", "")
 		return
