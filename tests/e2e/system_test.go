@@ -148,7 +148,7 @@ func TestSystem(t *testing.T) {
 			Error string `json:"error"`
 		} `json:"ops"`
 	}
-	// Two merges, one escalation and three reviews (PR 2, and PR 4 twice); the status is
+	// Two merges, one escalation and three reviews (PR 3, and PR 5 twice); the status is
 	// read once the ledger has them all, as the agents record a run after
 	// its last forge call.
 	rig.Await(t, "every run in disinto status", time.Minute, died, func() bool {
@@ -171,12 +171,13 @@ func TestSystem(t *testing.T) {
 	}
 	// Every run the dev bot finished is in its journal, in its .profile
 	// repository, written by the daemon from the run's record.
-	rig.Await(t, "the dev bot's journal entry of issue #1", time.Minute, died, func() bool {
+	rig.Await(t, fmt.Sprintf("the dev bot's journal entry of issue #%d", iss), time.Minute, died, func() bool {
 		f, err := srv.Admin(t).Repo("dev-bot", ".profile").GetFile(ctx, "journal/"+time.Now().UTC().Format("2006-01-02")+".md", "main")
-		return err == nil && strings.Contains(string(f.Content), "issue #1, pull request #2, merged")
+		return err == nil && strings.Contains(string(f.Content), fmt.Sprintf("issue #%d, pull request #%d, merged", iss, pr.Number))
 	})
 	logs := s.MustRun(t, nil, "logs", "--agent", "dev")
-	for _, want := range []string{"[dev] claimed issue=1 ", "[dev] merged issue=1 ", "[dev] changes requested", "[dev] merged issue=3 "} {
+	for _, want := range []string{fmt.Sprintf("[dev] claimed issue=%d ", iss), fmt.Sprintf("[dev] merged issue=%d ", iss), "[dev] changes requested",
+		fmt.Sprintf("[dev] merged issue=%d ", loop)} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("disinto logs --agent dev lacks %q:\n%s", want, logs)
 		}
@@ -190,7 +191,7 @@ func TestSystem(t *testing.T) {
 		t.Errorf("disinto run next to a running daemon succeeded: %s", errOut)
 	}
 	// The same, for people: the status page in a real browser.
-	checkStatusPage(t, statusBase, "widgets", "merged", "escalated", "PR #2", "escalated.by_model")
+	checkStatusPage(t, statusBase, "widgets", "merged", "escalated", fmt.Sprintf("PR #%d", pr.Number), "escalated.by_model")
 	m := httpGet(t, statusBase+"/metrics")
 	if n := metricSum(m, "disinto_forge_requests_total", ""); n <= 0 {
 		t.Errorf("forge requests in /metrics: %v", n)
