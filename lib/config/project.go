@@ -61,6 +61,9 @@ type Project struct {
 	// Dashboard keeps the factory's dashboard issue on the project's
 	// tracker (`dashboard`, default true).
 	Dashboard bool
+	// Autonomy says how far the factory takes a change alone
+	// ([autonomy]).
+	Autonomy Autonomy
 	// Maintainers are the humans an escalation @-mentions; empty when the
 	// file names none (the daemon then asks the environment and the forge).
 	Maintainers []string
@@ -129,6 +132,7 @@ type rawProject struct {
 	Mirrors       map[string]string        `toml:"mirrors"`
 	Limits        rawLimits                `toml:"limits"`
 	Budget        rawBudget                `toml:"budget"`
+	Autonomy      rawAutonomy              `toml:"autonomy"`
 	Roles         map[string]rawRole       `toml:"roles"`
 	Agents        map[string]rawLocalAgent `toml:"agents"`
 	Backends      map[string]rawBackend    `toml:"backends"`
@@ -274,6 +278,7 @@ func (r *rawProject) validate(file string, lines *tomlpos.Locator, env Env, envI
 
 	p.Limits = r.Limits.validate(bad)
 	p.Budget = r.Budget.validate(bad)
+	p.Autonomy = r.Autonomy.validate(bad)
 	if loc, _, err := scheduleZone(r.Timezone, env); err == nil {
 		p.Budget.Zone = loc
 	}
