@@ -201,12 +201,19 @@ type PushOptions struct {
 	// Source is what is pushed: a ref or commit of the clone; HEAD of the
 	// worktree when empty.
 	Source string
+	// Ref, when set, is the full name of the ref pushed to instead of
+	// refs/heads/<branch>: a ref outside refs/heads is no branch, so a
+	// forge runs no CI and sends no push event for it.
+	Ref string
 }
 
 // Push pushes the HEAD of the worktree at dir to branch on origin. A push the
 // remote refuses (not a fast-forward, lease broken) wraps ErrRejected.
 func (r *Repo) Push(ctx context.Context, dir, branch string, opt PushOptions) error {
 	ref := "refs/heads/" + branch
+	if opt.Ref != "" {
+		ref = opt.Ref
+	}
 	args := []string{"push", "--porcelain"}
 	if opt.ForceWithLease {
 		lease := "--force-with-lease=" + ref
@@ -331,6 +338,21 @@ func (r *Repo) Diff(ctx context.Context, dir, base, head string) (string, error)
 	out, err := r.g.run(ctx, dir, args...)
 	if err != nil {
 		return "", fmt.Errorf("diff in %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+// ReviewDiff returns the diff between revisions of the clone (git diff's
+// forms: "a b", or "a...b" from their merge base) as a human approving it
+// must see it, whatever the repository says: every file as text (an
+// attribute cannot show one as binary), no textconv or external diff
+// driver, and no rename detection, so a file moved into a directory
+// shows its whole content rather than one line saying it moved.
+func (r *Repo) ReviewDiff(ctx context.Context, revs ...string) (string, error) {
+	args := append([]string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "--no-renames"}, revs...)
+	out, err := r.g.run(ctx, r.dir, append(args, "--")...)
+	if err != nil {
+		return "", fmt.Errorf("diff %s: %w", strings.Join(revs, " "), err)
 	}
 	return out, nil
 }
