@@ -29,6 +29,21 @@ func Files(diff string) []string {
 	return out
 }
 
+// Only keeps the parts of diff whose file keep accepts (by any path it
+// touches: a deletion or a rename's old side too), in order.
+func Only(diff string, keep func(path string) bool) string {
+	var b strings.Builder
+	for _, f := range splitDiff(diff) {
+		for _, p := range f.paths() {
+			if keep(p) {
+				b.WriteString(f.Text)
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
 // Truncate keeps whole files of diff, in order, while they fit in
 // limit bytes, and names every file it left out with its size, so the
 // model knows to read them in the checkout. A first file larger than the

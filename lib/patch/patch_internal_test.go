@@ -175,3 +175,14 @@ func tail(s string) string {
 	}
 	return s
 }
+
+func TestOnly(t *testing.T) {
+	a, b, c := fileDiffText("a.go", 1), fileDiffText(".forgejo/workflows/ci.yml", 2), fileDiffText("b.go", 1)
+	got := Only(a+b+c, func(p string) bool { return strings.HasPrefix(p, ".forgejo/") })
+	if got != b {
+		t.Fatalf("Only = %q, want %q", got, b)
+	}
+	if got := Only(a+c, func(string) bool { return false }); got != "" {
+		t.Fatalf("Only of nothing = %q", got)
+	}
+}
