@@ -201,6 +201,9 @@ type PushOptions struct {
 	// Source is what is pushed: a ref or commit of the clone; HEAD of the
 	// worktree when empty.
 	Source string
+	// Force replaces the remote ref wherever it points: only for refs of
+	// the pusher's own that nobody else writes.
+	Force bool
 	// Ref, when set, is the full name of the ref pushed to instead of
 	// refs/heads/<branch>: a ref outside refs/heads is no branch, so a
 	// forge runs no CI and sends no push event for it.
@@ -226,7 +229,11 @@ func (r *Repo) Push(ctx context.Context, dir, branch string, opt PushOptions) er
 	if src == "" {
 		src = "HEAD"
 	}
-	args = append(args, Remote, src+":"+ref)
+	spec := src + ":" + ref
+	if opt.Force {
+		spec = "+" + spec
+	}
+	args = append(args, Remote, spec)
 	out, err := r.g.run(ctx, dir, args...)
 	if err == nil {
 		return nil

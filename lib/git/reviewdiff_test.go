@@ -53,9 +53,14 @@ func TestPushToRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitIn(t, wt, "x.txt", "x\n")
+	commitIn(t, wt, "y.txt", "y\n")
 	head := sh(t, wt, nil, "rev-parse", "HEAD")
-	if err := repo.Push(ctx, wt, "fix/issue-3", git.PushOptions{Ref: "refs/disinto/held/fix/issue-3", Source: head, ForceWithLease: true}); err != nil {
-		t.Fatal(err)
+	first := sh(t, wt, nil, "rev-parse", "HEAD~1")
+	// A later hold replaces an earlier one, fast-forward or not.
+	for _, sha := range []string{head, first, head} {
+		if err := repo.Push(ctx, wt, "fix/issue-3", git.PushOptions{Ref: "refs/disinto/held/fix/issue-3", Source: sha, Force: true}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := sh(t, f.bare, nil, "rev-parse", "refs/disinto/held/fix/issue-3"); got != head {
 		t.Fatalf("held ref at %q, want %s", got, head)
