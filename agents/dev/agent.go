@@ -206,8 +206,16 @@ type Options struct {
 	// dev bot merges that bot's approved, green pull requests from
 	// chore/<role>-* branches (see chores.go).
 	ChoreBots map[string]string
-	// Maintainers are @-mentioned when an issue is escalated.
+	// Maintainers are @-mentioned when an issue is escalated or waits for
+	// them; when the forge will not say who may write to the repository,
+	// they are the users whose approvals count (autonomy.go).
 	Maintainers []string
+	// Autonomy is how far the agent takes a change alone: the level of
+	// the work on an issue and of chore pull requests, and the protected
+	// paths. A zero value is level auto with the default protected paths
+	// (config.DefaultAutonomy); ProtectedPaths empty but not nil protects
+	// nothing.
+	Autonomy config.Autonomy
 	// Secrets are masked in everything the agent posts or logs.
 	Secrets []string
 	// Limits bound the work; zero fields take defaults.
@@ -278,6 +286,15 @@ func New(o Options) (*Agent, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Autonomy.Level == "" {
+		o.Autonomy.Level = config.AutonomyAuto
+	}
+	if err := o.Autonomy.Level.Validate(); err != nil {
+		return nil, fmt.Errorf("dev agent: autonomy level: %w", err)
+	}
+	if o.Autonomy.ProtectedPaths == nil {
+		o.Autonomy.ProtectedPaths = config.DefaultProtectedPaths()
 	}
 	if o.Pulls != nil {
 		o.Forge, o.Git = viewedForge{o.Forge, o.Pulls}, viewedGit{o.Git, o.Pulls}

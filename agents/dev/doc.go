@@ -29,34 +29,41 @@
 // attempt.go (branch names: a fresh attempt after an abandoned pull
 // request works on fix/issue-N-k), priorart.go (abandoned pull requests
 // shown in the first prompt), refuse.go (refusals), finish.go (the
-// terminal stages).
+// terminal stages), autonomy.go, hold.go and approval.go (how far the
+// agent goes alone: a head that changes protected paths is pushed only
+// once a maintainer approved it, and a merge waits for a maintainer when
+// the autonomy level or a protected path wants one).
 //
 // Stages (drawn from machine.go by go test -run TestDiagram -update):
 //
-//	(none)           claim      claim a ready backlog issue (one sent back resumes its session), or adopt an own in-progress one
-//	                              -> implementing, resuming, awaiting_ci
-//	implementing     background run the first session from the dev formula (after a restart: resume it)
-//	                              -> publishing, implementing, blocked
-//	resuming         background resume the session with the maintainers' answer
-//	                              -> publishing, implementing, blocked
-//	fixing           background resume the session with the CI failure, the review or a rebase request
-//	                              -> publishing, implementing, blocked
-//	nudging          background resume the session once to commit what it did
-//	                              -> publishing, implementing, blocked
-//	publishing       background act on the session's result: refusal, phase, push, pull request; a fix turn that committed nothing is asked once more
-//	                              -> awaiting_ci, nudging, fixing, refused, escalated, blocked
-//	awaiting_ci      tick       wait for CI on the head; re-run it after an infrastructure failure
-//	                              -> awaiting_review, awaiting_ci, fixing, done, escalated, blocked
-//	awaiting_review  tick       wait for a verdict on the head; merge on approval
-//	                              -> done, awaiting_ci, fixing, escalated, blocked
-//	done             (ends)     merged, or the issue closed by someone else
-//	                              -> (nothing)
-//	refused          (ends)     the model refused the issue (too large, already done, unmet dependency)
-//	                              -> (nothing)
-//	blocked          (ends)     a human must look; relabelled backlog, it is claimed again
-//	                              -> (nothing)
-//	escalated        (ends)     the maintainers must decide; relabelled backlog, it is claimed again
-//	                              -> (nothing)
+//	(none)            claim      claim a ready backlog issue (one sent back resumes its session), or adopt an own in-progress one
+//	                               -> implementing, resuming, awaiting_ci
+//	implementing      background run the first session from the dev formula (after a restart: resume it)
+//	                               -> publishing, implementing, blocked
+//	resuming          background resume the session with the maintainers' answer
+//	                               -> publishing, implementing, blocked
+//	fixing            background resume the session with the CI failure, the review or a rebase request
+//	                               -> publishing, implementing, blocked
+//	nudging           background resume the session once to commit what it did
+//	                               -> publishing, implementing, blocked
+//	publishing        background act on the session's result: refusal, phase, push, pull request; a fix turn that committed nothing is asked once more
+//	                               -> awaiting_ci, held, nudging, fixing, refused, escalated, blocked
+//	held              tick       keep a head that changes protected paths off the branches until a maintainer approves it, then push it
+//	                               -> awaiting_ci, done, blocked
+//	awaiting_ci       tick       wait for CI on the head; re-run it after an infrastructure failure
+//	                               -> awaiting_review, awaiting_ci, fixing, done, escalated, blocked
+//	awaiting_review   tick       wait for a verdict on the head; merge on approval
+//	                               -> done, awaiting_approval, awaiting_ci, fixing, escalated, blocked
+//	awaiting_approval tick       wait for a maintainer's approval of the approved head (level approve, protected paths); at advisory, for them to merge it
+//	                               -> done, awaiting_ci, fixing, blocked
+//	done              (ends)     merged, or the issue closed by someone else
+//	                               -> (nothing)
+//	refused           (ends)     the model refused the issue (too large, already done, unmet dependency)
+//	                               -> (nothing)
+//	blocked           (ends)     a human must look; relabelled backlog, it is claimed again
+//	                               -> (nothing)
+//	escalated         (ends)     the maintainers must decide; relabelled backlog, it is claimed again
+//	                               -> (nothing)
 //
 // Blocked is reachable from every live stage: a step that keeps failing
 // is bounded, and then its issue is blocked with the error.

@@ -148,6 +148,9 @@ type fakeGit struct {
 	rebaseErr error
 	// pushed holds every branch a push made.
 	pushed map[string]bool
+	// files and held simulate what commits change and the held refs
+	// (autonomy_fakes_test.go).
+	files fakeFiles
 }
 
 var _ gitOps = (*fakeGit)(nil)

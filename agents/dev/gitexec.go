@@ -59,6 +59,14 @@ type gitOps interface {
 	// PrimaryFS returns the files of the primary branch as the forge has
 	// them: project conventions a session cannot have changed.
 	PrimaryFS(ctx context.Context) (fs.FS, error)
+	// Changes returns the diff from commit base to commit head of the
+	// clone as a maintainer must read it (git.Repo.ReviewDiff); base ""
+	// is head's merge base with the forge's primary branch.
+	Changes(ctx context.Context, base, head string) (string, error)
+	// Hold puts commit sha of the clone on the forge as heldRef(branch):
+	// no branch, so no CI runs it and no push event announces it, but a
+	// maintainer can fetch and read it.
+	Hold(ctx context.Context, sha, branch string) error
 }
 
 // GitOptions configures the agent's git backend.
@@ -359,6 +367,35 @@ func (x *Git) EmptyCommit(ctx context.Context, branch, msg string) (string, erro
 		return "", err
 	}
 	return sha, r.Push(ctx, r.Dir(), branch, git.PushOptions{Source: sha})
+}
+
+// Changes implements gitOps.
+func (x *Git) Changes(ctx context.Context, base, head string) (string, error) {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return "", err
+	}
+	if base != "" {
+		return r.ReviewDiff(ctx, base, head)
+	}
+	if err := r.Fetch(ctx, x.o.Primary); err != nil {
+		return "", err
+	}
+	return r.ReviewDiff(ctx, "refs/remotes/origin/"+x.o.Primary+"..."+head)
+}
+
+// heldRef is where commits waiting for a maintainer's approval are kept
+// on the forge: outside refs/heads, so no CI runs them.
+func heldRef(branch string) string { return "refs/disinto/held/" + branch }
+
+// Hold implements gitOps. Only the agent writes its held refs, so the
+// push replaces whatever an earlier hold left.
+func (x *Git) Hold(ctx context.Context, sha, branch string) error {
+	r, err := x.repo(ctx)
+	if err != nil {
+		return err
+	}
+	return r.Push(ctx, r.Dir(), branch, git.PushOptions{Ref: heldRef(branch), Source: sha, Force: true})
 }
 
 // PrimaryFS implements gitOps.

@@ -34,12 +34,21 @@ const (
 	// phase, refusal) is acted on: pushed, a pull request opened. A retry
 	// never pays for the model again.
 	StagePublishing Stage = "publishing"
+	// StageHeld: the session's head (HeldSHA) changes protected paths;
+	// it is kept off the forge's branches until a maintainer approves it
+	// (hold.go).
+	StageHeld Stage = "held"
 	// StageAwaitingCI: the branch is pushed and the pull request open; the
 	// agent waits for the combined status of HeadSHA.
 	StageAwaitingCI Stage = "awaiting_ci"
 	// StageAwaitingReview: CI is green on HeadSHA; the agent waits for a
 	// verdict and merges on approval.
 	StageAwaitingReview Stage = "awaiting_review"
+	// StageAwaitingApproval: CI is green and the review approved HeadSHA,
+	// but the autonomy level or a protected path wants a maintainer: the
+	// merge waits for their approval of the head (at level advisory, for
+	// them to merge it).
+	StageAwaitingApproval Stage = "awaiting_approval"
 	// StageDone, StageRefused, StageBlocked and StageEscalated end a run.
 	StageDone      Stage = "done"
 	StageRefused   Stage = "refused"
@@ -117,7 +126,12 @@ func machine() map[Stage]stageDef {
 		StagePublishing: {
 			does: "act on the session's result: refusal, phase, push, pull request; a fix turn that committed nothing is asked once more",
 			by:   inBackground, step: (*Agent).publish,
-			next: []Stage{StageAwaitingCI, StageNudging, StageFixing, StageRefused, StageEscalated, StageBlocked},
+			next: []Stage{StageAwaitingCI, StageHeld, StageNudging, StageFixing, StageRefused, StageEscalated, StageBlocked},
+		},
+		StageHeld: {
+			does: "keep a head that changes protected paths off the branches until a maintainer approves it, then push it",
+			by:   byTick, step: (*Agent).checkHold,
+			next: []Stage{StageAwaitingCI, StageDone, StageBlocked},
 		},
 		StageAwaitingCI: {
 			does: "wait for CI on the head; re-run it after an infrastructure failure",
@@ -127,7 +141,12 @@ func machine() map[Stage]stageDef {
 		StageAwaitingReview: {
 			does: "wait for a verdict on the head; merge on approval",
 			by:   byTick, step: (*Agent).checkReview,
-			next: []Stage{StageDone, StageAwaitingCI, StageFixing, StageEscalated, StageBlocked},
+			next: []Stage{StageDone, StageAwaitingApproval, StageAwaitingCI, StageFixing, StageEscalated, StageBlocked},
+		},
+		StageAwaitingApproval: {
+			does: "wait for a maintainer's approval of the approved head (level approve, protected paths); at advisory, for them to merge it",
+			by:   byTick, step: (*Agent).checkApproval,
+			next: []Stage{StageDone, StageAwaitingCI, StageFixing, StageBlocked},
 		},
 		StageDone: {does: "merged, or the issue closed by someone else", step: (*Agent).settle},
 		StageRefused: {

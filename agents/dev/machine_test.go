@@ -193,10 +193,15 @@ func TestStagesChangeOnlyInMove(t *testing.T) {
 
 // diagram draws the transition table for doc.go.
 func diagram(m map[Stage]stageDef) string {
-	order := []Stage{StageNone, StageImplementing, StageResuming, StageFixing, StageNudging, StagePublishing,
-		StageAwaitingCI, StageAwaitingReview, StageDone, StageRefused, StageBlocked, StageEscalated}
+	order := []Stage{StageNone, StageImplementing, StageResuming, StageFixing, StageNudging, StagePublishing, StageHeld,
+		StageAwaitingCI, StageAwaitingReview, StageAwaitingApproval, StageDone, StageRefused, StageBlocked, StageEscalated}
 	by := map[driver]string{byNobody: "(ends)", byTick: "tick", inBackground: "background"}
 	var b strings.Builder
+	if len(order) != len(m) {
+		// A stage of the table the drawing leaves out: it must be added
+		// to order.
+		fmt.Fprintf(&b, "// %d stages in the table, %d drawn\n", len(m), len(order))
+	}
 	for _, s := range order {
 		def := m[s]
 		name, runner := string(s), by[def.by]
@@ -211,7 +216,7 @@ func diagram(m map[Stage]stageDef) string {
 		if len(next) == 0 {
 			arrow = "-> (nothing)"
 		}
-		fmt.Fprintf(&b, "//\t%-16s %-10s %s\n//\t%-16s %-10s   %s\n", name, runner, def.does, "", "", arrow)
+		fmt.Fprintf(&b, "//\t%-17s %-10s %s\n//\t%-17s %-10s   %s\n", name, runner, def.does, "", "", arrow)
 	}
 	return b.String()
 }

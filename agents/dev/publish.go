@@ -71,6 +71,9 @@ func (a *Agent) publish(ctx context.Context, _ *snapshot, st *State) error {
 		return a.noProgress(ctx, st, rep)
 	}
 	if head != remote {
+		if held, err := a.hold(ctx, st, head); err != nil || held {
+			return err
+		}
 		if err := a.o.Git.Push(ctx, head, st.Branch); err != nil {
 			return err
 		}

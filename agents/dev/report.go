@@ -32,6 +32,9 @@ func (a *Agent) Report() agent.Report {
 		if a.m[st.Stage].by == byTick {
 			it.Waiting = st.WaitingSince
 		}
+		if st.Stage == StageHeld || st.Stage == StageAwaitingApproval {
+			it.Human = st.Human
+		}
 		rep.Items = append(rep.Items, it)
 	}
 	for _, p := range a.PendingMirrors() {

@@ -60,7 +60,7 @@ func (a *Agent) checkReview(ctx context.Context, snap *snapshot, st *State) erro
 		if err := a.st.save(*st); err != nil {
 			return err
 		}
-		return a.merge(ctx, snap, st)
+		return a.mergeAllowed(ctx, snap, st)
 	}
 	st.HandledReview = key
 	st.ReviewRounds++

@@ -54,6 +54,23 @@ type State struct {
 	HandledReview string `json:"handled_review,omitempty"`
 	// ReviewedSHA is the head an approval was given for.
 	ReviewedSHA string `json:"reviewed_sha,omitempty"`
+	// HeldSHA is the session's head kept off the forge's branches because
+	// it changes protected paths: it waits for a maintainer's approval
+	// (StageHeld). PushApproved is the last head a maintainer approved
+	// for a push: a later head whose protected files are still as they
+	// were there needs no second approval to be pushed.
+	HeldSHA      string `json:"held_sha,omitempty"`
+	PushApproved string `json:"push_approved,omitempty"`
+	// ProtectedSHA is the head whose pull request diff was last checked
+	// for protected paths; ProtectedFiles what it touched of them.
+	ProtectedSHA   string   `json:"protected_sha,omitempty"`
+	ProtectedFiles []string `json:"protected_files,omitempty"`
+	// HoldNote and ApprovalNote are the comments saying what the work
+	// waits for a maintainer to do: on the issue (a held push) and on the
+	// pull request (its merge). Human says it for status.
+	HoldNote     note   `json:"hold_note,omitzero"`
+	ApprovalNote note   `json:"approval_note,omitzero"`
+	Human        string `json:"human,omitempty"`
 	// AfterFailures counts consecutive failures to publish a finished
 	// session's work; it bounds those retries.
 	AfterFailures int `json:"after_failures,omitempty"`

@@ -85,7 +85,7 @@ func buildDev(d daemon.Deps, rp daemon.RoleParts, stateDir string) (agent.Agent,
 		Formula: rp.Formula, LiveFormula: rp.Live.Formula, Lessons: s.LessonsFor(p, d.Role), DataDir: d.DataDir, StateDir: stateDir,
 		Sandbox: s.Sandbox, Model: settings.Model, Backend: settings.Backend,
 		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot, ChoreBots: choreBots(cfg),
-		Maintainers: d.MaintainersOf(b), Secrets: cfg.Secrets(),
+		Maintainers: d.MaintainersOf(b), Secrets: cfg.Secrets(), Autonomy: p.Autonomy,
 		Limits: devLimits(cfg, p), Ready: s.Ready(settings.Backend), Log: d.Log,
 	})
 }

@@ -39,6 +39,9 @@ type Item struct {
 	// (zero when it is not waiting).
 	Started time.Time `json:"started"`
 	Waiting time.Time `json:"waiting,omitzero"`
+	// Human is what the work waits for a human to do (an approval, a
+	// merge); "" when it waits for nobody.
+	Human string `json:"human,omitempty"`
 }
 
 // Pending is one deferred side effect.

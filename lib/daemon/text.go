@@ -177,6 +177,17 @@ func printHoldings(w io.Writer, rep Report, now time.Time) {
 				attempts(it), age(now, it.Started), waiting)
 		}
 		_ = tw.Flush()
+		said := false
+		for _, it := range rep.InFlight {
+			if it.Human == "" {
+				continue
+			}
+			if !said {
+				fmt.Fprintln(w, "\nwaiting for a human:")
+				said = true
+			}
+			fmt.Fprintf(w, "  %s #%d: %s\n", it.Project, it.Issue, oneLine(it.Human, 120))
+		}
 	}
 	printSupervision(w, rep)
 	for _, p := range rep.Pending {

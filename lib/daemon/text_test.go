@@ -57,3 +57,24 @@ func TestStatusShowsWorkInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusShowsWhatWaitsForAHuman: work that waits for a maintainer is
+// listed apart, with what they must do.
+func TestStatusShowsWhatWaitsForAHuman(t *testing.T) {
+	now := time.Now()
+	rep := Report{InFlight: []agent.Item{
+		{Project: "alpha", Role: "dev", Issue: 3, Stage: "awaiting_ci", Started: now},
+		{Project: "alpha", Role: "dev", Issue: 4, Stage: "held", Started: now, Human: "a maintainer's /approve of abc123 (protected: .forgejo/workflows/ci.yml)"},
+		{Project: "beta", Role: "dev", Issue: 5, PR: 6, Stage: "awaiting_approval", Started: now, Human: "a maintainer to merge or close pull request #6 (level advisory)"},
+	}}
+	var out bytes.Buffer
+	printHoldings(&out, rep, now)
+	want := "\nwaiting for a human:\n  alpha #4: a maintainer's /approve of abc123 (protected: .forgejo/workflows/ci.yml)\n" +
+		"  beta #5: a maintainer to merge or close pull request #6 (level advisory)\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("status lacks %q:\n%s", want, out.String())
+	}
+	if strings.Count(out.String(), "waiting for a human") != 1 || strings.Contains(out.String(), "alpha #3:") {
+		t.Errorf("status:\n%s", out.String())
+	}
+}
