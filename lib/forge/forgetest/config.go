@@ -59,6 +59,8 @@ JWT_SECRET = ZGlzaW50by10ZXN0LW9hdXRoMi1qd3Qtc2VjcmV0ISE
 
 [actions]
 ENABLED = %[5]t
+; Forgejo's workflow directories, the first that exists counting.
+WORKFLOW_DIRS = .forgejo/workflows,.gitea/workflows,.github/workflows
 
 [cron]
 ENABLED = false

@@ -141,7 +141,8 @@ func Main(m *testing.M, sh *Shared) int {
 
 // Options are settings of a server that not every test wants.
 type Options struct {
-	// Actions enables Gitea Actions: workflows in .gitea/workflows
+	// Actions enables Gitea Actions: workflows in .forgejo/workflows
+	// (as Forgejo reads them), else .gitea/workflows or .github/workflows,
 	// create jobs, which a runner (see Runner) picks up, and the jobs API
 	// serves their logs.
 	Actions bool
