@@ -103,7 +103,7 @@ func TestProtectedWorkflowNeverRunsUnapproved(t *testing.T) {
 	s.tick()
 	st, _, err := s.agent.State(n)
 	if err != nil || st.HeldSHA == "" {
-		t.Fatalf("the session's workflow was not held: %+v, %v", st, err)
+		t.Fatalf("the session's workflow was not held: stage %q, head %s, %v", st.Stage, st.HeadSHA, err)
 	}
 	first := st.HeldSHA
 	wantOnNoBranch("after the session", first)
@@ -129,7 +129,7 @@ func TestProtectedWorkflowNeverRunsUnapproved(t *testing.T) {
 	s.tick()
 	st, _, err = s.agent.State(n)
 	if err != nil || st.HeldSHA == "" || st.HeldSHA == first {
-		t.Fatalf("the rewritten workflow was not held: %+v, %v", st, err)
+		t.Fatalf("the rewritten workflow was not held: stage %q, head %s, held %q, %v", st.Stage, st.HeadSHA, st.HeldSHA, err)
 	}
 	if got := s.branchHeads()[branch]; got != first {
 		t.Fatalf("the rewritten workflow reached %s: at %s, approved %s", branch, got, first)
