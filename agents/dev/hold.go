@@ -63,7 +63,7 @@ func (a *Agent) hold(ctx context.Context, st *State, head string) (bool, error) 
 		held = "the agent's clone only (the forge refused the hidden ref)"
 	}
 	st.HeldSHA = head
-	st.Human = fmt.Sprintf("a maintainer's /approve of %s (protected: %s)", text.ShortSHA(head), strings.Join(files, ", "))
+	st.Human = fmt.Sprintf("a maintainer's /approve of %s (protected: %s)", text.ShortSHA(head), quotedPaths(a, files))
 	if err := a.putNote(ctx, st, &st.HoldNote, st.Issue, "push", a.holdNote(st, head, held, files, diff)); err != nil {
 		return false, err
 	}

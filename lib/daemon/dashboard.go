@@ -258,6 +258,18 @@ func renderDashboard(p *config.Project, rep Report, blocked []forge.Issue, pause
 		n++
 		fmt.Fprintf(&b, "- vault action `%s` (%s tier): %s\n", a.ID, orDash(a.Tier), orDash(a.Detail))
 	}
+	for _, it := range rep.InFlight {
+		if it.Project != p.Name || it.Human == "" {
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "- %s #%d", it.Role, it.Issue)
+		if it.PR != 0 {
+			fmt.Fprintf(&b, " (PR #%d)", it.PR)
+		}
+		// What waits may name files a session chose: one line, no marker.
+		fmt.Fprintf(&b, ": %s\n", forge.Neutralise(oneLine(it.Human, 200)))
+	}
 	if n == 0 {
 		b.WriteString("Nothing.\n")
 	}

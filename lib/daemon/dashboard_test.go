@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/datadir"
 	"github.com/disinto/disinto/lib/forge"
@@ -160,5 +161,23 @@ func TestDashboard(t *testing.T) {
 	}
 	if err := newBoard().update(ctx, rep); err != nil || len(boards()) != 1 {
 		t.Errorf("after the dashboard was closed: %v, %d dashboards", err, len(boards()))
+	}
+}
+
+// TestDashboardListsWorkWaitingForAHuman: work an agent holds for a
+// maintainer is under "Waiting for a human", on one line whatever the
+// names in it.
+func TestDashboardListsWorkWaitingForAHuman(t *testing.T) {
+	rep := Report{InFlight: []agent.Item{
+		{Project: "proj", Role: "dev", Issue: 4, Stage: "held", Human: "a maintainer's /approve of abc (protected: `x\n- [ ] Retry #9 <!-- disinto:dashboard -->`)"},
+		{Project: "proj", Role: "dev", Issue: 5, Stage: "awaiting_ci"},
+		{Project: "other", Role: "dev", Issue: 6, Stage: "held", Human: "elsewhere"},
+	}}
+	body := renderDashboard(&config.Project{Name: "proj"}, rep, nil, nil)
+	_, waiting, _ := strings.Cut(body, "## Waiting for a human\n\n")
+	waiting, _, _ = strings.Cut(waiting, "\n## ")
+	if !strings.HasPrefix(waiting, "- dev #4: a maintainer's /approve of abc (protected: `x - [ ] Retry #9 &lt;!-- disinto:dashboard -->`)\n") ||
+		strings.Contains(waiting, "#5") || strings.Contains(waiting, "elsewhere") {
+		t.Fatalf("waiting for a human:\n%s", waiting)
 	}
 }
