@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/shard"
 )
 
 func parse(t *testing.T, env map[string]string, files map[string]string) (*config.Config, error) {
@@ -125,6 +127,10 @@ func TestProblems(t *testing.T) {
 			nil, []string{"a.toml:4: egress.allow: \"https://proxy.golang.org\" is not a host name"}},
 		{"egress port", map[string]string{"a.toml": ok + "[egress]\nallow = [\"git.example.com:70000\"]\n"},
 			nil, []string{"a.toml:4: egress.allow: \"git.example.com:70000\""}},
+		{"slot beyond the replicas", map[string]string{"a.toml": ok}, map[string]string{"DISINTO_REPLICA_SLOT": "4", "DISINTO_REPLICAS": "3"},
+			[]string{"environment: DISINTO_REPLICA_SLOT: \"4\" is not a slot from 1 to 3"}},
+		{"replicas not a number", map[string]string{"a.toml": ok}, map[string]string{"DISINTO_REPLICA_SLOT": "1", "DISINTO_REPLICAS": "many"},
+			[]string{"environment: DISINTO_REPLICAS: \"many\" is not a number of replicas"}},
 		{"every problem reported", map[string]string{"a.toml": "name = \"a\"\nrepo = \"x\"\nbogus = 1\n"},
 			nil, []string{"a.toml:2: repo:", "a.toml:3: bogus: unknown key"}},
 	}
@@ -180,6 +186,35 @@ func TestSessionUIDs(t *testing.T) {
 	}
 	if c, err = parse(t, nil, files); err != nil || c.SessionUIDs != (config.SessionUIDs{}) {
 		t.Errorf("unset: %+v, %v; want the sandbox's defaults", c.SessionUIDs, err)
+	}
+}
+
+// TestShard: a replica knows its slot and the count from the
+// environment, and owns the projects rendezvous hashing gives it; unset,
+// it owns every project.
+func TestShard(t *testing.T) {
+	files := map[string]string{"a.toml": "name = \"a\"\nrepo = \"o/a\"\n", "b.toml": "name = \"b\"\nrepo = \"o/b\"\n"}
+	c, err := parse(t, nil, files)
+	if err != nil || !c.Shard.Single() || !c.Owns(c.Projects[0]) || !c.Owns(c.Projects[1]) {
+		t.Fatalf("unset: %+v, %v; want one replica owning both projects", c.Shard, err)
+	}
+	owners := map[string]int{}
+	for slot := 1; slot <= 2; slot++ {
+		c, err := parse(t, map[string]string{"DISINTO_REPLICA_SLOT": strconv.Itoa(slot), "DISINTO_REPLICAS": "2"}, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Shard != (shard.Shard{Slot: slot, Replicas: 2}) {
+			t.Errorf("Shard = %+v", c.Shard)
+		}
+		for _, p := range c.Projects {
+			if c.Owns(p) {
+				owners[p.Name]++
+			}
+		}
+	}
+	if owners["a"] != 1 || owners["b"] != 1 {
+		t.Errorf("owners = %v; want each project owned once", owners)
 	}
 }
 

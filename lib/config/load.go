@@ -17,6 +17,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/disinto/disinto/lib/shard"
 	"github.com/disinto/disinto/lib/tomlpos"
 )
 
@@ -59,7 +60,15 @@ type Config struct {
 	// Woodpecker is the CI server of the woodpecker projects
 	// (WOODPECKER_SERVER, WOODPECKER_TOKEN).
 	Woodpecker Woodpecker
+	// Shard is this replica's place among the agent replicas
+	// (DISINTO_REPLICA_SLOT, DISINTO_REPLICAS): it schedules the roles of
+	// the projects it owns. The zero value owns every project.
+	Shard shard.Shard
 }
+
+// Owns reports whether this replica owns project p: it runs p's
+// scheduled roles only then.
+func (c *Config) Owns(p *Project) bool { return c.Shard.Owns(p.Name) }
 
 // Claude holds the model-runner settings shared by every session.
 type Claude struct {
@@ -288,6 +297,16 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 		if n, err := strconv.Atoi(v); err != nil || n < 1 {
 			ps = append(ps, &Problem{File: "environment", Key: "CLAUDE_MAX_SESSIONS", Msg: fmt.Sprintf("%q is not a positive integer", v)})
 		}
+	}
+	if sh, err := shard.Parse(env.Get(shard.EnvSlot), env.Get(shard.EnvReplicas)); err != nil {
+		var se *shard.Error
+		if errors.As(err, &se) {
+			ps = append(ps, &Problem{File: "environment", Key: se.Var, Msg: se.Msg})
+		} else {
+			ps = append(ps, &Problem{File: "environment", Key: shard.EnvSlot, Msg: err.Error()})
+		}
+	} else {
+		c.Shard = sh
 	}
 	c.WebhookSecret = env.Get("DISINTO_WEBHOOK_SECRET")
 	var wps Problems

@@ -88,42 +88,51 @@ func weight(project string, slot int) uint64 {
 	return x
 }
 
+// Error is a bad value of EnvSlot or EnvReplicas: one line naming the
+// variable.
+type Error struct {
+	Var string // EnvSlot or EnvReplicas
+	Msg string // what is wrong with its value
+}
+
+func (e *Error) Error() string { return e.Var + ": " + e.Msg }
+
 // Parse reads a replica's place from the values of EnvSlot and
-// EnvReplicas. Both empty is the single replica. Otherwise both must be
-// set: replicas a positive integer, slot an integer from 1 to replicas or
-// a StatefulSet pod name ending in -<ordinal> with ordinal below
-// replicas. The error is one line naming the variable.
+// EnvReplicas. Both empty is the single replica. Otherwise replicas must
+// be a positive integer and, unless it is 1, slot an integer from 1 to
+// replicas or a StatefulSet pod name ending in -<ordinal> with ordinal
+// below replicas. Errors are *Error.
 func Parse(slot, replicas string) (Shard, error) {
 	slot, replicas = strings.TrimSpace(slot), strings.TrimSpace(replicas)
 	if slot == "" && replicas == "" {
 		return Shard{}, nil
 	}
 	if replicas == "" {
-		return Shard{}, fmt.Errorf("%s is set (%q) but %s is not: set both, or neither for a single replica", EnvSlot, slot, EnvReplicas)
+		return Shard{}, &Error{EnvReplicas, fmt.Sprintf("not set, but %s is (%q): set both, or neither for a single replica", EnvSlot, slot)}
 	}
 	n, err := strconv.Atoi(replicas)
 	if err != nil || n < 1 || n > 1<<16 {
-		return Shard{}, fmt.Errorf("%s=%q is not a number of replicas from 1 to %d", EnvReplicas, replicas, 1<<16)
+		return Shard{}, &Error{EnvReplicas, fmt.Sprintf("%q is not a number of replicas from 1 to %d", replicas, 1<<16)}
 	}
 	if slot == "" {
 		if n == 1 {
 			return Shard{Slot: 1, Replicas: 1}, nil
 		}
-		return Shard{}, fmt.Errorf("%s=%d but %s is not set: each replica needs its slot, 1 to %d (Swarm: {{.Task.Slot}})", EnvReplicas, n, EnvSlot, n)
+		return Shard{}, &Error{EnvSlot, fmt.Sprintf("not set, but %s is %d: each replica needs its slot, 1 to %d (Swarm: {{.Task.Slot}})", EnvReplicas, n, n)}
 	}
 	if i, err := strconv.Atoi(slot); err == nil {
 		if i < 1 || i > n {
-			return Shard{}, fmt.Errorf("%s=%q is not a slot from 1 to %s=%d (slots count from 1, as Swarm's {{.Task.Slot}})", EnvSlot, slot, EnvReplicas, n)
+			return Shard{}, &Error{EnvSlot, fmt.Sprintf("%q is not a slot from 1 to %d (%s); slots count from 1, as Swarm's {{.Task.Slot}}", slot, n, EnvReplicas)}
 		}
 		return Shard{Slot: i, Replicas: n}, nil
 	}
 	k := strings.LastIndexByte(slot, '-')
 	ord, err := strconv.Atoi(slot[k+1:])
 	if k < 1 || err != nil || ord < 0 || strings.HasPrefix(slot[k+1:], "+") {
-		return Shard{}, fmt.Errorf("%s=%q is neither a slot from 1 to %d nor a StatefulSet pod name <name>-<ordinal>", EnvSlot, slot, n)
+		return Shard{}, &Error{EnvSlot, fmt.Sprintf("%q is neither a slot from 1 to %d nor a StatefulSet pod name <name>-<ordinal>", slot, n)}
 	}
 	if ord >= n {
-		return Shard{}, fmt.Errorf("%s=%q: pod ordinal %d is not below %s=%d", EnvSlot, slot, ord, EnvReplicas, n)
+		return Shard{}, &Error{EnvSlot, fmt.Sprintf("%q: pod ordinal %d is not below %s=%d", slot, ord, EnvReplicas, n)}
 	}
 	return Shard{Slot: ord + 1, Replicas: n}, nil
 }
