@@ -65,6 +65,9 @@ type Daemon struct {
 	vaults vaultAgents
 	// agents are the agents built, by job (project/role).
 	agents map[string]agent.Agent
+	// replica is this daemon's place among the agent replicas; nil for
+	// the single replica that owns every project.
+	replica *ReplicaInfo
 }
 
 // Run runs the daemon of cfg until ctx ends: it takes the data dir's
@@ -112,7 +115,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	}
 	defer os.Remove(datadir.New(dataDir).DaemonInfo())
 	d.log.Info().Str("listen", info.Listen).Str("status_listen", info.Status).Bool("status_token", hs.statusToken != "").
-		Int("projects", len(cfg.Projects)).Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
+		Str("replica", cfg.Shard.String()).Int("projects", len(d.Config.Projects)).Int("jobs", len(d.sched.Snapshot())).Msg("daemon started")
 	// Every bot token is tried once before any job runs: a rejected one
 	// disables its jobs with one line, instead of failing every tick.
 	for _, gt := range d.gates.all() {
@@ -123,7 +126,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 	// The ops checkouts every later role works in: cloned, with the ops
 	// layout made where it is missing. A forge that is down now only
 	// delays this.
-	for _, p := range cfg.Projects {
+	for _, p := range d.Config.Projects {
 		if d.ops.open(d.Services, p) == nil {
 			continue
 		}
@@ -216,10 +219,13 @@ func waitDrained(ctx context.Context, schedDone <-chan struct{}, rt *agent.Runti
 }
 
 // New builds the core (with metrics) and the scheduler, with one job per
-// enabled (project, role) that has a constructor in registry. Run starts
-// it; a test may use what New built without running it. Close closes it.
+// enabled (project, role) that has a constructor in registry, of the
+// projects this replica owns (all of them unless cfg.Shard splits them).
+// Run starts it; a test may use what New built without running it. Close
+// closes it.
 func New(cfg *config.Config, co CoreOptions, registry Registry) (_ *Daemon, err error) {
 	co.Metrics, co.RuntimeLog = true, "daemon"
+	cfg, replica := ownedConfig(cfg)
 	c, err := NewCore(cfg, co)
 	if err != nil {
 		return nil, err
@@ -229,7 +235,7 @@ func New(cfg *config.Config, co CoreOptions, registry Registry) (_ *Daemon, err 
 			_ = c.Close()
 		}
 	}()
-	d := &Daemon{Core: c, started: time.Now(), log: c.Logs.For("daemon"), localDev: map[string][]string{}, agents: map[string]agent.Agent{}}
+	d := &Daemon{Core: c, started: time.Now(), log: c.Logs.For("daemon"), localDev: map[string][]string{}, agents: map[string]agent.Agent{}, replica: replica}
 	d.ready.d = d
 	store, err := scheduler.OpenStore(datadir.New(co.DataDir).Schedule())
 	if err != nil {

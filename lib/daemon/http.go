@@ -19,6 +19,9 @@ import (
 // Report is the JSON of /status and of `disinto status --json`.
 type Report struct {
 	Daemon *Info `json:"daemon,omitempty"`
+	// Replica is the daemon's slot among the agent replicas, their count
+	// and the projects it owns; absent for a single replica.
+	Replica *ReplicaInfo `json:"replica,omitempty"`
 	// Sessions is "isolated" (each model session has a uid of its own)
 	// or "unisolated" (they run as the daemon's user and can read its
 	// credentials); empty without a running daemon.
@@ -157,7 +160,7 @@ func (d *Daemon) serveStatus(w http.ResponseWriter, _ *http.Request) {
 // flight, the gates, checkouts, journals, backends and recent runs.
 func (d *Daemon) Status() Report {
 	info := Info{Started: d.started}
-	rep := Report{Daemon: &info, Jobs: d.sched.Snapshot(), Running: d.Runtime.Running(), Unimplemented: d.unimplemented, NotScheduled: d.unscheduled,
+	rep := Report{Daemon: &info, Replica: d.replica, Jobs: d.sched.Snapshot(), Running: d.Runtime.Running(), Unimplemented: d.unimplemented, NotScheduled: d.unscheduled,
 		Sessions: SessionsMode(d.Services.Sandbox), Egress: d.Services.EgressMode()}
 	for _, p := range d.Config.Projects {
 		rep.Projects = append(rep.Projects, ProjectInfo{Name: p.Name, Repo: p.Repo, URL: p.PublicURL + "/" + p.Repo})

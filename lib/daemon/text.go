@@ -35,6 +35,9 @@ func (rep Report) WriteText(w io.Writer, live bool) {
 	} else {
 		fmt.Fprintln(w, "daemon: not running")
 	}
+	if r := rep.Replica; r != nil {
+		fmt.Fprintf(w, "replica: slot %d of %d, owns %d of %d projects: %s\n", r.Slot, r.Replicas, len(r.Owned), r.Configured, orDash(strings.Join(r.Owned, ", ")))
+	}
 	for _, o := range rep.Ops {
 		switch {
 		case o.Error != "":
