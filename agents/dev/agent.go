@@ -232,6 +232,15 @@ type Options struct {
 	Now func() time.Time
 	// Log is the agent's logger.
 	Log zerolog.Logger
+	// Lease, when set with Instance, makes the agent's hold on an issue a
+	// lease of that length (lease.go): agents of several replicas acting
+	// as one bot tell whose work an in-progress issue is, and one takes
+	// over the work of an instance that stopped renewing. Zero: a single
+	// replica, no lease comments.
+	Lease time.Duration
+	// Instance names this process's data dir (the forge client's claim
+	// instance): the holder a lease names.
+	Instance string
 }
 
 // Agent is the dev agent of one project. Tick is called by the scheduler;
@@ -259,6 +268,9 @@ type Agent struct {
 
 	// chores counts refused merges of chore pull requests (chores.go).
 	chores choreAttempts
+
+	// leases are this instance's leases by issue (lease.go).
+	leases leaseBook
 }
 
 var _ agent.Agent = (*Agent)(nil)

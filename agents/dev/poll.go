@@ -111,9 +111,10 @@ func (a *Agent) tick(ctx context.Context, h runHandle, reuse bool) error {
 	var errs []error
 	have := map[int64]bool{}
 	ended := map[int64]bool{} // states that were terminal before this tick
+	lost := a.renewLeases(ctx, snap, tracked)
 	for _, n := range tracked {
 		have[n] = true
-		if h.Busy(workKey(n)) {
+		if lost[n] || h.Busy(workKey(n)) {
 			continue
 		}
 		st, ok, err := a.st.load(n)
@@ -145,6 +146,13 @@ func (a *Agent) tick(ctx context.Context, h runHandle, reuse bool) error {
 				continue
 			}
 			i = cur
+		}
+		if ok, err := a.mayAdopt(ctx, snap, i); err != nil || !ok {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("adopt #%d: %w", i.Number, err))
+			}
+			have[i.Number] = true
+			continue
 		}
 		if err := a.adopt(ctx, snap, i); err != nil {
 			errs = append(errs, fmt.Errorf("adopt #%d: %w", i.Number, err))
@@ -383,6 +391,7 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 			}
 			return fmt.Errorf("claim #%d: %w", i.Number, err)
 		}
+		a.newLease(ctx, snap, i.Number)
 		st, carried, err := a.newRun(ctx, snap, i)
 		if err != nil {
 			return err

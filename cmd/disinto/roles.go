@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/disinto/disinto/agents/dev"
 	"github.com/disinto/disinto/agents/review"
@@ -87,7 +88,17 @@ func buildDev(d daemon.Deps, rp daemon.RoleParts, stateDir string) (agent.Agent,
 		BotUsernames: cfg.BotUsernames, ReviewBot: reviewBot, ChoreBots: choreBots(cfg),
 		Maintainers: d.MaintainersOf(b), Secrets: cfg.Secrets(), Autonomy: p.Autonomy,
 		Limits: devLimits(cfg, p), Ready: s.Ready(settings.Backend), Log: d.Log,
+		Lease: devLease(cfg), Instance: s.Instance,
 	})
+}
+
+// devLease is the dev agents' claim lease: several replicas acting as
+// one bot tell their work apart by it; a single replica needs none.
+func devLease(cfg *config.Config) time.Duration {
+	if cfg.Shard.Single() {
+		return 0
+	}
+	return cfg.Policy.ClaimLease
 }
 
 // ciLogSource is where the dev agent of p reads failed CI jobs' logs:

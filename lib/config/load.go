@@ -90,6 +90,10 @@ type Policy struct {
 	// /readyz reports the daemon not ready (DISINTO_UNHEALTHY_AFTER,
 	// default 30 min).
 	UnhealthyAfter time.Duration
+	// ClaimLease is how long the dev agent of one replica holds an issue
+	// without renewing its claim before another replica may take it over
+	// (DISINTO_CLAIM_LEASE, default 15 min); only with several replicas.
+	ClaimLease time.Duration
 }
 
 // SessionUIDs is the uid pool of isolated model sessions:
@@ -109,6 +113,7 @@ const (
 	DefaultForgeTimeout   = 30 * time.Second
 	DefaultTickTimeout    = 10 * time.Minute
 	DefaultUnhealthyAfter = 30 * time.Minute
+	DefaultClaimLease     = 15 * time.Minute
 )
 
 // Project returns the project called name, or nil.
@@ -263,13 +268,13 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	if c.Claude.Bin == "" {
 		c.Claude.Bin = "claude"
 	}
-	c.Policy = Policy{ForgeTimeout: DefaultForgeTimeout, TickTimeout: DefaultTickTimeout, UnhealthyAfter: DefaultUnhealthyAfter}
+	c.Policy = Policy{ForgeTimeout: DefaultForgeTimeout, TickTimeout: DefaultTickTimeout, UnhealthyAfter: DefaultUnhealthyAfter, ClaimLease: DefaultClaimLease}
 	for _, s := range []struct {
 		key string
 		dst *time.Duration
 	}{{"CLAUDE_TIMEOUT", &c.Claude.Timeout}, {"CLAUDE_IDLE_GRACE", &c.Claude.IdleGrace},
 		{"DISINTO_FORGE_TIMEOUT", &c.Policy.ForgeTimeout}, {"DISINTO_TICK_TIMEOUT", &c.Policy.TickTimeout},
-		{"DISINTO_UNHEALTHY_AFTER", &c.Policy.UnhealthyAfter}} {
+		{"DISINTO_UNHEALTHY_AFTER", &c.Policy.UnhealthyAfter}, {"DISINTO_CLAIM_LEASE", &c.Policy.ClaimLease}} {
 		if v := env.Get(s.key); v != "" {
 			var d Duration
 			if err := d.UnmarshalTOML(parseEnvNumber(v)); err != nil || d.D() <= 0 {

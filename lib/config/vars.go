@@ -59,6 +59,7 @@ var settings = []Var{
 	{Name: "CLAUDE_TIMEOUT"},
 	{Name: "DISINTO_ALLOW_UNISOLATED_SESSIONS"},
 	{Name: "DISINTO_CHAT_USERS"},
+	{Name: "DISINTO_CLAIM_LEASE"},
 	{Name: "DISINTO_DATA_DIR"},
 	{Name: "DISINTO_DEV_BOT"},
 	{Name: "DISINTO_EDGE_CHAT"},
