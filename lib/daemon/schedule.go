@@ -85,7 +85,11 @@ func (d *Daemon) addRoleJob(p *config.Project, spec config.RoleSpec, factory Fac
 	if bot, err := d.Config.Bot(role); err == nil {
 		g = d.gates.of(p.ForgeURL, bot, p.Name+"/"+string(role), d.Services.HTTP, d.Logs.For("daemon"))
 	}
-	if err := d.sched.Add(jobFor(d.Runtime, ag, p, spec, g)); err != nil {
+	j := jobFor(d.Runtime, ag, p, spec, g)
+	if d.replica != nil {
+		j = afterHandover(j)
+	}
+	if err := d.sched.Add(j); err != nil {
 		return err
 	}
 	if spec.Lanes {

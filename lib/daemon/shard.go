@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/scheduler"
 )
 
 // ReplicaInfo is this daemon's place among the agent replicas
@@ -34,4 +35,19 @@ func ownedConfig(cfg *config.Config) (*config.Config, *ReplicaInfo) {
 		}
 	}
 	return &owned, info
+}
+
+// afterHandover is j as a replica schedules it: a job that would run at
+// once when its schedule has no record of it (a role that runs at start,
+// then an interval after each run, such as the supervisor) waits its
+// interval instead, because with several replicas no record usually means
+// the project has just moved here from a replica that ran the role
+// moments ago. Jobs that run at every start (dev, review, the vault) are
+// unchanged: their runs are claims and exactly-once records, which hold
+// across replicas.
+func afterHandover(j scheduler.Job) scheduler.Job {
+	if j.FirstRun == scheduler.FirstRunSoon {
+		j.FirstRun = scheduler.FirstRunAfterInterval
+	}
+	return j
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/disinto/disinto/lib/agent"
 	"github.com/disinto/disinto/lib/config"
+	"github.com/disinto/disinto/lib/scheduler"
 )
 
 // TestReplicasSplitTheProjects: two replicas of one configuration each
@@ -84,5 +85,21 @@ func TestSingleReplicaReportsNoShard(t *testing.T) {
 	got, info := ownedConfig(cfg)
 	if got != cfg || info != nil {
 		t.Errorf("ownedConfig of a single replica = %p, %+v; want cfg itself and no info", got, info)
+	}
+}
+
+// TestHandoverWaitsAnInterval: on a replica, a job that would run at
+// once without a record of its last run waits its interval instead (the
+// project may have just moved from a replica that ran it); jobs that run
+// at every start stay as they are.
+func TestHandoverWaitsAnInterval(t *testing.T) {
+	for _, c := range []struct{ in, want scheduler.FirstRun }{
+		{scheduler.FirstRunSoon, scheduler.FirstRunAfterInterval},
+		{scheduler.FirstRunAfterInterval, scheduler.FirstRunAfterInterval},
+		{scheduler.FirstRunEveryStart, scheduler.FirstRunEveryStart},
+	} {
+		if got := afterHandover(scheduler.Job{FirstRun: c.in}).FirstRun; got != c.want {
+			t.Errorf("afterHandover(%v) = %v, want %v", c.in, got, c.want)
+		}
 	}
 }
