@@ -74,6 +74,7 @@ func (a *app) offlineStatus() (daemon.Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("no daemon runs and the configuration does not load: %s", firstProblem(err))
 	}
+	cfg, rep.Replica = daemon.OwnedConfig(cfg)
 	for _, p := range cfg.Projects {
 		rep.Projects = append(rep.Projects, daemon.ProjectInfo{Name: p.Name, Repo: p.Repo})
 		sup := supervisor.LastReport(a.layout().RoleState(p.Name, config.RoleSupervisor), p.Name)

@@ -225,7 +225,7 @@ func waitDrained(ctx context.Context, schedDone <-chan struct{}, rt *agent.Runti
 // closes it.
 func New(cfg *config.Config, co CoreOptions, registry Registry) (_ *Daemon, err error) {
 	co.Metrics, co.RuntimeLog = true, "daemon"
-	cfg, replica := ownedConfig(cfg)
+	cfg, replica := OwnedConfig(cfg)
 	c, err := NewCore(cfg, co)
 	if err != nil {
 		return nil, err

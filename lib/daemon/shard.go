@@ -17,11 +17,12 @@ type ReplicaInfo struct {
 	Configured int `json:"configured"`
 }
 
-// ownedConfig is cfg with only the projects this replica owns, and where
+// OwnedConfig is cfg with only the projects this replica owns, and where
 // it stands; a single replica (the default) owns cfg's every project and
 // gets cfg itself. The daemon works from the result: scheduled roles,
-// lanes, ops checkouts, webhooks and readiness are those of its projects.
-func ownedConfig(cfg *config.Config) (*config.Config, *ReplicaInfo) {
+// lanes, ops checkouts, webhooks and readiness are those of its projects,
+// and so is `disinto status` without a running daemon.
+func OwnedConfig(cfg *config.Config) (*config.Config, *ReplicaInfo) {
 	if cfg.Shard.Single() {
 		return cfg, nil
 	}

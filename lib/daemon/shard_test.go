@@ -82,9 +82,9 @@ func TestReplicasSplitTheProjects(t *testing.T) {
 // every project and its status has no replica section.
 func TestSingleReplicaReportsNoShard(t *testing.T) {
 	cfg := &config.Config{Projects: []*config.Project{{Name: "a"}, {Name: "b"}}}
-	got, info := ownedConfig(cfg)
+	got, info := OwnedConfig(cfg)
 	if got != cfg || info != nil {
-		t.Errorf("ownedConfig of a single replica = %p, %+v; want cfg itself and no info", got, info)
+		t.Errorf("OwnedConfig of a single replica = %p, %+v; want cfg itself and no info", got, info)
 	}
 }
 
