@@ -33,6 +33,8 @@ type forgeAPI interface {
 	CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error)
 	// EditComment fails with forge.ErrNotFound when comment id is gone.
 	EditComment(ctx context.Context, id int64, body string) (forge.Comment, error)
+	// DeleteComment fails with forge.ErrNotFound when comment id is gone.
+	DeleteComment(ctx context.Context, id int64) error
 	AddLabels(ctx context.Context, n int64, names ...forge.LabelName) error
 	RemoveLabels(ctx context.Context, n int64, names ...forge.LabelName) error
 	SetAssignees(ctx context.Context, n int64, logins []string) error

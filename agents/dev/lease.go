@@ -116,23 +116,23 @@ func (a *Agent) newLease(ctx context.Context, snap *snapshot, n int64) {
 	}
 	text := fmt.Sprintf("Worked on by instance `%s`, which renews this claim while the work goes on; "+
 		"if it stops renewing for %s, another replica takes the issue over.", a.o.Instance, a.o.Lease)
-	if err := a.postLease(ctx, n, text); err != nil {
+	if _, err := a.postLease(ctx, n, text); err != nil {
 		snap.log.Warn().Int64(logx.KeyIssue, n).Str("error", a.red.Error(err)).Msg("could not post the claim's lease; posting it at the next renewal")
 	}
 }
 
-func (a *Agent) postLease(ctx context.Context, n int64, text string) error {
+func (a *Agent) postLease(ctx context.Context, n int64, text string) (forge.Comment, error) {
 	now := a.o.Now()
 	body, err := a.leaseBody(text, now)
 	if err != nil {
-		return err
+		return forge.Comment{}, err
 	}
 	c, err := a.o.Forge.CreateComment(ctx, n, body)
 	if err != nil {
-		return err
+		return forge.Comment{}, err
 	}
 	a.leases.set(n, leaseRec{comment: c.ID, renewed: now})
-	return nil
+	return c, nil
 }
 
 // mayAdopt reports whether this instance may adopt in-progress issue i,
@@ -167,10 +167,44 @@ func (a *Agent) mayAdopt(ctx context.Context, snap *snapshot, i forge.Issue) (bo
 		text = fmt.Sprintf("Taking this issue over: instance `%s` has not renewed its claim since %s (lease %s), so instance `%s` resumes it from what the forge shows.",
 			l.instance, l.renewed.UTC().Format(time.RFC3339), a.o.Lease, a.o.Instance)
 	}
-	if err := a.postLease(ctx, i.Number, text); err != nil {
+	mine, err := a.postLease(ctx, i.Number, text)
+	if err != nil {
+		return false, err
+	}
+	if won, err := a.wonTakeover(ctx, snap, i.Number, l.comment.ID, mine); err != nil || !won {
 		return false, err
 	}
 	snap.log.Warn().Int64(logx.KeyIssue, i.Number).Str("from", l.instance).Msg("took over an in-progress issue whose lease expired")
+	return true, nil
+}
+
+// wonTakeover reports whether mine, a takeover posted after the lease
+// comment after (0: none), is the first since: two replicas that both
+// found the lease lapsed both post one, and the one the forge numbered
+// first takes the issue (comment ids are totally ordered). The other
+// deletes its comment and leaves the issue alone, so that the newest
+// lease names the holder again.
+func (a *Agent) wonTakeover(ctx context.Context, snap *snapshot, n, after int64, mine forge.Comment) (bool, error) {
+	cs, err := a.o.Forge.ListComments(ctx, n)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range cs {
+		if c.ID <= after || c.ID >= mine.ID || !strings.EqualFold(c.Author, snap.me) {
+			continue
+		}
+		if _, ok := forge.FindMarker(c.Body, leaseKind); !ok {
+			continue
+		}
+		a.leases.drop(n)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := a.o.Forge.DeleteComment(dctx, mine.ID); err != nil && !errors.Is(err, forge.ErrNotFound) {
+			return false, fmt.Errorf("withdraw a takeover another replica beat: %w", err)
+		}
+		snap.log.Info().Int64(logx.KeyIssue, n).Msg("another replica took the issue over first")
+		return false, nil
+	}
 	return true, nil
 }
 
@@ -217,8 +251,9 @@ func (a *Agent) renewLease(ctx context.Context, snap *snapshot, n int64, now tim
 		return errLeaseLost
 	}
 	if !ok {
-		return a.postLease(ctx, n, fmt.Sprintf("Worked on by instance `%s`, which renews this claim while the work goes on; "+
+		_, err := a.postLease(ctx, n, fmt.Sprintf("Worked on by instance `%s`, which renews this claim while the work goes on; "+
 			"if it stops renewing for %s, another replica takes the issue over.", a.o.Instance, a.o.Lease))
+		return err
 	}
 	text, _, _ := strings.Cut(l.comment.Body, "<!-- disinto:"+leaseKind)
 	body, err := a.leaseBody(strings.TrimRight(text, "\n"), now)

@@ -116,3 +116,52 @@ func TestLeaselessIssueWaitsALeasePeriod(t *testing.T) {
 		t.Fatalf("%d takeover comments, want 1", got)
 	}
 }
+
+// racingForge posts another replica's takeover just before the agent's
+// own, as when two replicas find a lease lapsed at once.
+type racingForge struct {
+	forgeAPI
+	rival string // the rival's takeover comment, posted once
+}
+
+func (f *racingForge) CreateComment(ctx context.Context, n int64, body string) (forge.Comment, error) {
+	if f.rival != "" && strings.Contains(body, "Taking this issue over") {
+		if _, err := f.forgeAPI.CreateComment(ctx, n, f.rival); err != nil {
+			return forge.Comment{}, err
+		}
+		f.rival = ""
+	}
+	return f.forgeAPI.CreateComment(ctx, n, body)
+}
+
+// TestConcurrentTakeoverHasOneWinner: of two replicas that take over a
+// lapsed lease at once, the one whose comment came first holds the
+// issue; the other withdraws its comment and leaves the issue alone.
+func TestConcurrentTakeoverHasOneWinner(t *testing.T) {
+	h := newHarness(t, pushing, leased("a"))
+	n := h.f.addIssue("Fix it", "body", forge.LabelBacklog)
+	driveToPR(t, h, n)
+	h.advanceClock(testLease + time.Minute)
+	b := h.replica("b")
+	rival := &Agent{o: Options{Instance: "c", Now: h.clock}}
+	body, err := rival.leaseBody("Taking this issue over: instance `c` resumes it.", h.clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.o.Forge = &racingForge{forgeAPI: b.o.Forge, rival: body}
+	h.tickOf(b)
+	if _, ok, _ := b.st.load(n); ok {
+		t.Fatal("the replica that came second adopted the issue")
+	}
+	if got := h.commentsWith(n, "instance=b"); got != 0 {
+		t.Fatalf("the second takeover left %d comments, want it withdrawn", got)
+	}
+	if got := h.commentsWith(n, "instance=c"); got != 1 {
+		t.Fatalf("%d takeovers of the winner, want 1", got)
+	}
+	h.advanceClock(testLease / 2)
+	h.tickOf(b) // the winner's lease is live: still hands off
+	if _, ok, _ := b.st.load(n); ok {
+		t.Fatal("adopted an issue the winner holds")
+	}
+}
