@@ -131,6 +131,8 @@ func TestProblems(t *testing.T) {
 			[]string{"environment: DISINTO_REPLICA_SLOT: \"4\" is not a slot from 1 to 3"}},
 		{"replicas not a number", map[string]string{"a.toml": ok}, map[string]string{"DISINTO_REPLICA_SLOT": "1", "DISINTO_REPLICAS": "many"},
 			[]string{"environment: DISINTO_REPLICAS: \"many\" is not a number of replicas"}},
+		{"lease shorter than the dev interval", map[string]string{"a.toml": ok}, map[string]string{"DISINTO_REPLICA_SLOT": "1", "DISINTO_REPLICAS": "2",
+			"DISINTO_CLAIM_LEASE": "5m"}, []string{"environment: DISINTO_CLAIM_LEASE: 5m0s is less than twice the dev interval of project"}},
 		{"every problem reported", map[string]string{"a.toml": "name = \"a\"\nrepo = \"x\"\nbogus = 1\n"},
 			nil, []string{"a.toml:2: repo:", "a.toml:3: bogus: unknown key"}},
 	}

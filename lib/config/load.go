@@ -313,6 +313,7 @@ func Parse(files map[string][]byte, env Env) (*Config, error) {
 	} else {
 		c.Shard = sh
 	}
+	ps = append(ps, checkClaimLease(c)...)
 	c.WebhookSecret = env.Get("DISINTO_WEBHOOK_SECRET")
 	var wps Problems
 	c.Woodpecker, wps = woodpeckerFromEnv(env, c.Projects)
@@ -502,4 +503,22 @@ func withEnvBots(names []string, env Env) []string {
 	}
 	sort.Strings(extra)
 	return append(out, extra...)
+}
+
+// checkClaimLease holds the claim lease of several replicas to at least
+// twice each project's dev interval: a dev agent renews its leases at its
+// ticks, and one that renewed too seldom would see its work taken over
+// while it goes on.
+func checkClaimLease(c *Config) Problems {
+	spec, ok := SpecOf(RoleDev)
+	if c.Shard.Single() || !ok {
+		return nil
+	}
+	for _, p := range c.Projects {
+		if d, _ := p.Cadence(spec); c.Policy.ClaimLease < 2*d {
+			return Problems{&Problem{File: "environment", Key: "DISINTO_CLAIM_LEASE",
+				Msg: fmt.Sprintf("%s is less than twice the dev interval of project %s (%s): the lease would lapse while its holder works", c.Policy.ClaimLease, p.Name, d)}}
+		}
+	}
+	return nil
 }
