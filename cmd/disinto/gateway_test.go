@@ -35,7 +35,7 @@ func TestGatewayCommand(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	common := []string{"--projects-dir", filepath.Join(dir, "projects"), "--env-file", filepath.Join(dir, "none")}
+	common := []string{"--projects-dir", filepath.Join(dir, "projects"), "--env-file", filepath.Join(dir, "none"), "--data-dir", filepath.Join(dir, "data")}
 	env := []string{"ANTHROPIC_BASE_URL=" + up.URL, "ANTHROPIC_API_KEY=sk-ant-api03-gateway-held"}
 
 	if code, _, errOut := runCLI(t, env, append([]string{"gateway", "--listen", addr}, common...)...); code == 0 || !strings.Contains(errOut, "DISINTO_GATEWAY_TOKEN") {
