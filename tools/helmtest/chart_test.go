@@ -346,8 +346,8 @@ func checkAgents(t testing.TB, r *rendered, replicas int, gateway bool) {
 	env := envOf(c)
 	slot := env["DISINTO_REPLICA_SLOT"]
 	if slot == nil || slot.ValueFrom == nil || slot.ValueFrom.FieldRef == nil ||
-		slot.ValueFrom.FieldRef.FieldPath != "metadata.labels['apps.kubernetes.io/pod-index']" {
-		t.Errorf("DISINTO_REPLICA_SLOT is not the pod-index label: %+v", slot)
+		slot.ValueFrom.FieldRef.FieldPath != "metadata.name" {
+		t.Errorf("DISINTO_REPLICA_SLOT is not the pod's name: %+v", slot)
 	}
 	if n := env["DISINTO_REPLICAS"]; n == nil || n.Value != itoa(replicas) {
 		t.Errorf("DISINTO_REPLICAS %+v, want %d", n, replicas)
