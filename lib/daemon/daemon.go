@@ -157,7 +157,7 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		return nil
 	})
 	// The projects' dashboard issues follow the status until the stop.
-	boards := newDashboards(d.Services, cfg, d.Enablement, d.log.With().Str("part", "dashboard").Logger())
+	boards := newDashboards(d.Services, d.Config, d.Enablement, d.log.With().Str("part", "dashboard").Logger())
 	g.Go(func() error {
 		boards.run(ctx, DashboardInterval, d.Status)
 		return nil
