@@ -55,6 +55,8 @@ type repoAPI interface {
 	Fork(ctx context.Context) (forge.Repo, error)
 	AddCollaborator(ctx context.Context, login string, perm forge.Permission) error
 	CollaboratorPermission(ctx context.Context, login string) (forge.Permission, error)
+	Writers(ctx context.Context) ([]forge.User, error)
+	LabelEvents(ctx context.Context, n int64) ([]forge.LabelEvent, error)
 }
 
 var (
@@ -103,6 +105,7 @@ var conformance = []struct {
 	{"pulls and merge", confPulls},
 	{"pulls from a fork", confForkPulls},
 	{"permissions", confPermissions},
+	{"writers and label events", confWriters},
 	{"protection", confProtection},
 	{"files", confFiles},
 }
@@ -432,6 +435,42 @@ func confPermissions(t *testing.T, e confEnv) {
 	wantErr(t, err, forge.ErrForbidden)
 	_, err = e.owner.CollaboratorPermission(ctx, "no-such-user-zq9")
 	wantErr(t, err, forge.ErrNotFound)
+}
+
+// confWriters: the writers are the owner and the write collaborator, by
+// the ids the forge gives authors; the timeline says who applied and who
+// removed which label, including those an issue was created with.
+func confWriters(t *testing.T, e confEnv) {
+	ctx := ctxFor(t)
+	alice, bob := val(e.owner.Me(ctx)).must(t), val(e.other.Me(ctx)).must(t)
+	ws := val(e.other.Writers(ctx)).must(t)
+	ids := map[int64]string{}
+	for _, w := range ws {
+		ids[w.ID] = w.Login
+	}
+	if len(ws) != 2 || !strings.EqualFold(ids[alice.ID], e.ownerLogin) || !strings.EqualFold(ids[bob.ID], e.otherLogin) {
+		t.Fatalf("writers %+v, want %s (%d) and %s (%d)", ws, e.ownerLogin, alice.ID, e.otherLogin, bob.ID)
+	}
+	i := val(e.owner.CreateIssue(ctx, forge.NewIssue{Title: "t", Body: "b", Labels: []forge.LabelName{forge.LabelBacklog}})).must(t)
+	if i.AuthorID != alice.ID {
+		t.Errorf("author id %d, want %d", i.AuthorID, alice.ID)
+	}
+	ok(t, e.other.RemoveLabels(ctx, i.Number, forge.LabelBacklog))
+	ok(t, e.other.AddLabels(ctx, i.Number, forge.LabelBacklog, forge.LabelPriority))
+	evs := val(e.other.LabelEvents(ctx, i.Number)).must(t)
+	type ev struct {
+		label forge.LabelName
+		added bool
+		by    int64
+	}
+	want := []ev{{forge.LabelBacklog, true, alice.ID}, {forge.LabelBacklog, false, bob.ID}, {forge.LabelBacklog, true, bob.ID}, {forge.LabelPriority, true, bob.ID}}
+	var got []ev
+	for _, x := range evs {
+		got = append(got, ev{x.Label, x.Added, x.By.ID})
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("label events %+v, want %+v", got, want)
+	}
 }
 
 func confProtection(t *testing.T, e confEnv) {

@@ -207,6 +207,21 @@ const MarkerSprintRejected = "sprint-rejected"
 // <!-- disinto:vision-underspecified issue=<n> -->.
 const MarkerVisionUnderspecified = "vision-underspecified"
 
+// MarkerOrigin is the kind of the marker that records whose word a work
+// item's text is, written by the bot of the role that derived the item
+// from others (a tech-debt finding from a pull request, a fix issue from a
+// bug report, a gardener enrichment or bundle): trust is maintainer or
+// outsider, the least trusted of what the item was made from, and from
+// names those sources: <!-- disinto:origin trust=<maintainer|outsider> from=<pr-N,issue-N,…> -->.
+// lib/provenance writes and reads it.
+const MarkerOrigin = "origin"
+
+// MarkerOriginWait is the kind of the marker in the dev agent's one
+// comment on a backlog issue it does not take because an outsider wrote
+// its text and no maintainer applied backlog since:
+// <!-- disinto:origin-wait issue=<n> -->.
+const MarkerOriginWait = "origin-wait"
+
 // Neutralise makes every HTML comment opener in s visible text ("&lt;!--",
 // which a forge renders as "<!--"), so that untrusted text quoted into a
 // comment the bots post (issue text, model output, CI logs, errors) can

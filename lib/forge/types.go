@@ -36,6 +36,10 @@ type Issue struct {
 	Created   time.Time
 	Updated   time.Time
 	URL       string
+
+	// AuthorID is the author's user id: a login can change hands, an id
+	// cannot, so trust is decided by it.
+	AuthorID int64
 }
 
 // HasLabel reports whether the issue carries name.
@@ -90,6 +94,9 @@ type PullRequest struct {
 	// (a fork, or a repository since deleted), so its name proves nothing
 	// about who owns the work.
 	FromFork bool
+
+	// AuthorID is the author's user id (see Issue.AuthorID).
+	AuthorID int64
 }
 
 // ReviewEvent is the verdict of a formal review.
@@ -185,6 +192,13 @@ func login(u *gitea.User) string {
 	return u.UserName
 }
 
+func userID(u *gitea.User) int64 {
+	if u == nil {
+		return 0
+	}
+	return u.ID
+}
+
 func toUser(u *gitea.User) User {
 	if u == nil {
 		return User{}
@@ -203,7 +217,7 @@ func labelNames(ls []*gitea.Label) []LabelName {
 func toIssue(i *gitea.Issue) Issue {
 	out := Issue{
 		Number: i.Index, Title: i.Title, Body: i.Body, State: State(i.State),
-		Labels: labelNames(i.Labels), Author: login(i.Poster),
+		Labels: labelNames(i.Labels), Author: login(i.Poster), AuthorID: userID(i.Poster),
 		Created: i.Created, Updated: i.Updated, URL: i.HTMLURL,
 	}
 	for _, a := range i.Assignees {
@@ -219,7 +233,7 @@ func toComment(c *gitea.Comment) Comment {
 func toPull(p *gitea.PullRequest) PullRequest {
 	out := PullRequest{
 		Number: p.Index, Title: p.Title, Body: p.Body, State: State(p.State),
-		Merged: p.HasMerged, Mergeable: p.Mergeable, Author: login(p.Poster),
+		Merged: p.HasMerged, Mergeable: p.Mergeable, Author: login(p.Poster), AuthorID: userID(p.Poster),
 		Labels: labelNames(p.Labels), URL: p.HTMLURL,
 	}
 	if p.Head != nil {

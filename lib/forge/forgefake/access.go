@@ -3,6 +3,8 @@ package forgefake
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
@@ -93,4 +95,39 @@ func (r *Repo) permOf(login string) forge.Permission {
 		return p
 	}
 	return forge.PermRead
+}
+
+// Writers returns the owner and the collaborators with write access or
+// more, with their ids.
+func (r *Repo) Writers(ctx context.Context) ([]forge.User, error) {
+	if err := r.f.enter("Writers"); err != nil {
+		return nil, err
+	}
+	defer r.f.mu.Unlock()
+	out := []forge.User{r.f.user(r.owner)}
+	logins := make([]string, 0, len(r.st().collab))
+	for login, p := range r.st().collab {
+		if p.CanWrite() && !strings.EqualFold(login, r.owner) {
+			logins = append(logins, login)
+		}
+	}
+	sort.Strings(logins)
+	for _, l := range logins {
+		out = append(out, r.f.user(l))
+	}
+	return out, nil
+}
+
+// LabelEvents returns the label events of issue or pull request n, oldest
+// first.
+func (r *Repo) LabelEvents(ctx context.Context, n int64) ([]forge.LabelEvent, error) {
+	if err := r.f.enter("LabelEvents"); err != nil {
+		return nil, err
+	}
+	defer r.f.mu.Unlock()
+	i, err := r.issue(n)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(i.events), nil
 }

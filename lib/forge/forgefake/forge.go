@@ -8,6 +8,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +20,8 @@ type Forge struct {
 	mu    sync.Mutex
 	now   func() time.Time
 	repos map[string]*repo
-	users map[string]bool // every login that has acted or owns a repository
+	users map[string]bool  // every login that has acted or owns a repository
+	ids   map[string]int64 // user ids by lower-case login, given on first use
 	calls map[string]int
 	fail  map[string][]error
 	seq   int64
@@ -47,6 +49,8 @@ type issue struct {
 	head    *repo
 	diff    string // set by SetPullDiff; "" serves a placeholder
 	reviews []forge.Review
+	// events are the label events of its timeline, oldest first.
+	events []forge.LabelEvent
 }
 
 type comment struct {
@@ -64,7 +68,7 @@ func New(now func() time.Time) *Forge {
 	if now == nil {
 		now = time.Now
 	}
-	return &Forge{now: now, repos: map[string]*repo{}, users: map[string]bool{}, calls: map[string]int{}, fail: map[string][]error{}}
+	return &Forge{now: now, repos: map[string]*repo{}, users: map[string]bool{}, ids: map[string]int64{}, calls: map[string]int{}, fail: map[string][]error{}}
 }
 
 // Repo returns a handle on owner/name acting as login, creating the
@@ -130,6 +134,18 @@ func (f *Forge) newSHA() string {
 func (f *Forge) newID() int64 {
 	f.seq++
 	return f.seq
+}
+
+// user returns login with its id, giving it one on first use. The caller
+// holds f.mu.
+func (f *Forge) user(login string) forge.User {
+	key := strings.ToLower(login)
+	id, ok := f.ids[key]
+	if !ok {
+		id = f.newID()
+		f.ids[key] = id
+	}
+	return forge.User{ID: id, Login: login}
 }
 
 func notFound(what string, args ...any) error {

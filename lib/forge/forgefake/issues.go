@@ -39,7 +39,7 @@ func (r *Repo) Me(ctx context.Context) (forge.User, error) {
 		return forge.User{}, err
 	}
 	defer r.f.mu.Unlock()
-	return forge.User{Login: r.login}, nil
+	return r.f.user(r.login), nil
 }
 
 func cloneIssue(i *issue) forge.Issue {
@@ -113,8 +113,8 @@ func (r *Repo) CreateIssue(ctx context.Context, in forge.NewIssue) (forge.Issue,
 		return forge.Issue{}, err
 	}
 	i := r.newIssue(in.Title, in.Body)
-	i.Labels = slices.Clone(in.Labels)
 	i.Assignees = slices.Clone(in.Assignees)
+	r.applied(i, in.Labels, true)
 	return cloneIssue(i), nil
 }
 
@@ -122,7 +122,7 @@ func (r *Repo) newIssue(title, body string) *issue {
 	s := r.st()
 	now := r.f.now()
 	i := &issue{Issue: forge.Issue{
-		Number: s.next, Title: title, Body: body, State: forge.StateOpen, Author: r.login,
+		Number: s.next, Title: title, Body: body, State: forge.StateOpen, Author: r.login, AuthorID: r.f.user(r.login).ID,
 		Created: now, Updated: now, URL: fmt.Sprintf("fake://%s/issues/%d", r.slug, s.next),
 	}}
 	s.issues[s.next] = i

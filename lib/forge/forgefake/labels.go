@@ -62,13 +62,25 @@ func (r *Repo) addLabels(n int64, names []forge.LabelName) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range names {
-		if !i.HasLabel(l) {
-			i.Labels = append(i.Labels, l)
-		}
-	}
+	r.applied(i, names, true)
 	i.Updated = r.f.now()
 	return nil
+}
+
+// applied adds (or removes) names on i as the acting user, recording an
+// event for each label that changes, as the forge's timeline does.
+func (r *Repo) applied(i *issue, names []forge.LabelName, add bool) {
+	for _, l := range names {
+		if i.HasLabel(l) == add {
+			continue
+		}
+		if add {
+			i.Labels = append(i.Labels, l)
+		} else {
+			i.Labels = slices.DeleteFunc(i.Labels, func(x forge.LabelName) bool { return x == l })
+		}
+		i.events = append(i.events, forge.LabelEvent{Label: l, Added: add, By: r.f.user(r.login), Created: r.f.now()})
+	}
 }
 
 // RemoveLabels removes labels from n; absent ones are ignored.
@@ -88,7 +100,7 @@ func (r *Repo) removeLabels(n int64, names []forge.LabelName) error {
 	if err != nil {
 		return err
 	}
-	i.Labels = slices.DeleteFunc(i.Labels, func(l forge.LabelName) bool { return slices.Contains(names, l) })
+	r.applied(i, names, false)
 	i.Updated = r.f.now()
 	return nil
 }

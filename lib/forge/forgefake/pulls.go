@@ -58,7 +58,7 @@ func (r *Repo) CreatePull(ctx context.Context, in forge.NewPull) (forge.PullRequ
 	}
 	i := r.newIssue(in.Title, in.Body)
 	i.head = head
-	i.pull = &forge.PullRequest{Number: i.Number, Head: branch, HeadSHA: sha, Base: in.Base, Mergeable: true, Author: r.login, URL: i.URL,
+	i.pull = &forge.PullRequest{Number: i.Number, Head: branch, HeadSHA: sha, Base: in.Base, Mergeable: true, Author: r.login, AuthorID: r.f.user(r.login).ID, URL: i.URL,
 		HeadRepo: head.slug, FromFork: head != s}
 	return r.pullView(i), nil
 }
