@@ -19,6 +19,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/redact"
 	"github.com/disinto/disinto/lib/sandbox"
 )
@@ -53,6 +54,10 @@ type forgeAPI interface {
 	CollaboratorPermission(ctx context.Context, login string) (forge.Permission, error)
 	CombinedStatus(ctx context.Context, sha string) (forge.CombinedStatus, error)
 	PullDiff(ctx context.Context, n int64) (string, error)
+	// Writers and LabelEvents tell maintainers' work from outsiders'
+	// (origin.go).
+	Writers(ctx context.Context) ([]forge.User, error)
+	LabelEvents(ctx context.Context, n int64) ([]forge.LabelEvent, error)
 	// Merge merges n only if its head is still opts.HeadSHA (else
 	// forge.ErrHeadMoved).
 	Merge(ctx context.Context, n int64, opts forge.MergeOptions) error
@@ -273,6 +278,9 @@ type Agent struct {
 
 	// leases are this instance's leases by issue (lease.go).
 	leases leaseBook
+
+	// judge decides whose word an issue is (origin.go).
+	judge *provenance.Judge
 }
 
 var _ agent.Agent = (*Agent)(nil)
@@ -323,7 +331,7 @@ func New(o Options) (*Agent, error) {
 	if o.StateDir == "" {
 		o.StateDir = datadir.New(o.DataDir).State(o.Project)
 	}
-	return &Agent{
+	a := &Agent{
 		o:   o,
 		lim: o.Limits.withDefaults(),
 		st:  store{root: o.StateDir},
@@ -331,7 +339,9 @@ func New(o Options) (*Agent, error) {
 		log: o.Log.With().Str(logx.KeyAgent, string(config.RoleDev)).Str(logx.KeyProject, o.Project).Logger(),
 		sb:  sb,
 		m:   machine(),
-	}, nil
+	}
+	a.judge = provenance.New(provenance.Options{Forge: o.Forge, Bots: a.bots(), Now: o.Now})
+	return a, nil
 }
 
 // State returns the persisted state of issue n, for status displays.

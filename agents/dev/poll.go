@@ -245,6 +245,9 @@ func (a *Agent) adopt(ctx context.Context, snap *snapshot, i forge.Issue) error 
 	if err != nil {
 		return err
 	}
+	if st.Origin, err = a.judge.Issue(ctx, i); err != nil {
+		return err
+	}
 	to := StageImplementing
 	if carried {
 		to = StageResuming
@@ -376,6 +379,17 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 		if !a.depsConfirmed(ctx, snap, i) {
 			continue
 		}
+		origin, ok, err := a.admit(ctx, snap, i)
+		switch {
+		case err != nil && (ctx.Err() != nil || errors.Is(err, forge.ErrUnavailable)):
+			return err
+		case err != nil:
+			// Unproven origin claims nothing; the other issues go on.
+			snap.log.Warn().Int64(logx.KeyIssue, i.Number).Str("error", a.red.Error(err)).Msg("origin not established; not claiming it")
+			continue
+		case !ok:
+			continue
+		}
 		if i.AssignedTo(snap.me) {
 			// Already ours (a blocked issue sent back to the backlog).
 			if err := a.o.Forge.AddLabels(ctx, i.Number, forge.LabelInProgress); err != nil {
@@ -396,6 +410,7 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 		if err != nil {
 			return err
 		}
+		st.Origin = origin
 		to := StageImplementing
 		if carried {
 			to = StageResuming
@@ -403,7 +418,7 @@ func (a *Agent) pick(ctx context.Context, snap *snapshot) error {
 		if err := a.move(&st, to); err != nil {
 			return err
 		}
-		a.issueLog(st).Info().Msg("claimed")
+		a.issueLog(st).Info().Str("origin", string(origin)).Msg("claimed")
 		if err := a.advance(ctx, snap, &st); err != nil || a.inFlight(snap) >= a.lim.InFlight {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/text"
 )
 
@@ -79,6 +80,11 @@ func (a *Agent) ensurePR(ctx context.Context, st *State, summary string) error {
 	}
 	body := fmt.Sprintf("Fixes #%d\n\n## Changes\n\n%s\n\n%s", st.Issue,
 		text.ClipTail(strings.TrimSpace(a.quote(summary)), 4000), forge.RefMarker(forge.RefDisintoIssue, fmt.Sprint(st.Issue)))
+	if st.Origin != "" {
+		// The pull request is made from the issue's text: what the review
+		// derives from it (tech-debt findings) takes the issue's origin.
+		body += "\n" + provenance.Marker(st.Origin, fmt.Sprintf("issue-%d", st.Issue))
+	}
 	pr, err := a.o.Forge.CreatePull(ctx, forge.NewPull{
 		Title: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue), Body: body, Head: st.Branch, Base: a.o.PrimaryBranch,
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/provenance"
 )
 
 // State is everything persisted about one issue's work. It is rebuildable
@@ -30,6 +31,11 @@ type State struct {
 	PR        int64     `json:"pr,omitempty"`
 	HeadSHA   string    `json:"head_sha,omitempty"`
 	Started   time.Time `json:"started"`
+	// Origin is whose word the issue's text is (lib/provenance), judged
+	// when it was claimed; work from an outsider's text was claimed only
+	// after a maintainer applied backlog themselves. Empty in states of
+	// earlier releases.
+	Origin provenance.Origin `json:"origin,omitempty"`
 
 	// From is the stage st was in before Stage: publishing after
 	// StageNudging blocks an issue that still has nothing committed.

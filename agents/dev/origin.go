@@ -1,0 +1,169 @@
+package dev
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/logx"
+	"github.com/disinto/disinto/lib/provenance"
+)
+
+// The provenance gate of the backlog. An issue whose text is an
+// outsider's (lib/provenance: its author has no write access, or a bot
+// derived it from an outsider's text and says so in its origin marker)
+// is claimed only when the latest application of backlog to it was a
+// maintainer's: a bot's (the gardener promoting it, the reproduce agent
+// filing it, this agent putting it back) is no maintainer's word. The
+// issue is told once why it waits, in one comment of the agent's.
+//
+// What the agent knows of each waiting issue is kept in
+// <state>/origin-waits.json, so that an issue that did not change is not
+// read again every tick; losing the file costs a timeline read and a
+// comment listing per waiting issue (the comment is found again by its
+// marker and author).
+
+// originRecheck is how long after an issue's last update the agent keeps
+// reading its timeline although the update time did not change: the forge
+// dates updates to the second, so a label applied in the second of the
+// agent's read would not move it. A read that late sees every earlier
+// update, whatever the two clocks' small difference.
+const originRecheck = time.Minute
+
+// originWait is what the agent knows of one issue that waits for a
+// maintainer.
+type originWait struct {
+	// Comment is the id of the comment that says why, 0 before it is
+	// posted.
+	Comment int64 `json:"comment,omitempty"`
+	// Seen is the issue's update time at the last read of its timeline,
+	// Checked (the agent's clock) when that read was.
+	Seen    time.Time `json:"seen"`
+	Checked time.Time `json:"checked"`
+}
+
+func (a *Agent) originWaitsPath() string { return filepath.Join(a.st.root, "origin-waits.json") }
+
+// admit decides whether pick may claim i, and returns its origin. ok is
+// false when the issue waits for a maintainer's backlog (and says so);
+// an error is the forge's, and claims nothing this tick.
+func (a *Agent) admit(ctx context.Context, snap *snapshot, i forge.Issue) (provenance.Origin, bool, error) {
+	origin, err := a.judge.Issue(ctx, i)
+	if err != nil {
+		return "", false, fmt.Errorf("origin of #%d: %w", i.Number, err)
+	}
+	waits := a.loadOriginWaits(snap)
+	rec, waited := waits[i.Number]
+	if origin == provenance.Maintainer {
+		if waited {
+			delete(waits, i.Number)
+			return origin, true, a.saveOriginWaits(waits)
+		}
+		return origin, true, nil
+	}
+	now := a.o.Now()
+	if waited && rec.Comment != 0 && i.Updated.Equal(rec.Seen) && rec.Checked.Sub(rec.Seen) >= originRecheck {
+		return origin, false, nil // nothing happened to it since it was last read
+	}
+	by, err := a.judge.LastApplied(ctx, i.Number, forge.LabelBacklog)
+	if err != nil {
+		return "", false, fmt.Errorf("who applied backlog to #%d: %w", i.Number, err)
+	}
+	if by.Maintainer && !strings.EqualFold(by.By.Login, snap.me) {
+		snap.log.Info().Int64(logx.KeyIssue, i.Number).Str("by", by.By.Login).
+			Msg("an outsider's issue a maintainer put in the backlog: claiming it")
+		if waited {
+			delete(waits, i.Number)
+			return origin, true, a.saveOriginWaits(waits)
+		}
+		return origin, true, nil
+	}
+	if !waited {
+		snap.log.Info().Int64(logx.KeyIssue, i.Number).Str("backlog_by", by.By.Login).
+			Msg("not claiming an outsider's issue until a maintainer applies backlog")
+	}
+	rec.Seen, rec.Checked = i.Updated, now
+	if rec.Comment == 0 {
+		id, err := a.sayOriginWait(ctx, snap, i.Number, by.By.Login)
+		if err != nil {
+			return "", false, err
+		}
+		rec.Comment = id
+	}
+	waits[i.Number] = rec
+	return origin, false, a.saveOriginWaits(waits)
+}
+
+// sayOriginWait posts the one comment on n that says why it is not worked,
+// unless an earlier one of the agent's is there (a lost record), and
+// returns its id.
+func (a *Agent) sayOriginWait(ctx context.Context, snap *snapshot, n int64, by string) (int64, error) {
+	cs, err := a.o.Forge.ListComments(ctx, n)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cs {
+		if m, ok := forge.FindMarker(c.Body, forge.MarkerOriginWait); ok && strings.EqualFold(c.Author, snap.me) && m.Fields["issue"] == fmt.Sprint(n) {
+			return c.ID, nil
+		}
+	}
+	who := "nobody yet"
+	if by != "" {
+		who = "`" + by + "`, not a maintainer"
+	}
+	m, err := forge.Marker{Kind: forge.MarkerOriginWait, Fields: map[string]string{"issue": fmt.Sprint(n)}}.String()
+	if err != nil {
+		return 0, err
+	}
+	body := fmt.Sprintf("⏸️ **Dev-agent: waiting for a maintainer**\n\n"+
+		"The text of this issue comes from someone without write access to the repository (or was made from such text), "+
+		"so the dev agent does not work it on a bot's word. The `backlog` label was last applied by %s.\n\n"+
+		"**Action required:** a maintainer who wants it worked applies `backlog` themselves "+
+		"(removing it first if it is there); the dev agent then picks it up.\n%s", who, m)
+	c, err := a.o.Forge.CreateComment(ctx, n, body)
+	if err != nil {
+		return 0, err
+	}
+	return c.ID, nil
+}
+
+// loadOriginWaits reads the records of the waiting issues, without those
+// no longer open; a missing or unreadable file is none.
+func (a *Agent) loadOriginWaits(snap *snapshot) map[int64]originWait {
+	out := map[int64]originWait{}
+	data, err := os.ReadFile(a.originWaitsPath())
+	if err == nil {
+		err = json.Unmarshal(data, &out)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		snap.log.Warn().Str("file", a.originWaitsPath()).Str("error", err.Error()).Msg("origin waits unreadable; starting afresh")
+		return map[int64]originWait{}
+	}
+	for n := range out {
+		if _, open := snap.open[n]; !open {
+			delete(out, n)
+		}
+	}
+	return out
+}
+
+// saveOriginWaits writes the records.
+func (a *Agent) saveOriginWaits(waits map[int64]originWait) error {
+	data, err := json.Marshal(waits)
+	if err != nil {
+		return fmt.Errorf("encode origin waits: %w", err)
+	}
+	if err := os.MkdirAll(a.st.root, 0o750); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	if err := writeAtomic(a.originWaitsPath(), data); err != nil {
+		return fmt.Errorf("write %s: %w", a.originWaitsPath(), err)
+	}
+	return nil
+}
