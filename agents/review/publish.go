@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -164,6 +165,7 @@ func (a *Agent) fileTechDebt(ctx context.Context, pr forge.PullRequest, out verd
 		log.Warn().Err(err).Msg("list tech-debt issues; not filing")
 		return
 	}
+	origin := a.origin(ctx, pr, log)
 	// Only the review bot's own issues say a finding was filed: anyone
 	// could open an issue with the marker to keep a finding unfiled.
 	known := map[string]bool{}
@@ -191,8 +193,8 @@ func (a *Agent) fileTechDebt(ctx context.Context, pr forge.PullRequest, out verd
 		if f.File != "" {
 			title += " (" + f.File + ")"
 		}
-		body := fmt.Sprintf("%s\nFlagged as pre-existing by the review of #%d.\n\n## Problem\n\n**%s** `%s`: %s\n\n*Filed by the review agent.*\n",
-			marker, pr.Number, f.Severity, neutralise(loc), text)
+		body := fmt.Sprintf("%s\nFlagged as pre-existing by the review of #%d.\n\n## Problem\n\n**%s** `%s`: %s\n\n*Filed by the review agent.*\n%s\n",
+			marker, pr.Number, f.Severity, neutralise(loc), text, provenance.Marker(origin, fmt.Sprintf("pr-%d", pr.Number)))
 		if _, err := a.opts.Forge.CreateIssue(ctx, forge.NewIssue{Title: title, Body: body, Labels: []forge.LabelName{forge.LabelTechDebt}}); err != nil {
 			log.Warn().Err(err).Msg("file tech-debt issue")
 			continue

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -26,6 +27,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/patch"
+	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/sandbox"
 	"github.com/disinto/disinto/lib/verdict"
 )
@@ -55,6 +57,10 @@ type forgeAPI interface {
 	DismissReview(ctx context.Context, n, id int64, message string) error
 	ListIssues(ctx context.Context, q forge.IssueQuery) ([]forge.Issue, error)
 	CreateIssue(ctx context.Context, in forge.NewIssue) (forge.Issue, error)
+	// Writers and LabelEvents tell a maintainer's pull request from an
+	// outsider's (provenance.Forge).
+	Writers(ctx context.Context) ([]forge.User, error)
+	LabelEvents(ctx context.Context, n int64) ([]forge.LabelEvent, error)
 }
 
 var _ forgeAPI = (*forge.RepoClient)(nil)
@@ -128,6 +134,11 @@ type Agent struct {
 	opts  Options
 	store store
 	bot   string // the review bot's login, resolved once
+
+	// judge decides whose word a pull request is, for the findings
+	// derived from it (origin.go).
+	judgeOnce sync.Once
+	judge     *provenance.Judge
 }
 
 var _ agent.Agent = (*Agent)(nil)
