@@ -52,6 +52,10 @@ type Forge interface {
 	CloseIssue(ctx context.Context, n int64) error
 	UploadIssueAttachment(ctx context.Context, n int64, name string, data []byte) (forge.Attachment, error)
 	ListIssueAttachments(ctx context.Context, n int64) ([]forge.Attachment, error)
+	// Writers and LabelEvents tell a maintainer's bug report from an
+	// outsider's, whose origin its fix issues take (provenance.Forge).
+	Writers(ctx context.Context) ([]forge.User, error)
+	LabelEvents(ctx context.Context, n int64) ([]forge.LabelEvent, error)
 }
 
 // Sidecars runs a sidecar job (*runner.Launcher implements it).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/provenance"
 )
 
 // Transition is what a validated outcome does to its bug report, decided
@@ -140,7 +141,10 @@ func (a *Agent) apply(ctx context.Context, c Candidate, o Outcome, shots []Scree
 // fileFixes files the fix issues of o: one per triage cause, or one from
 // a reproduction's obvious root cause. Each carries the backlog label
 // (by id: lib/forge resolves it), a line naming its bug report (which the
-// gardener reads) and the marker that links it for verification.
+// gardener reads), the marker that links it for verification, and the
+// origin marker: a fix issue is made from the bug report's text, so an
+// outsider's report makes fix issues the dev agent takes only once a
+// maintainer applies backlog to them.
 func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome, run string) ([]forge.Issue, error) {
 	causes := o.Causes
 	if len(causes) == 0 {
@@ -149,6 +153,10 @@ func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome, ru
 	filed, err := a.fixIssues(ctx, parent.Created)
 	if err != nil {
 		return nil, err
+	}
+	origin, err := provenance.New(provenance.Options{Forge: a.o.Forge, Now: a.o.Now}).Issue(ctx, parent)
+	if err != nil {
+		return nil, fmt.Errorf("origin of #%d: %w", parent.Number, err)
 	}
 	var out []forge.Issue
 	for k, cs := range causes {
@@ -168,6 +176,7 @@ func (a *Agent) fileFixes(ctx context.Context, parent forge.Issue, o Outcome, ru
 		}
 		fmt.Fprintf(&b, "\n\n## Acceptance criteria\n\n- [ ] The steps of #%d no longer show the bug.\n- [ ] A test covers the cause.\n\n", parent.Number)
 		b.WriteString(fixMarker(ref) + "\n")
+		b.WriteString(provenance.Marker(origin, fmt.Sprintf("issue-%d", parent.Number)) + "\n")
 		i, err := a.o.Forge.CreateIssue(ctx, forge.NewIssue{
 			Title: a.o.Redactor.String(fixTitle(cs.Title, parent)), Body: b.String(), Labels: []forge.LabelName{forge.LabelBacklog},
 		})
