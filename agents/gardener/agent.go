@@ -36,6 +36,10 @@ type forgeAPI interface {
 	ListReviews(ctx context.Context, n int64) ([]forge.Review, error)
 	ClosePull(ctx context.Context, n int64) error
 	DeleteBranch(ctx context.Context, name string) error
+	// Writers and LabelEvents tell maintainers' issues from outsiders'
+	// (provenance.Forge; origin.go).
+	Writers(ctx context.Context) ([]forge.User, error)
+	LabelEvents(ctx context.Context, n int64) ([]forge.LabelEvent, error)
 }
 
 var _ forgeAPI = (*forge.RepoClient)(nil)

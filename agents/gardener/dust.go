@@ -15,6 +15,7 @@ import (
 
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/provenance"
 )
 
 // Dust bundling (spec 30 §5): the model classifies, the accumulator keeps
@@ -33,6 +34,10 @@ type DustEntry struct {
 	Title  string `json:"title"`
 	Reason string `json:"reason"`
 	TS     string `json:"ts"`
+	// Origin is the least trusted origin of the issue and of the session
+	// that judged it dust (lib/provenance); an entry of an earlier
+	// release without one counts as an outsider's.
+	Origin provenance.Origin `json:"origin,omitempty"`
 }
 
 // dustFile is the accumulator under the gardener's state dir.
@@ -129,8 +134,8 @@ func nextExpiry(es []DustEntry) time.Time {
 }
 
 // bundleActions are the manifest actions of one ripe group: the bundle
-// issue (one checkbox per source, the group as affected file), then a
-// comment and a close per source issue that refer to it.
+// issue (one checkbox per source, the group as affected file, the origin
+// marker), then a comment and a close per source issue that refer to it.
 func bundleActions(group string, es []DustEntry) Manifest {
 	sort.Slice(es, func(i, j int) bool { return es[i].Issue < es[j].Issue })
 	id := "bundle-" + strings.Trim(nonWordRe.ReplaceAllString(strings.ToLower(group), "-"), "-")
@@ -146,9 +151,16 @@ func bundleActions(group string, es []DustEntry) Manifest {
 	}
 	fmt.Fprintf(&b, "- `%s`\n\n", file)
 	b.WriteString("## Acceptance criteria\n\n")
+	origins := make([]provenance.Origin, 0, len(es))
+	from := make([]string, 0, len(es))
 	for _, e := range es {
 		fmt.Fprintf(&b, "- [ ] #%d %s\n", e.Issue, forge.Neutralise(e.Title))
+		origins = append(origins, e.Origin)
+		from = append(from, fmt.Sprintf("issue-%d", e.Issue))
 	}
+	// The bundle is made from its issues' text and the sessions' groups:
+	// it takes the least trusted origin of them.
+	b.WriteString("\n" + provenance.Marker(provenance.Least(origins...), from...) + "\n")
 	m := Manifest{{Action: CreateIssue, ID: id, Title: "fix: bundled dust cleanup — " + group, Body: b.String(), Labels: []string{string(forge.LabelBacklog)}}}
 	for _, e := range es {
 		m = append(m,

@@ -165,12 +165,13 @@ func bugBody(body string, p Proposal) string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // promote returns the actions that move issue i into the backlog: the
-// enriched body when a section is missing, blocked and tech-debt off,
-// backlog on (spec 30 §4.6, §13.12).
-func promote(i forge.Issue, p Proposal) Manifest {
+// enriched body when a section is missing, ending in origin (the origin
+// marker of the enrichment), blocked and tech-debt off, backlog on (spec
+// 30 §4.6, §13.12).
+func promote(i forge.Issue, p Proposal, origin string) Manifest {
 	var m Manifest
 	if len(missingSections(i.Body)) > 0 {
-		m = append(m, Action{Action: EditBody, Issue: i.Number, Body: enrich(i.Body, p), BaseSHA256: BodyHash(i.Body)})
+		m = append(m, Action{Action: EditBody, Issue: i.Number, Body: enrich(i.Body, p) + origin + "\n", BaseSHA256: BodyHash(i.Body)})
 	}
 	if i.HasLabel(forge.LabelBlocked) {
 		m = append(m, Action{Action: RemoveLabel, Issue: i.Number, Label: string(forge.LabelBlocked)})

@@ -17,6 +17,7 @@ import (
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/git"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/text"
 	"github.com/disinto/disinto/lib/verdict"
 )
@@ -115,7 +116,7 @@ func (a *Agent) run(ctx context.Context, me, head string, log zerolog.Logger) (*
 	pr, _, err := w.Publish(ctx, changes, formulaagent.PR{Title: Title,
 		Message: "chore: gardener housekeeping " + now.UTC().Format("2006-01-02"),
 		Body: "This pull request carries AGENTS.md updates and the pending-actions manifest `" + ManifestFile +
-			"`. The actions it lists are applied to the tracker after the merge, once, by the gardener."})
+			"`. The actions it lists are applied to the tracker after the merge, once, by the gardener.\n\n" + g.marker(0)})
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +136,18 @@ type groomed struct {
 	lines      []string
 	dust       []DustEntry
 	session    claude.Result
+	// origins are those of the issues shown to the session, taint the
+	// least trusted of them: whatever the session wrote may be made from
+	// any of them (origin.go).
+	origins map[int64]provenance.Origin
+	taint   provenance.Origin
 }
 
 // groom runs the checks, asks the session for judgement when there is
 // any to give, and turns both into the manifest and the AGENTS.md
 // changes.
 func (a *Agent) groom(ctx context.Context, w *formulaagent.Work, t *tracker, entries []DustEntry, log zerolog.Logger) (*groomed, error) {
-	g := &groomed{}
+	g := &groomed{taint: provenance.Maintainer}
 	tree, err := a.o.Forge.ListTree(ctx, w.Base)
 	if err != nil {
 		return nil, fmt.Errorf("list the tree at %s: %w", text.ShortSHA(w.Base), err)
@@ -195,6 +201,9 @@ func (a *Agent) groom(ctx context.Context, w *formulaagent.Work, t *tracker, ent
 	if len(ask) > 0 || len(stale) > 0 {
 		props, err = a.judge(ctx, w, ask, asked, stale, tree, g, log)
 		if err != nil {
+			return nil, err
+		}
+		if err := a.originsOf(ctx, ask, g); err != nil {
 			return nil, err
 		}
 		for _, i := range ask {
@@ -268,7 +277,7 @@ func (a *Agent) decide(t *tracker, blockers []forge.Issue, props map[int64]Propo
 			g.lines = append(g.lines, fmt.Sprintf("#%d starves the backlog but has no enrichment to pass the gate", b.Number))
 			continue
 		}
-		m = append(m, promote(b, p)...)
+		m = append(m, promote(b, p, g.marker(b.Number))...)
 		done[b.Number] = true
 	}
 	// 2. The quality gate.
@@ -285,7 +294,7 @@ func (a *Agent) decide(t *tracker, blockers []forge.Issue, props map[int64]Propo
 	// 3. Bug reports.
 	for _, i := range t.bugCandidates() {
 		if p, ok := props[i.Number]; ok && p.Kind == Bug && !done[i.Number] {
-			m = append(m, Action{Action: EditBody, Issue: i.Number, Body: bugBody(i.Body, p), BaseSHA256: BodyHash(i.Body)},
+			m = append(m, Action{Action: EditBody, Issue: i.Number, Body: bugBody(i.Body, p) + g.marker(i.Number) + "\n", BaseSHA256: BodyHash(i.Body)},
 				Action{Action: AddLabel, Issue: i.Number, Label: string(forge.LabelBugReport)})
 			done[i.Number] = true
 		}
@@ -308,10 +317,11 @@ func (a *Agent) decide(t *tracker, blockers []forge.Issue, props map[int64]Propo
 		}
 		switch p.Kind {
 		case Ore:
-			m = append(m, promote(i, p)...)
+			m = append(m, promote(i, p, g.marker(i.Number))...)
 			done[i.Number] = true
 		case Dust:
-			fresh = append(fresh, DustEntry{Issue: i.Number, Group: strings.TrimSpace(p.Group), Title: i.Title, Reason: oneLine(p.Reason)})
+			fresh = append(fresh, DustEntry{Issue: i.Number, Group: strings.TrimSpace(p.Group), Title: i.Title, Reason: oneLine(p.Reason),
+				Origin: g.origin(i.Number)})
 		}
 	}
 	// 6. Ripe dust groups become bundles.
