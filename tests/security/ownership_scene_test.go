@@ -39,6 +39,7 @@ type scene struct {
 	devBot   forgetest.User
 	outsider forgetest.User
 	reviewer forgetest.User    // the review bot; zero without one
+	gardener forgetest.User    // the gardener bot; zero without one
 	repo     *forge.RepoClient // as the owner
 	agent    *dev.Agent
 	rt       *agent.Runtime
@@ -57,6 +58,8 @@ type sceneOpts struct {
 	reviewBot bool
 	// devPerm is the dev bot's permission (write when empty).
 	devPerm forge.Permission
+	// gardenerBot configures a gardener bot with write access.
+	gardenerBot bool
 }
 
 func newScene(t *testing.T, o sceneOpts) *scene {
@@ -77,6 +80,11 @@ func newScene(t *testing.T, o sceneOpts) *scene {
 		s.reviewer = s.srv.NewUser(t, "review-bot")
 		s.collaborator(s.reviewer, forge.PermWrite)
 		bots = append(bots, s.reviewer.Login)
+	}
+	if o.gardenerBot {
+		s.gardener = s.srv.NewUser(t, "gardener-bot")
+		s.collaborator(s.gardener, forge.PermWrite)
+		bots = append(bots, s.gardener.Login)
 	}
 	f, err := formula.Load(formulas.FS, "dev")
 	if err != nil {
