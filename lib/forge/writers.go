@@ -30,9 +30,14 @@ func (r *RepoClient) Writers(ctx context.Context) ([]User, error) {
 			out = append(out, toUser(u))
 		}
 	}
+	// A bot's token may not read organisations (no read:organization
+	// scope): then the owner may be one.
 	org, err := r.c.IsOrg(ctx, r.owner)
-	if err != nil || !org {
-		return out, err
+	switch {
+	case err != nil && !errors.Is(err, ErrForbidden):
+		return nil, err
+	case err == nil && !org:
+		return out, nil
 	}
 	kept := out[:0:0]
 	for i, u := range out {

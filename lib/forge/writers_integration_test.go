@@ -22,7 +22,8 @@ func loginsOf(us []forge.User) []string {
 
 // TestWritersOfUserRepo: on a user's repository the writers are the owner
 // and the collaborators with write or admin, never one who may only read
-// nor a stranger, and a bot with write access may ask.
+// nor a stranger, and a bot with write access and a bot's token scopes
+// (which may not read organisations) may ask.
 func TestWritersOfUserRepo(t *testing.T) {
 	t.Parallel()
 	srv := gitea.Get(t)
@@ -33,7 +34,7 @@ func TestWritersOfUserRepo(t *testing.T) {
 	for u, p := range map[string]forge.Permission{writer.Login: forge.PermWrite, admin.Login: forge.PermAdmin, reader.Login: forge.PermRead} {
 		ok(t, repo.AddCollaborator(ctx, u, p))
 	}
-	got := loginsOf(val(writer.Client.Repo(repo.Owner(), repo.Name()).Writers(ctx)).must(t))
+	got := loginsOf(val(botScoped(t, srv, writer).Repo(repo.Owner(), repo.Name()).Writers(ctx)).must(t))
 	want := []string{admin.Login, owner.Login, writer.Login}
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
@@ -74,7 +75,7 @@ func TestWritersOfOrgRepo(t *testing.T) {
 	if !slices.Equal(asAdmin, want) {
 		t.Errorf("writers as the repository's admin %v, want %v", asAdmin, want)
 	}
-	asBot := loginsOf(val(bot.Client.Repo(r.Owner, r.Name).Writers(ctx)).must(t))
+	asBot := loginsOf(val(botScoped(t, srv, bot).Repo(r.Owner, r.Name).Writers(ctx)).must(t))
 	if !slices.Contains(asBot, bot.Login) || !slices.Contains(asBot, founder.Login) {
 		t.Errorf("writers as a write bot %v, want at least %v", asBot, want)
 	}
@@ -90,4 +91,19 @@ func sdkAs(t *testing.T, srv *forgetest.Server, u forgetest.User) *sdk.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// botScoped is a client acting as u with the token scopes disinto init
+// gives a writing bot: no organisation scope.
+func botScoped(t *testing.T, srv *forgetest.Server, u forgetest.User) *forge.Client {
+	t.Helper()
+	basic, err := forge.New(forge.Options{URL: srv.URL, User: u.Login, Password: u.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := basic.CreateToken(ctxFor(t), "bot", forge.ScopeWriteRepository, forge.ScopeWriteIssue, forge.ScopeReadUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.Client(t, tok, u.Login)
 }
