@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/disinto/disinto/lib/agent"
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/logx"
 	"github.com/disinto/disinto/lib/provenance"
@@ -46,6 +49,8 @@ type originWait struct {
 	// Checked (the agent's clock) when that read was.
 	Seen    time.Time `json:"seen"`
 	Checked time.Time `json:"checked"`
+	// Since is when the agent first found it waiting.
+	Since time.Time `json:"since"`
 }
 
 func (a *Agent) originWaitsPath() string { return filepath.Join(a.st.root, "origin-waits.json") }
@@ -89,6 +94,9 @@ func (a *Agent) admit(ctx context.Context, snap *snapshot, i forge.Issue) (prove
 			Msg("not claiming an outsider's issue until a maintainer applies backlog")
 	}
 	rec.Seen, rec.Checked = i.Updated, now
+	if rec.Since.IsZero() {
+		rec.Since = now
+	}
 	if rec.Comment == 0 {
 		id, err := a.sayOriginWait(ctx, snap, i.Number, by.By.Login)
 		if err != nil {
@@ -133,23 +141,60 @@ func (a *Agent) sayOriginWait(ctx context.Context, snap *snapshot, n int64, by s
 	return c.ID, nil
 }
 
-// loadOriginWaits reads the records of the waiting issues, without those
-// no longer open; a missing or unreadable file is none.
-func (a *Agent) loadOriginWaits(snap *snapshot) map[int64]originWait {
+// readOriginWaits reads the records of the waiting issues; a missing file
+// is none.
+func (a *Agent) readOriginWaits() (map[int64]originWait, error) {
 	out := map[int64]originWait{}
 	data, err := os.ReadFile(a.originWaitsPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
 	if err == nil {
 		err = json.Unmarshal(data, &out)
 	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	return out, err
+}
+
+// loadOriginWaits reads the records of the waiting issues, without those
+// no longer waiting (closed, out of the backlog, taken by someone); an
+// unreadable file is none.
+func (a *Agent) loadOriginWaits(snap *snapshot) map[int64]originWait {
+	out, err := a.readOriginWaits()
+	if err != nil {
 		snap.log.Warn().Str("file", a.originWaitsPath()).Str("error", err.Error()).Msg("origin waits unreadable; starting afresh")
 		return map[int64]originWait{}
 	}
 	for n := range out {
-		if _, open := snap.open[n]; !open {
+		if i, open := snap.open[n]; !open || !queueable(snap, i) {
 			delete(out, n)
 		}
 	}
+	return out
+}
+
+// pruneOriginWaits forgets the issues that no longer wait, so that status
+// does not list them.
+func (a *Agent) pruneOriginWaits(snap *snapshot) error {
+	all, err := a.readOriginWaits()
+	if err != nil || len(all) == 0 {
+		return nil // an unreadable file is replaced by the next wait
+	}
+	if kept := a.loadOriginWaits(snap); len(kept) != len(all) {
+		return a.saveOriginWaits(kept)
+	}
+	return nil
+}
+
+// originReport lists the issues that wait for a maintainer's backlog,
+// for status.
+func (a *Agent) originReport() []agent.Item {
+	all, _ := a.readOriginWaits()
+	out := make([]agent.Item, 0, len(all))
+	for n, w := range all {
+		out = append(out, agent.Item{Project: a.o.Project, Role: string(config.RoleDev), Issue: n,
+			Stage: "waiting for a maintainer to apply backlog", Started: w.Since, Waiting: w.Since})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Issue < out[j].Issue })
 	return out
 }
 

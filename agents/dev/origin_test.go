@@ -58,6 +58,9 @@ func TestOutsiderIssueWaitsForAMaintainer(t *testing.T) {
 		t.Fatalf("%d comments say the issue waits for a maintainer, want 1", n)
 	}
 	h.wantComment(i.Number, "`gardener-bot`, not a maintainer")
+	if !waitsInReport(h, i.Number) {
+		t.Errorf("status does not list #%d as waiting for a maintainer: %+v", i.Number, h.a.Report().Items)
+	}
 	reads := h.f.fake.Calls()["LabelEvents"]
 	h.tick()
 	if got := h.f.fake.Calls()["LabelEvents"]; got != reads {
@@ -82,6 +85,20 @@ func TestOutsiderIssueWaitsForAMaintainer(t *testing.T) {
 	if o, ok := provenance.FromMarkers(pr.Body); !ok || o != provenance.Outsider {
 		t.Fatalf("the pull request does not carry the issue's outsider origin: %q", pr.Body)
 	}
+	if waitsInReport(h, i.Number) {
+		t.Errorf("status still lists the claimed #%d as waiting for a maintainer", i.Number)
+	}
+}
+
+// waitsInReport reports whether status lists n as waiting for a
+// maintainer's backlog.
+func waitsInReport(h *harness, n int64) bool {
+	for _, it := range h.a.Report().Items {
+		if it.Issue == n && strings.Contains(it.Stage, "maintainer") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestDerivedOutsiderIssueWaits: an issue a bot filed from an outsider's
@@ -145,5 +162,35 @@ func TestMaintainerIssueOrigin(t *testing.T) {
 	}
 	if body := h.f.pull(st.PR).Body; !strings.Contains(body, provenance.Marker(provenance.Maintainer, fmt.Sprintf("issue-%d", n))) {
 		t.Fatalf("pull request body without the origin marker: %q", body)
+	}
+}
+
+// TestOriginWaitForgottenOutOfBacklog: an issue taken out of the backlog
+// while it waits is no longer listed as waiting.
+func TestOriginWaitForgottenOutOfBacklog(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, pushing, withGardener)
+	ctx := t.Context()
+	if err := h.f.owner.AddCollaborator(ctx, "gardener-bot", forge.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	gardener := h.f.fake.Repo("owner", "proj", "gardener-bot")
+	i, err := h.f.fake.Repo("owner", "proj", "mallory").CreateIssue(ctx, forge.NewIssue{Title: "Add a flag", Body: "Please."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gardener.AddLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	if !waitsInReport(h, i.Number) {
+		t.Fatal("the held issue is not listed as waiting")
+	}
+	if err := gardener.RemoveLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	if waitsInReport(h, i.Number) {
+		t.Fatal("an issue out of the backlog is still listed as waiting")
 	}
 }

@@ -179,6 +179,9 @@ func (a *Agent) tick(ctx context.Context, h runHandle, reuse bool) error {
 	if err := a.gateDeps(ctx, snap); err != nil {
 		return err
 	}
+	if err := a.pruneOriginWaits(snap); err != nil {
+		return err
+	}
 	// 5. Per-agent gate, then the queue.
 	if n := a.inFlight(snap); n >= a.lim.InFlight {
 		snap.log.Debug().Int("in_flight", n).Msg("holding new work: own work in flight")

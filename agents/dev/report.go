@@ -9,7 +9,8 @@ import (
 var _ agent.Reporter = (*Agent)(nil)
 
 // Report implements agent.Reporter: every issue with a live run, its
-// stage and the attempts spent, and the mirror pushes the vault has not
+// stage and the attempts spent, the issues that wait for a maintainer's
+// backlog (origin.go), and the mirror pushes the vault has not
 // taken yet (those it took are its pending actions). It
 // reads the state directory only.
 func (a *Agent) Report() agent.Report {
@@ -37,6 +38,7 @@ func (a *Agent) Report() agent.Report {
 		}
 		rep.Items = append(rep.Items, it)
 	}
+	rep.Items = append(rep.Items, a.originReport()...)
 	for _, p := range a.PendingMirrors() {
 		rep.Pending = append(rep.Pending, agent.Pending{Project: a.o.Project, Role: role, What: "mirror push request", Target: p.Mirror,
 			Detail: text.ShortSHA(p.SHA), Queued: p.Queued, Attempts: p.Attempts, Next: p.Next, Error: p.Error})
