@@ -23,6 +23,7 @@
 // Files follow the stages: poll.go (tick, claim, adopt), session.go (the
 // session stages), prompt.go (every prompt), publish.go (publishing),
 // deps.go (dependency waits and cycles of the backlog, before any claim),
+// origin.go (an outsider's issue waits for a maintainer's backlog),
 // pr.go (the pull request and its ownership), waits.go, ci.go and
 // review.go (the waiting stages and the merge; a branch that fell behind
 // is rebased by the agent, and only a conflict goes to the session),
