@@ -117,7 +117,7 @@ func (a *Agent) sayOriginWait(ctx context.Context, snap *snapshot, n int64, by s
 		return 0, err
 	}
 	for _, c := range cs {
-		if m, ok := forge.FindMarker(c.Body, forge.MarkerOriginWait); ok && strings.EqualFold(c.Author, snap.me) && m.Fields["issue"] == fmt.Sprint(n) {
+		if m, ok := c.MarkerBy(forge.MarkerOriginWait, snap.me); ok && m.Fields["issue"] == fmt.Sprint(n) {
 			return c.ID, nil
 		}
 	}
