@@ -13,6 +13,7 @@ import (
 	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/patch"
+	"github.com/disinto/disinto/lib/provenance"
 )
 
 // How far the agent takes a change alone ([autonomy] of the project):
@@ -35,9 +36,15 @@ import (
 // approveCommand begins the line of a maintainer's approval comment.
 const approveCommand = "/approve"
 
-// level is the autonomy level of the work on st's issue.
-func (a *Agent) level(State) config.AutonomyLevel {
-	return a.o.Autonomy.RoleLevel(config.RoleDev)
+// level is the autonomy level of the work on st's issue: the project's
+// for dev, and at most approve for an outsider's word (lib/provenance),
+// so outsider text never merges without a maintainer.
+func (a *Agent) level(st State) config.AutonomyLevel {
+	l := a.o.Autonomy.RoleLevel(config.RoleDev)
+	if st.Origin == provenance.Outsider {
+		l = l.Cap(config.AutonomyApprove)
+	}
+	return l
 }
 
 // protectedFiles returns the files of a diff's file list that touch a

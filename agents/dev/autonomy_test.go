@@ -10,6 +10,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
+	"github.com/disinto/disinto/lib/provenance"
 )
 
 // atLevel sets the autonomy level of the agent.
@@ -383,5 +384,25 @@ func TestApprovesCommit(t *testing.T) {
 	}
 	if approvesCommit("/approve ", "") {
 		t.Error("an empty commit id was approved")
+	}
+}
+
+// TestOutsiderWorkAtMostApprove: an outsider's word never merges without
+// a maintainer, whatever the project's level; a maintainer's keeps it.
+func TestOutsiderWorkAtMostApprove(t *testing.T) {
+	for _, tc := range []struct {
+		level, outsider, maintainer config.AutonomyLevel
+	}{
+		{config.AutonomyAuto, config.AutonomyApprove, config.AutonomyAuto},
+		{config.AutonomyApprove, config.AutonomyApprove, config.AutonomyApprove},
+		{config.AutonomyAdvisory, config.AutonomyAdvisory, config.AutonomyAdvisory},
+	} {
+		h := newHarness(t, pushing, atLevel(tc.level))
+		if got := h.a.level(State{Origin: provenance.Outsider}); got != tc.outsider {
+			t.Errorf("level %s, an outsider's issue: %s, want %s", tc.level, got, tc.outsider)
+		}
+		if got := h.a.level(State{Origin: provenance.Maintainer}); got != tc.maintainer {
+			t.Errorf("level %s, a maintainer's issue: %s, want %s", tc.level, got, tc.maintainer)
+		}
 	}
 }
