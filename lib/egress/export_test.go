@@ -1,3 +1,5 @@
+//go:build linux
+
 package egress
 
 // CloseSocketOnly closes the firewall's netlink socket without deleting

@@ -1,18 +1,5 @@
-// Package egress keeps model sessions off the network. Two parts:
-//
-//   - Firewall: nftables rules, in a table of the daemon's own in its
-//     network namespace, that let the uids of its sessions reach the model
-//     gateway and the egress proxy on this host and nothing else (see
-//     Rules.build for the table and why each rule is there).
-//   - Proxy: an HTTP forward proxy (CONNECT and plain HTTP) that takes a
-//     session to the hosts its project's [egress] allow list names, and
-//     never to a loopback, link-local, private or local-network address,
-//     whatever the list says.
-//
-// A session's uid is admitted to the firewall's set when its workspace
-// hands it out (the sandbox's guard), so that only this daemon's sessions
-// are judged by this daemon's table: daemons sharing a network namespace
-// (tests on one host) leave each other's sessions alone.
+//go:build linux
+
 package egress
 
 import (
@@ -24,20 +11,6 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 )
-
-// ErrUnavailable means the kernel or the process's privileges cannot
-// hold the rules: the caller must not run sessions with network access
-// it cannot bound.
-var ErrUnavailable = errors.New("egress firewall unavailable")
-
-// Options configures Install.
-type Options struct {
-	Rules
-	// NetNS is a file descriptor of the network namespace to install in;
-	// 0 is the calling thread's (the daemon's).
-	NetNS int
-	Log   zerolog.Logger
-}
 
 // Firewall is an installed table. It is safe for concurrent use.
 type Firewall struct {
