@@ -24,6 +24,9 @@ type laneOptions struct {
 	project func(text string) string
 	// env is extra daemon environment.
 	env []string
+	// dashboard keeps the project's dashboard issue on; off, the issues
+	// the test files are numbered from 1, as its scenarios expect.
+	dashboard bool
 }
 
 // bootLane is bootSystem with room for a project file of the test's

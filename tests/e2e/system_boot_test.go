@@ -106,6 +106,17 @@ func initSystem(t *testing.T, srv *forgetest.Server, forgeURL string, o laneOpti
 		y.initArgs = append(y.initArgs, "--local-bot", lb)
 	}
 	y.MustRun(t, nil, y.initArgs...)
+	if !o.dashboard {
+		edit := o.project
+		o.project = func(text string) string {
+			// A top-level key: before the file's first table.
+			text = "dashboard = false\n" + text
+			if edit != nil {
+				text = edit(text)
+			}
+			return text
+		}
+	}
 	if o.project != nil {
 		files, err := filepath.Glob(filepath.Join(y.Projects, "*.toml"))
 		if err != nil || len(files) != 1 {

@@ -33,7 +33,7 @@ func TestSystem(t *testing.T) {
 	start := time.Now()
 	t.Cleanup(func() { t.Logf("TestSystem took %s", time.Since(start).Round(time.Second)) })
 
-	y := bootSystem(t, 30*time.Second,
+	y := bootWith(t, 30*time.Second, laneOptions{dashboard: true},
 		// First: the review prompt mentions the issue, whose text selects
 		// the dev scenario.
 		claudetest.Scenario{Name: "sys-review-loop", Marker: fmt.Sprintf("Review pull request #%d of", loopReviewPR), Turns: []claudetest.Turn{
