@@ -28,6 +28,19 @@ import (
 // printed.
 func TestRealCLIThroughGateway(t *testing.T) {
 	t.Parallel()
+	// A dev and a review session on the default backend, and a session
+	// on a local backend, which has no credential at all.
+	for _, tc := range []struct{ label, backend string }{
+		{"dev-p-issue-9", "scripted"}, {"review-p-pr-3", "scripted"}, {"dev-p-issue-4", "llama"},
+	} {
+		t.Run(tc.label+"@"+tc.backend, func(t *testing.T) {
+			t.Parallel()
+			throughGateway(t, tc.label, tc.backend)
+		})
+	}
+}
+
+func throughGateway(t *testing.T, label, backend string) {
 	const (
 		apiCanary   = "sk-ant-api03-CANARYKEY0123456789"
 		loginCanary = "sk-ant-oat01-CANARYLOGIN0123456789"
@@ -40,7 +53,8 @@ func TestRealCLIThroughGateway(t *testing.T) {
 		InputTokens:  321,
 		OutputTokens: 17,
 	})
-	g, err := gateway.New(gateway.Options{Backends: []gateway.Backend{{Name: "scripted", URL: url, APIKey: apiCanary}}, Log: zerolog.Nop()})
+	g, err := gateway.New(gateway.Options{Backends: []gateway.Backend{{Name: "scripted", URL: url, APIKey: apiCanary}, {Name: "llama", URL: url}},
+		Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +67,9 @@ func TestRealCLIThroughGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, err := claude.New(claude.Options{
-		Bin:       claudetest.RequireCLI(t),
-		Backends:  []claude.Backend{{Name: "scripted", BaseURL: url, APIKey: apiCanary, Env: map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": loginCanary}}},
+		Bin: claudetest.RequireCLI(t),
+		Backends: []claude.Backend{{Name: "scripted", BaseURL: url, APIKey: apiCanary, Env: map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": loginCanary}},
+			{Name: "llama", BaseURL: url}},
 		BaseEnv:   append(claudetest.Env(t), "ANTHROPIC_API_KEY="+apiCanary),
 		ConfigDir: shared, IdleGrace: 30 * time.Second, Timeout: 3 * time.Minute, TranscriptDir: t.TempDir(),
 		Gateway: g, GatewayURL: gw.URL,
@@ -74,7 +89,7 @@ func TestRealCLIThroughGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := e.Run(context.Background(), claude.Invocation{Prompt: "scenario: gateway-canary\nLook around.", Dir: ws.Repo(),
-		Workspace: ws, MaxTurns: 4, Label: "dev-issue-9"})
+		Workspace: ws, MaxTurns: 4, Label: label, Backend: backend})
 	if err != nil || !res.Success() {
 		t.Fatalf("run: %v %+v", err, res)
 	}
@@ -87,8 +102,12 @@ func TestRealCLIThroughGateway(t *testing.T) {
 			metered.InputTokens += 321
 			metered.OutputTokens += 17
 		}
-		if k := r.Header.Get("X-Api-Key"); k != apiCanary {
-			t.Errorf("the backend got key %q, not the configured one", k)
+		want := apiCanary
+		if backend == "llama" {
+			want = "" // a local backend gets no credential
+		}
+		if k := r.Header.Get("X-Api-Key"); k != want || (backend == "llama" && r.Header.Get("Authorization") != "") {
+			t.Errorf("the %s backend got key %q and authorization %q", backend, k, r.Header.Get("Authorization"))
 		}
 	}
 	out := seen.String()
