@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,22 +220,6 @@ func (a *Agent) putNote(ctx context.Context, st *State, n *note, target int64, k
 	}
 	n.ID, n.Hash = c.ID, hash
 	return nil
-}
-
-// codeFence fences untrusted text as a code block of lang that it cannot
-// close: the fence is longer than any run of backticks in it.
-func codeFence(lang, s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	return fmt.Sprintf("%s%s\n%s\n%s", f, lang, strings.TrimRight(s, "\n"), f)
 }
 
 // maxNoteDiff bounds the diff of protected files a note quotes; the rest

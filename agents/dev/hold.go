@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/patch"
 	"github.com/disinto/disinto/lib/text"
@@ -84,7 +85,7 @@ func (a *Agent) holdNote(st *State, head, held string, files []string, diff stri
 		fmt.Fprintf(&b, "| Other files changed | %d |\n", others)
 	}
 	pd, cut := a.protectedDiff(diff)
-	fmt.Fprintf(&b, "\n<details open><summary>Diff of the protected paths%s</summary>\n\n%s\n</details>\n\n", cut, codeFence("diff", a.quote(pd)))
+	fmt.Fprintf(&b, "\n<details open><summary>Diff of the protected paths%s</summary>\n\n%s\n</details>\n\n", cut, formula.Fence("diff", a.quote(pd)))
 	fmt.Fprintf(&b, "To read all of it: `git fetch origin %s && git diff origin/%s...FETCH_HEAD`.\n\n"+
 		"To let it be pushed (and CI run it), a maintainer comments on this issue with the line\n\n    %s %s\n\n"+
 		"To refuse it, close the issue, or label it `blocked` and say what to change: relabelled `backlog`, the work resumes with your comments.\n",
