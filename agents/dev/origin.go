@@ -23,8 +23,11 @@ import (
 // derived it from an outsider's text and says so in its origin marker)
 // is claimed only when the latest application of backlog to it was a
 // maintainer's: a bot's (the gardener promoting it, the reproduce agent
-// filing it, this agent putting it back) is no maintainer's word. The
-// issue is told once why it waits, in one comment of the agent's.
+// filing it, this agent putting it back) is no maintainer's word,
+// except the dev bot's own application that a maintainer asked for by
+// ticking the issue's box on the dashboard (its retried comment, posted
+// just before, says so). The issue is told once why it waits, in one
+// comment of the agent's.
 //
 // What the agent knows of each waiting issue is kept in
 // <state>/origin-waits.json, so that an issue that did not change is not
@@ -80,9 +83,21 @@ func (a *Agent) admit(ctx context.Context, snap *snapshot, i forge.Issue) (prove
 	if err != nil {
 		return "", false, fmt.Errorf("who applied backlog to #%d: %w", i.Number, err)
 	}
-	if by.Maintainer && !strings.EqualFold(by.By.Login, snap.me) {
-		snap.log.Info().Int64(logx.KeyIssue, i.Number).Str("by", by.By.Login).
-			Msg("an outsider's issue a maintainer put in the backlog: claiming it")
+	claim := ""
+	switch {
+	case by.Maintainer && !strings.EqualFold(by.By.Login, snap.me):
+		claim = "an outsider's issue a maintainer put in the backlog: claiming it"
+	case strings.EqualFold(by.By.Login, snap.me):
+		retried, err := a.retriedAt(ctx, snap, i.Number, by.At)
+		if err != nil {
+			return "", false, err
+		}
+		if retried {
+			claim = "an outsider's issue a maintainer retried from the dashboard: claiming it"
+		}
+	}
+	if claim != "" {
+		snap.log.Info().Int64(logx.KeyIssue, i.Number).Str("by", by.By.Login).Msg(claim)
 		if waited {
 			delete(waits, i.Number)
 			return origin, true, a.saveOriginWaits(waits)
@@ -211,4 +226,31 @@ func (a *Agent) saveOriginWaits(waits map[int64]originWait) error {
 		return fmt.Errorf("write %s: %w", a.originWaitsPath(), err)
 	}
 	return nil
+}
+
+// retryWindow is how long before the dev bot's application of backlog the
+// dashboard's retry comment may be: the dashboard posts it first, then
+// moves the labels.
+const retryWindow = time.Minute
+
+// retriedAt reports whether the dev bot's application of backlog to n at
+// at was the dashboard's retry: its comment with the retried marker, the
+// dev bot's own, was posted just before. Only writers can tick the
+// dashboard's boxes, so such an application is a maintainer's word.
+func (a *Agent) retriedAt(ctx context.Context, snap *snapshot, n int64, at time.Time) (bool, error) {
+	cs, err := a.o.Forge.ListComments(ctx, n)
+	if err != nil {
+		return false, fmt.Errorf("comments of #%d: %w", n, err)
+	}
+	for _, c := range cs {
+		m, ok := c.MarkerBy(forge.MarkerRetried, snap.me)
+		if !ok || m.Fields["issue"] != fmt.Sprint(n) {
+			continue
+		}
+		// The forge dates both to the second.
+		if !c.Created.Before(at.Add(-retryWindow)) && !c.Created.After(at.Add(time.Second)) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

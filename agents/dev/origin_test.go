@@ -194,3 +194,70 @@ func TestOriginWaitForgottenOutOfBacklog(t *testing.T) {
 		t.Fatal("an issue out of the backlog is still listed as waiting")
 	}
 }
+
+// TestRetriedOutsiderIssueIsClaimed: the dev bot's own application of
+// backlog counts as a maintainer's only right after its retried comment,
+// which the dashboard posts when a maintainer ticks the issue's box: a
+// re-application with no such comment, with one too old, or with one
+// posted by someone else, still waits.
+func TestRetriedOutsiderIssueIsClaimed(t *testing.T) {
+	t.Parallel()
+	retried := func(n int64) string {
+		m, err := forge.Marker{Kind: forge.MarkerRetried, Fields: map[string]string{"issue": fmt.Sprint(n)}}.String()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Retried from the factory dashboard: back in the backlog.\n" + m
+	}
+	for _, tc := range []struct {
+		name    string
+		comment string        // who posts the retried comment; none when empty
+		before  time.Duration // how long before the label it is posted
+		claimed bool
+	}{
+		{name: "retried", comment: bot, before: 10 * time.Second, claimed: true},
+		{name: "no comment"},
+		{name: "stale comment", comment: bot, before: 2 * time.Minute},
+		{name: "forged comment", comment: "mallory", before: 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, pushing)
+			ctx := t.Context()
+			outsider, dev := h.f.fake.Repo("owner", "proj", "mallory"), h.f.fake.Repo("owner", "proj", bot)
+			i, err := outsider.CreateIssue(ctx, forge.NewIssue{Title: "Add a flag", Body: "## Acceptance criteria\n- [ ] a flag\n"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.AddLabels(ctx, i.Number, forge.LabelBlocked); err != nil {
+				t.Fatal(err)
+			}
+			if tc.comment != "" {
+				if _, err := h.f.fake.Repo("owner", "proj", tc.comment).CreateComment(ctx, i.Number, retried(i.Number)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.advanceClock(tc.before)
+			if err := dev.RemoveLabels(ctx, i.Number, forge.LabelBlocked); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.AddLabels(ctx, i.Number, forge.LabelBacklog); err != nil {
+				t.Fatal(err)
+			}
+			h.tick()
+			st, worked := h.state(i.Number)
+			if worked != tc.claimed {
+				t.Fatalf("worked = %v, want %v (%+v)", worked, tc.claimed, st)
+			}
+			if !tc.claimed {
+				if n := originWaits(h, i.Number); n != 1 {
+					t.Fatalf("%d comments say the issue waits for a maintainer, want 1", n)
+				}
+				return
+			}
+			if st.Origin != provenance.Outsider {
+				t.Fatalf("origin %q recorded, want %q", st.Origin, provenance.Outsider)
+			}
+		})
+	}
+}

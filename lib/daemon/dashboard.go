@@ -209,16 +209,23 @@ func (d *dashboard) act(ctx context.Context, body string, blocked []forge.Issue)
 }
 
 // retry gives blocked issue n back to the backlog, as a maintainer does
-// by hand: the dev agent carries over its branch with fresh budgets.
+// by hand: the dev agent carries over its branch with fresh budgets. The
+// comment that says so comes first: its marker makes the dev bot's
+// application of backlog that follows count as the word of the
+// maintainer who ticked the box (see agents/dev's provenance gate), and a
+// gate that saw the label before the comment would wait needlessly.
 func (d *dashboard) retry(ctx context.Context, n int64) error {
+	m, err := forge.Marker{Kind: forge.MarkerRetried, Fields: map[string]string{"issue": strconv.FormatInt(n, 10)}}.String()
+	if err != nil {
+		return err
+	}
+	if _, err := d.forge.CreateComment(ctx, n, "Retried from the factory dashboard: back in the backlog.\n"+m); err != nil {
+		return err
+	}
 	if err := d.forge.RemoveLabels(ctx, n, forge.LabelBlocked); err != nil {
 		return err
 	}
-	if err := d.forge.AddLabels(ctx, n, forge.LabelBacklog); err != nil {
-		return err
-	}
-	_, err := d.forge.CreateComment(ctx, n, "Retried from the factory dashboard: back in the backlog.")
-	return err
+	return d.forge.AddLabels(ctx, n, forge.LabelBacklog)
 }
 
 // renderDashboard is the dashboard's text. It holds no clock, so that an

@@ -143,6 +143,31 @@ func TestDashboard(t *testing.T) {
 	if i.HasLabel(forge.LabelBlocked) || !i.HasLabel(forge.LabelBacklog) {
 		t.Errorf("the retried issue: %+v", i.Labels)
 	}
+	// The retry says so first, as the dev bot and with its marker, which
+	// the dev agent's provenance gate takes as the ticking maintainer's
+	// word for the dev bot's backlog that follows.
+	cs, err := fc.Repo(owner, name).ListComments(ctx, stuck.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := fc.Repo(owner, name).LabelEvents(ctx, stuck.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said, applied time.Time
+	for _, c := range cs {
+		if m, ok := c.MarkerBy(forge.MarkerRetried, p.Dev.Login); ok && m.Fields["issue"] == strconv.FormatInt(stuck.Number, 10) {
+			said = c.Created
+		}
+	}
+	for _, e := range evs {
+		if e.Label == forge.LabelBacklog && e.Added && e.By.Login == p.Dev.Login {
+			applied = e.Created
+		}
+	}
+	if said.IsZero() || applied.IsZero() || applied.Before(said) {
+		t.Errorf("retry comment at %v, the dev bot's backlog at %v: want the comment, then the label", said, applied)
+	}
 	if paused, _ := en.Paused("proj", config.RoleReview); !paused {
 		t.Error("the ticked pause did not pause review")
 	}

@@ -222,6 +222,14 @@ const MarkerOrigin = "origin"
 // <!-- disinto:origin-wait issue=<n> -->.
 const MarkerOriginWait = "origin-wait"
 
+// MarkerRetried is the kind of the marker in the dev bot's comment on a
+// blocked issue a maintainer gave back to the backlog by ticking its box
+// on the dashboard: the dev bot applies backlog then, on the word of the
+// maintainer who ticked it (only writers can edit the dashboard), and the
+// provenance gate counts that application as theirs:
+// <!-- disinto:retried issue=<n> -->.
+const MarkerRetried = "retried"
+
 // Neutralise makes every HTML comment opener in s visible text ("&lt;!--",
 // which a forge renders as "<!--"), so that untrusted text quoted into a
 // comment the bots post (issue text, model output, CI logs, errors) can

@@ -138,6 +138,8 @@ type Applied struct {
 	// Maintainer says By is a maintainer: the label is a maintainer's
 	// word.
 	Maintainer bool
+	// At is when it was applied.
+	At time.Time
 }
 
 // LastApplied returns who last applied label to issue n, and whether
@@ -157,7 +159,7 @@ func (j *Judge) LastApplied(ctx context.Context, n int64, label forge.LabelName)
 		if err != nil {
 			return Applied{}, err
 		}
-		return Applied{By: e.By, Maintainer: ok}, nil
+		return Applied{By: e.By, Maintainer: ok, At: e.Created}, nil
 	}
 	return Applied{}, nil
 }
