@@ -307,20 +307,23 @@ func (ap *applier) one(ctx context.Context, rec *record, key string, a Action) (
 }
 
 // edit applies an edit_body when the issue's body is still the one the
-// decision was based on; a body that carries the action's marker was
-// edited by an earlier application.
+// decision was based on. A body that is already what the edit writes was
+// edited by an earlier application; so was one that carries the action's
+// marker on an issue only writers can edit (the gardener's own). An
+// author's body that merely quotes the marker proves nothing: its author
+// may have copied it there to keep the edit from ever being made.
 func (ap *applier) edit(ctx context.Context, n int64, key string, a Action) (Outcome, error) {
 	cur, err := ap.f.GetIssue(ctx, n)
 	if err != nil {
 		return Failed, err
 	}
-	if strings.Contains(cur.Body, actionMarker(key)) {
+	body := a.Body + "\n\n" + actionMarker(key)
+	if cur.Body == body || (forge.WrittenBy(cur.Author, ap.me) && strings.Contains(cur.Body, actionMarker(key))) {
 		return Already, nil
 	}
 	if BodyHash(cur.Body) != a.BaseSHA256 {
 		return Conflict, nil
 	}
-	body := a.Body + "\n\n" + actionMarker(key)
 	if _, err := ap.f.EditIssue(ctx, n, forge.IssueEdit{Body: &body}); err != nil {
 		return Failed, err
 	}

@@ -169,3 +169,27 @@ func TestApplyConvergesAfterEveryCut(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedActionMarkerDoesNotBlockAnEdit: an author who copies the
+// marker of an edit the gardener is about to make into their own issue's
+// body does not make the edit count as done; on the gardener's own issue
+// the marker is its record of the edit.
+func TestPlantedActionMarkerDoesNotBlockAnEdit(t *testing.T) {
+	r := newRig(t, nil)
+	merge := fmt.Sprintf("%040x", 4242)
+	planted := "Clean up lib/env.sh\n\n" + actionMarker(Key(merge, 0))
+	i := r.Issue("tech debt planted", planted, forge.LabelTechDebt)
+	newBody := "Clean up lib/env.sh\n\n## Acceptance criteria\n\n- [ ] done\n"
+	m := Manifest{{Action: EditBody, Issue: i.Number, Body: newBody, BaseSHA256: BodyHash(planted)}}
+	report := r.Issue("stands in for the pull request", "")
+	rec, err := r.a.applier(r.Bot.Login).Apply(ctxOf(t), report.Number, merge, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Actions[Key(merge, 0)]; got != Applied {
+		t.Fatalf("the edit of an issue whose author planted its marker: %s, want %s", got, Applied)
+	}
+	if got := r.Get(i.Number).Body; !strings.HasPrefix(got, newBody) {
+		t.Fatalf("body after the edit:\n%s", got)
+	}
+}
