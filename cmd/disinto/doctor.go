@@ -44,7 +44,7 @@ func (a *app) runDoctor(cmd *cobra.Command, f doctorFlags) error {
 	explicit := cmd.Flags().Changed("env-file") || a.getenv("DISINTO_ENV_FILE") != ""
 	rep, err := doctor.Run(cmd.Context(), doctor.Options{
 		ProjectsDir: a.projectsDir, EnvFile: a.envFile, EnvFileExplicit: explicit, Environ: a.env,
-		DataDir: a.dataDir, Offline: f.offline, WebhookURL: f.webhookURL,
+		DataDir: a.dataDir, Offline: f.offline, WebhookURL: f.webhookURL, AllowUnisolated: a.allowUnisolated,
 	})
 	if err != nil {
 		return err

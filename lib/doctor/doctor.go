@@ -49,6 +49,7 @@ const (
 	CheckToken       = "token"
 	CheckWebhook     = "webhook"
 	CheckProtection  = "protection"
+	CheckIsolation   = "session-isolation"
 )
 
 // Finding is one line of the report: a check, what it looked at, how it
@@ -156,6 +157,14 @@ type Options struct {
 	// RunClaude runs the claude CLI with args and returns its output;
 	// nil runs the binary the configuration names.
 	RunClaude func(ctx context.Context, bin string, args ...string) (string, error)
+	// AllowUnisolated says the operator accepts sessions the daemon cannot
+	// confine (--allow-unisolated-sessions): what is missing for their
+	// confinement is then a warning.
+	AllowUnisolated bool
+	// Euid and ProbeFirewall stand in for the process's effective uid and
+	// the installation of a probe firewall; nil means the real ones.
+	Euid          func() int
+	ProbeFirewall func() error
 }
 
 // DefaultMinFree is the free space below which the data directory blocks:
@@ -193,6 +202,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Offline {
 		return r, ctx.Err()
 	}
+	checkIsolation(r, o)
 	checkModel(r, env)
 	bin := env.Get("CLAUDE_BIN")
 	if cfg != nil {

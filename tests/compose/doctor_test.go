@@ -99,7 +99,7 @@ func TestProductConfigDoctorAndStatus(t *testing.T) {
 // served on the published port to the token only.
 func checkDoctorAndStatusPage(ctx context.Context, t *testing.T, s *stack, logs string) {
 	t.Helper()
-	for _, want := range []string{"OK       config", "OK       token FORGE_TOKEN: authenticates as dev-bot", "0 blocking"} {
+	for _, want := range []string{"OK       config", "OK       session-isolation", "OK       token FORGE_TOKEN: authenticates as dev-bot", "0 blocking"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("agents logs lack the doctor's %q:\n%s", want, tail(logs, 40))
 		}
