@@ -59,7 +59,7 @@ func ownOfIssue(p forge.PullRequest, me string, n int64) bool {
 	if issueOfBranch(p.Head) == n {
 		return true
 	}
-	for _, v := range forge.FindRefMarkers(p.Body, forge.RefDisintoIssue) {
+	for _, v := range p.RefMarkersBy(forge.RefDisintoIssue, me) {
 		if v == strconv.FormatInt(n, 10) {
 			return true
 		}

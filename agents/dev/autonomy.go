@@ -197,8 +197,8 @@ func (a *Agent) putNote(ctx context.Context, st *State, n *note, target int64, k
 			return err
 		}
 		for _, c := range slices.Backward(cs) {
-			m, ok := forge.FindMarker(c.Body, markerWait)
-			if ok && strings.EqualFold(c.Author, me) && m.Fields["issue"] == strconv.FormatInt(st.Issue, 10) && m.Fields["kind"] == kind {
+			m, ok := c.MarkerBy(markerWait, me)
+			if ok && m.Fields["issue"] == strconv.FormatInt(st.Issue, 10) && m.Fields["kind"] == kind {
 				n.ID = c.ID
 				break
 			}

@@ -183,7 +183,7 @@ func (a *Agent) choreNote(ctx context.Context, p forge.PullRequest, comments []f
 	}
 	body = strings.TrimRight(body, "\n") + "\n" + m
 	for _, c := range comments {
-		if mk, ok := forge.FindMarker(c.Body, markerWait); ok && strings.EqualFold(c.Author, me) && mk.Fields["pr"] == fmt.Sprint(p.Number) {
+		if mk, ok := c.MarkerBy(markerWait, me); ok && mk.Fields["pr"] == fmt.Sprint(p.Number) {
 			if c.Body == body {
 				return nil
 			}

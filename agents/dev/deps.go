@@ -393,8 +393,8 @@ func (a *Agent) upsertDepComment(ctx context.Context, snap *snapshot, n, id int6
 			return 0, err
 		}
 		for _, c := range slices.Backward(cs) {
-			m, ok := forge.FindMarker(c.Body, forge.MarkerDepWait)
-			if ok && c.Author == snap.me && m.Fields["issue"] == strconv.FormatInt(n, 10) {
+			m, ok := c.MarkerBy(forge.MarkerDepWait, snap.me)
+			if ok && m.Fields["issue"] == strconv.FormatInt(n, 10) {
 				if c.Body == body {
 					return c.ID, nil
 				}

@@ -87,7 +87,7 @@ func (a *Agent) latestLease(ctx context.Context, n int64, me string) (lease, boo
 		if !strings.EqualFold(c.Author, me) || (found && c.ID < out.comment.ID) {
 			continue
 		}
-		m, ok := forge.FindMarker(c.Body, leaseKind)
+		m, ok := c.MarkerBy(leaseKind, me)
 		if !ok || m.Fields["instance"] == "" {
 			continue
 		}
@@ -193,7 +193,7 @@ func (a *Agent) wonTakeover(ctx context.Context, snap *snapshot, n, after int64,
 		if c.ID <= after || c.ID >= mine.ID || !strings.EqualFold(c.Author, snap.me) {
 			continue
 		}
-		if _, ok := forge.FindMarker(c.Body, leaseKind); !ok {
+		if _, ok := c.MarkerBy(leaseKind, snap.me); !ok {
 			continue
 		}
 		a.leases.drop(n)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/text"
 )
@@ -192,7 +191,7 @@ func (a *Agent) resumePrompt(ctx context.Context, st *State) (string, error) {
 	var since []string
 	for _, c := range comments {
 		if c.Author == me {
-			if _, ok := forge.FindMarker(c.Body, "dev-outcome"); ok {
+			if _, ok := c.MarkerBy("dev-outcome", me); ok {
 				since = since[:0]
 			}
 			continue

@@ -96,7 +96,7 @@ func (a *Agent) outcomeSaid(ctx context.Context, n int64) (bool, error) {
 			continue
 		}
 		for _, k := range []string{forge.MarkerSprintFiled, forge.MarkerSprintRefused} {
-			if _, ok := forge.FindMarker(c.Body, k); ok {
+			if _, ok := c.MarkerBy(k, a.o.Bot); ok {
 				return true, nil
 			}
 		}

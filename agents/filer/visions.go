@@ -95,7 +95,7 @@ func (a *Agent) completionSaid(ctx context.Context, n int64) (bool, error) {
 	}
 	for _, c := range cs {
 		if a.mine(c.Author) {
-			if _, ok := forge.FindMarker(c.Body, forge.MarkerVisionComplete); ok {
+			if _, ok := c.MarkerBy(forge.MarkerVisionComplete, a.o.Bot); ok {
 				return true, nil
 			}
 		}

@@ -209,10 +209,7 @@ func (ap *applier) reported(ctx context.Context, pr int64, merge string) (bool, 
 
 func hasMarker(cs []forge.Comment, me string, kind forge.RefKind, value string) bool {
 	for _, c := range cs {
-		if !forge.WrittenBy(c.Author, me) {
-			continue
-		}
-		for _, v := range forge.FindRefMarkers(c.Body, kind) {
+		for _, v := range c.RefMarkersBy(kind, me) {
 			if v == value {
 				return true
 			}

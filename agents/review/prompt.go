@@ -70,7 +70,7 @@ func (a *Agent) rereviewContext(ctx context.Context, c candidate, log zerolog.Lo
 func previousReview(comments []forge.Comment, bot, sha string) string {
 	for i := len(comments) - 1; i >= 0; i-- {
 		c := comments[i]
-		if _, s, ok := verdict.ParseMarker(c.Body); ok && s == sha && strings.EqualFold(c.Author, bot) {
+		if _, s, ok := verdict.CommentMarker(c, bot); ok && s == sha {
 			return c.Body
 		}
 	}
@@ -83,7 +83,7 @@ func previousReview(comments []forge.Comment, bot, sha string) string {
 func authorResponse(comments []forge.Comment, bot, prev string) string {
 	after := -1
 	for i, c := range comments {
-		if _, s, ok := verdict.ParseMarker(c.Body); ok && s == prev && strings.EqualFold(c.Author, bot) {
+		if _, s, ok := verdict.CommentMarker(c, bot); ok && s == prev {
 			after = i
 		}
 	}

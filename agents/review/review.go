@@ -348,7 +348,7 @@ func (a *Agent) sync(ctx context.Context, pr forge.PullRequest, st *prState) err
 		if hasErrorMarker(c.Body, pr.HeadSHA) {
 			st.Errors[pr.HeadSHA]++
 		}
-		if v, sha, ok := verdict.ParseMarker(c.Body); ok {
+		if v, sha, ok := verdict.CommentMarker(c, a.bot); ok {
 			rounds++
 			if sha != pr.HeadSHA {
 				// An earlier head: the context of a re-review.

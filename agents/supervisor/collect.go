@@ -244,6 +244,7 @@ func (a *Agent) collectForge(ctx context.Context, s *Snapshot) {
 		s.unobserved(SourceForge, err)
 		return
 	}
+	s.Bot = me
 	s.Incidents = map[string]forge.Issue{}
 	for _, is := range issues {
 		if m, ok := is.MarkerBy(forge.MarkerIncident, me); ok && m.Fields["fingerprint"] != "" {

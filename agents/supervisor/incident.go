@@ -56,7 +56,7 @@ func (p *pass) escalate() {
 		sources[r.ID] = r.Source
 	}
 	for fp, is := range p.snap.Incidents {
-		m, _ := forge.FindMarker(is.Body, forge.MarkerIncident)
+		m, _ := is.MarkerBy(forge.MarkerIncident, p.snap.Bot)
 		rule := m.Fields["rule"]
 		src, known := sources[rule]
 		if present[fp] || !known || (src != SourceLocal && !p.snap.observed(src)) {

@@ -26,6 +26,8 @@ type Snapshot struct {
 	PRs        []PRState           `json:"prs,omitempty"`
 	// Incidents are the open incident issues, by fingerprint.
 	Incidents map[string]forge.Issue `json:"-"`
+	// Bot is the supervisor bot, whose issues the incidents are.
+	Bot string `json:"-"`
 	// Failures are repeated run failures with one signature (the ledger).
 	Failures []FailureBurst `json:"failures,omitempty"`
 	// Unobserved says, by source, why a source could not be read this run

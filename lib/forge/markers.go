@@ -359,3 +359,21 @@ func FindDecomposedFrom(body string) []DecomposedFrom {
 	}
 	return out
 }
+
+// RefMarkersBy returns the values of the reference markers of kind in
+// the comment when bot wrote it; a comment of anyone else's carries none.
+func (c Comment) RefMarkersBy(kind RefKind, bot string) []string {
+	if !WrittenBy(c.Author, bot) {
+		return nil
+	}
+	return FindRefMarkers(c.Body, kind)
+}
+
+// RefMarkersBy returns the values of the reference markers of kind in
+// the pull request's body when bot opened it from the base repository.
+func (p PullRequest) RefMarkersBy(kind RefKind, bot string) []string {
+	if !WrittenBy(p.Author, bot) || p.FromFork {
+		return nil
+	}
+	return FindRefMarkers(p.Body, kind)
+}

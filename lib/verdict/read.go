@@ -37,10 +37,7 @@ func Read(comments []forge.Comment, reviews []forge.Review, head, reviewBot stri
 	}
 	for i := len(comments) - 1; i >= 0; i-- {
 		c := comments[i]
-		if !forge.WrittenBy(c.Author, reviewBot) {
-			continue
-		}
-		v, sha, found := ParseMarker(c.Body)
+		v, sha, found := CommentMarker(c, reviewBot)
 		if !found || sha != head {
 			continue
 		}

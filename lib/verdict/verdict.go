@@ -67,6 +67,15 @@ func Marker(v Verdict, sha string) string {
 	return s
 }
 
+// CommentMarker is ParseMarker of comment c when bot wrote it; a comment
+// of anyone else's carries no verdict.
+func CommentMarker(c forge.Comment, bot string) (Verdict, string, bool) {
+	if !forge.WrittenBy(c.Author, bot) {
+		return "", "", false
+	}
+	return ParseMarker(c.Body)
+}
+
 // ParseMarker returns the verdict and SHA of the last verdict marker in
 // body. Free text is never read: a review that quotes **REQUEST_CHANGES**
 // in its prose still has exactly one marker.

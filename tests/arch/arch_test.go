@@ -101,3 +101,37 @@ func TestFixtureRootSize(t *testing.T) {
 		t.Errorf("fixture root files %v, want [main.go]", files)
 	}
 }
+
+// TestMarkerReadsCheckTheAuthor fails the test command when a marker is
+// read out of a forge item's body without checking who wrote it.
+func TestMarkerReadsCheckTheAuthor(t *testing.T) {
+	vs, err := UncheckedMarkerReads("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Error(v)
+	}
+}
+
+// TestFixtureMarkerReads proves the rule catches each reader applied to
+// a body in an agent, and lets the reading of a plain string, MarkerBy
+// and the defining package be.
+func TestFixtureMarkerReads(t *testing.T) {
+	vs, err := UncheckedMarkerReads("testdata/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.String())
+	}
+	want := []string{
+		"agents/review/markers.go:9: forge.FindMarker(c.Body, \"claim\"): a marker counts only when the factory's bot wrote it; use MarkerBy of the comment, issue or pull request",
+		"agents/review/markers.go:10: forge.FindRefMarkers(p.Body, forge.RefDisintoIssue): a marker counts only when the factory's bot wrote it; use RefMarkersBy of the comment or pull request",
+		"agents/review/markers.go:11: verdict.ParseMarker(c.Body): a marker counts only when the factory's bot wrote it; use verdict.CommentMarker",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
