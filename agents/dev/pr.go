@@ -85,6 +85,10 @@ func (a *Agent) ensurePR(ctx context.Context, st *State, summary string) error {
 		// derives from it (tech-debt findings) takes the issue's origin.
 		body += "\n" + provenance.Marker(st.Origin, fmt.Sprintf("issue-%d", st.Issue))
 	}
+	// The level it is worked at, for the track record of each level.
+	if m, err := (forge.Marker{Kind: forge.MarkerAutonomy, Fields: map[string]string{"level": string(a.level(*st))}}).String(); err == nil {
+		body += "\n" + m
+	}
 	pr, err := a.o.Forge.CreatePull(ctx, forge.NewPull{
 		Title: fmt.Sprintf("fix: %s (#%d)", st.Title, st.Issue), Body: body, Head: st.Branch, Base: a.o.PrimaryBranch,
 	})

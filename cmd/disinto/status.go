@@ -108,6 +108,7 @@ func (a *app) offlineStatus() (daemon.Report, error) {
 	rep.Paused, _ = daemon.OpenEnablement(a.layout()).List()
 	rep.Recent, rep.CostTodayUSD = daemon.RecentRuns(a.dataDir, time.Now())
 	rep.Spend = daemon.Spending(a.dataDir, time.Now())
+	rep.TrackRecords = daemon.TrackRecords(a.dataDir, cfg)
 	return rep, nil
 }
 

@@ -162,6 +162,12 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		boards.run(ctx, DashboardInterval, d.Status)
 		return nil
 	})
+	// The projects' track records follow the forge.
+	records := newTrackRecords(d.Services, d.Config, d.log.With().Str("part", "track-record").Logger())
+	g.Go(func() error {
+		records.run(ctx, TrackRecordInterval)
+		return nil
+	})
 	schedDone := make(chan struct{})
 	g.Go(func() error {
 		defer close(schedDone)

@@ -12,6 +12,7 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/memory"
 	"github.com/disinto/disinto/lib/scheduler"
+	"github.com/disinto/disinto/lib/trackrecord"
 	"github.com/disinto/disinto/lib/vault"
 	"github.com/disinto/disinto/lib/webhook"
 )
@@ -57,6 +58,9 @@ type Report struct {
 	// Spend is what the sessions spent per day and role over the last
 	// SpendDays days, and per merged pull request.
 	Spend *Spend `json:"spend,omitempty"`
+	// TrackRecords are the projects' track records: per role and
+	// autonomy level, how their pull requests fared (lib/trackrecord).
+	TrackRecords []trackrecord.Record `json:"track_records,omitempty"`
 
 	// Egress is "filtered" (isolated sessions reach the model gateway and
 	// the egress proxy only) or "unfiltered" (the firewall could not be
@@ -177,6 +181,7 @@ func (d *Daemon) Status() Report {
 	rep.Edge = EdgeStatusOf(d.Config.Env)
 	rep.Recent, rep.CostTodayUSD = RecentRuns(d.DataDir, time.Now())
 	rep.Spend = Spending(d.DataDir, time.Now())
+	rep.TrackRecords = TrackRecords(d.DataDir, d.Config)
 	return rep
 }
 

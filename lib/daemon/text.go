@@ -131,6 +131,7 @@ func (rep Report) WriteText(w io.Writer, live bool) {
 	if rep.Spend != nil {
 		rep.Spend.writeText(w)
 	}
+	writeTrackRecords(w, rep.TrackRecords)
 }
 
 // printStalled names the running work whose heartbeat has gone quiet.

@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"code.gitea.io/sdk/gitea"
 )
@@ -17,14 +18,19 @@ type Commit struct {
 	CommitterName  string
 	CommitterEmail string
 	Parents        []string
+	// Message is the commit message; Created the committer's date.
+	Message string
+	Created time.Time
 }
 
 func toCommit(c *gitea.Commit) Commit {
 	var out Commit
 	if c.CommitMeta != nil {
 		out.SHA = c.SHA
+		out.Created = c.Created
 	}
 	if rc := c.RepoCommit; rc != nil {
+		out.Message = rc.Message
 		if rc.Author != nil {
 			out.AuthorName, out.AuthorEmail = rc.Author.Name, rc.Author.Email
 		}
@@ -87,4 +93,32 @@ func (r *RepoClient) GetCommit(ctx context.Context, sha string) (Commit, error) 
 		return Commit{}, err
 	}
 	return toCommit(c), nil
+}
+
+// RecentCommits returns the commits reachable from ref, newest first, down
+// to the first one committed before since (which is left out): the
+// recent history of a branch without reading all of it.
+func (r *RepoClient) RecentCommits(ctx context.Context, ref string, since time.Time) ([]Commit, error) {
+	api := r.c.api(ctx)
+	var out []Commit
+	for page := 1; page <= maxPages; page++ {
+		cs, resp, err := api.ListRepoCommits(r.owner, r.name, gitea.ListCommitOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
+			SHA:         ref,
+		})
+		if err := r.c.check(fmt.Sprintf("commits of %s in %s", ref, r.slug), resp, err); err != nil {
+			return out, err
+		}
+		if len(cs) == 0 {
+			return out, nil
+		}
+		for _, c := range cs {
+			cm := toCommit(c)
+			if cm.Created.Before(since) {
+				return out, nil
+			}
+			out = append(out, cm)
+		}
+	}
+	return out, fmt.Errorf("commits of %s in %s: %d pages of %d: %w", ref, r.slug, maxPages, pageSize, ErrPageCap)
 }

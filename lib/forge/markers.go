@@ -222,6 +222,12 @@ const MarkerOrigin = "origin"
 // <!-- disinto:origin-wait issue=<n> -->.
 const MarkerOriginWait = "origin-wait"
 
+// MarkerAutonomy is the kind of the marker in the body of a pull request
+// a role opens, naming the autonomy level it is worked at, which the
+// track record of each level counts by:
+// <!-- disinto:autonomy level=<auto|approve|advisory> -->.
+const MarkerAutonomy = "autonomy"
+
 // MarkerRetried is the kind of the marker in the dev bot's comment on a
 // blocked issue a maintainer gave back to the backlog by ticking its box
 // on the dashboard: the dev bot applies backlog then, on the word of the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"code.gitea.io/sdk/gitea"
 
@@ -60,6 +61,35 @@ func (r *RepoClient) ListPulls(ctx context.Context, state State) ([]PullRequest,
 		}
 		return res, resp, nil
 	})
+}
+
+// RecentPulls returns the pull requests in state updated at or after
+// since, most recently updated first: the recent ones without reading a
+// long history.
+func (r *RepoClient) RecentPulls(ctx context.Context, state State, since time.Time) ([]PullRequest, error) {
+	api := r.c.api(ctx)
+	var out []PullRequest
+	for page := 1; page <= maxPages; page++ {
+		ps, resp, err := api.ListRepoPullRequests(r.owner, r.name, gitea.ListPullRequestsOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
+			State:       gitea.StateType(state),
+			Sort:        "recentupdate",
+		})
+		if err := r.c.check("list pulls "+r.slug, resp, err); err != nil {
+			return out, err
+		}
+		if len(ps) == 0 {
+			return out, nil
+		}
+		for _, p := range ps {
+			pr := toPull(p)
+			if pr.Updated.Before(since) {
+				return out, nil
+			}
+			out = append(out, pr)
+		}
+	}
+	return out, fmt.Errorf("list pulls %s: %d pages of %d: %w", r.slug, maxPages, pageSize, ErrPageCap)
 }
 
 // FindPullByHead returns the newest pull request (open first, then any

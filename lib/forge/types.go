@@ -82,6 +82,10 @@ type PullRequest struct {
 	Base      string // base branch name
 	Merged    bool
 	MergedSHA string
+	// MergedAt is when it was merged, ClosedAt when it was closed (merged
+	// or not); zero while open.
+	MergedAt  time.Time
+	ClosedAt  time.Time
 	Mergeable bool
 	Author    string
 	Labels    []LabelName
@@ -252,6 +256,12 @@ func toPull(p *gitea.PullRequest) PullRequest {
 	}
 	if p.Updated != nil {
 		out.Updated = *p.Updated
+	}
+	if p.Merged != nil {
+		out.MergedAt = *p.Merged
+	}
+	if p.Closed != nil {
+		out.ClosedAt = *p.Closed
 	}
 	return out
 }

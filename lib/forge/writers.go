@@ -86,30 +86,57 @@ type timelineEvent struct {
 // forges answer a server error, not "not found", for a missing issue.)
 //
 // The SDK's timeline type expects a list under "label" where Gitea and
-// Forgejo send one label, so the endpoint is read raw. Its total count
-// header counts the page, not the list, and entries the reader may not
-// see are dropped from a page after paging, so a short page proves
-// nothing: pages are read until one comes back empty.
+// Forgejo send one label, so the endpoint is read raw.
 func (r *RepoClient) LabelEvents(ctx context.Context, n int64) ([]LabelEvent, error) {
+	evs, err := r.timeline(ctx, n)
+	if err != nil {
+		return nil, err
+	}
 	var out []LabelEvent
+	for _, e := range evs {
+		if e.Type != "label" || e.Label == nil || e.User == nil || e.Label.Name == "" {
+			continue
+		}
+		// The forge writes "1" for an application, nothing for a
+		// removal.
+		out = append(out, LabelEvent{Label: LabelName(e.Label.Name), Added: e.Body == "1",
+			By: User{ID: e.User.ID, Login: e.User.Login}, Created: e.Created})
+	}
+	return out, nil
+}
+
+// Reopenings returns when issue or pull request n was reopened, oldest
+// first.
+func (r *RepoClient) Reopenings(ctx context.Context, n int64) ([]time.Time, error) {
+	evs, err := r.timeline(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	for _, e := range evs {
+		if e.Type == "reopen" {
+			out = append(out, e.Created)
+		}
+	}
+	return out, nil
+}
+
+// timeline reads the timeline of issue or pull request n, oldest first.
+// Its total count header counts the page, not the list, and entries the
+// reader may not see are dropped from a page after paging, so a short
+// page proves nothing: pages are read until one comes back empty.
+func (r *RepoClient) timeline(ctx context.Context, n int64) ([]timelineEvent, error) {
+	var out []timelineEvent
 	for page := 1; page <= maxPages; page++ {
 		var evs []timelineEvent
 		q := url.Values{"page": {strconv.Itoa(page)}, "limit": {strconv.Itoa(pageSize)}}
 		if err := r.c.do(ctx, "GET", r.path("/issues/%d/timeline", n), q, nil, &evs); err != nil {
-			return nil, fmt.Errorf("timeline of %s#%d: %w", r.slug, n, err)
+			return out, fmt.Errorf("timeline of %s#%d: %w", r.slug, n, err)
 		}
 		if len(evs) == 0 {
 			return out, nil
 		}
-		for _, e := range evs {
-			if e.Type != "label" || e.Label == nil || e.User == nil || e.Label.Name == "" {
-				continue
-			}
-			// The forge writes "1" for an application, nothing for a
-			// removal.
-			out = append(out, LabelEvent{Label: LabelName(e.Label.Name), Added: e.Body == "1",
-				By: User{ID: e.User.ID, Login: e.User.Login}, Created: e.Created})
-		}
+		out = append(out, evs...)
 	}
 	return out, fmt.Errorf("timeline of %s#%d: %d pages of %d: %w", r.slug, n, maxPages, pageSize, ErrPageCap)
 }
