@@ -127,7 +127,9 @@ func (l Layout) Profile(bot string) string { return l.at("memory", bot, "profile
 func (l Layout) JournalQueue(bot string) string { return l.at("memory", bot, "journal.queue") }
 
 // TrackRecord is the project's last track record (lib/trackrecord).
-func (l Layout) TrackRecord(project string) string { return l.at("state", project, "track-record.json") }
+func (l Layout) TrackRecord(project string) string {
+	return l.at("state", project, "track-record.json")
+}
 
 // GatewayDays is where a shared model gateway keeps its day tallies.
 func (l Layout) GatewayDays() string { return l.at("gateway", "days.json") }
