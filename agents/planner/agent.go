@@ -37,6 +37,7 @@ import (
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/graph"
 	"github.com/disinto/disinto/lib/ops"
+	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/redact"
 )
 
@@ -50,6 +51,7 @@ const role = "planner"
 type forgeAPI interface {
 	fileForge
 	formulaagent.WatchForge
+	provenance.Forge
 	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
 }
 

@@ -112,7 +112,7 @@ func (ap *applied) ref(d Decisions) func(string) int64 {
 
 // file files the decided proposals as the planner bot, in order, and
 // says which prediction each follows.
-func (a *Agent) file(ctx context.Context, d Decisions, ap *applied) error {
+func (a *Agent) file(ctx context.Context, d Decisions, ap *applied, origin string) error {
 	follows := map[string]int64{}
 	for _, t := range d.Triage {
 		if t.FollowUp != "" {
@@ -120,7 +120,11 @@ func (a *Agent) file(ctx context.Context, d Decisions, ap *applied) error {
 		}
 	}
 	for _, p := range d.File {
-		i, err := a.o.Forge.CreateIssue(ctx, forge.NewIssue{Title: forge.Neutralise(p.Title), Body: Body(p, follows[p.Ref]),
+		body := Body(p, follows[p.Ref])
+		if origin != "" {
+			body += "\n" + origin + "\n"
+		}
+		i, err := a.o.Forge.CreateIssue(ctx, forge.NewIssue{Title: forge.Neutralise(p.Title), Body: body,
 			Labels: []forge.LabelName{labelOf(p.Kind)}})
 		if err != nil {
 			return fmt.Errorf("file issue %q: %w", p.Title, err)

@@ -64,11 +64,13 @@ func (i Issue) AssignedTo(login string) bool {
 
 // Comment is an issue or pull request comment.
 type Comment struct {
-	ID      int64
-	Body    string
-	Author  string
-	Created time.Time
-	Updated time.Time
+	ID     int64
+	Body   string
+	Author string
+	// AuthorID is the author's user id (see Issue.AuthorID).
+	AuthorID int64
+	Created  time.Time
+	Updated  time.Time
 }
 
 // PullRequest is a forge pull request.
@@ -231,7 +233,7 @@ func toIssue(i *gitea.Issue) Issue {
 }
 
 func toComment(c *gitea.Comment) Comment {
-	return Comment{ID: c.ID, Body: c.Body, Author: login(c.Poster), Created: c.Created, Updated: c.Updated}
+	return Comment{ID: c.ID, Body: c.Body, Author: login(c.Poster), AuthorID: userID(c.Poster), Created: c.Created, Updated: c.Updated}
 }
 
 func toPull(p *gitea.PullRequest) PullRequest {

@@ -106,6 +106,12 @@ func (j *Judge) Issue(ctx context.Context, i forge.Issue) (Origin, error) {
 	return j.of(ctx, i.AuthorID, i.Body)
 }
 
+// Comment returns the origin of comment c's text: its author's, lowered
+// by the markers of its body.
+func (j *Judge) Comment(ctx context.Context, c forge.Comment) (Origin, error) {
+	return j.of(ctx, c.AuthorID, c.Body)
+}
+
 // Pull returns the origin of pull request p: an outsider's when it comes
 // from a fork, else its author's lowered by the markers of its body.
 func (j *Judge) Pull(ctx context.Context, p forge.PullRequest) (Origin, error) {

@@ -205,7 +205,7 @@ func (r *Repo) CreateComment(ctx context.Context, n int64, body string) (forge.C
 		return forge.Comment{}, err
 	}
 	now := r.f.now()
-	c := &comment{Comment: forge.Comment{ID: r.f.newID(), Body: body, Author: r.login, Created: now, Updated: now}, issue: n}
+	c := &comment{Comment: forge.Comment{ID: r.f.newID(), Body: body, Author: r.login, AuthorID: r.f.user(r.login).ID, Created: now, Updated: now}, issue: n}
 	r.st().comments[c.ID] = c
 	i.Updated = now
 	return c.Comment, nil
