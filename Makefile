@@ -16,7 +16,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 45m
 MODULE := github.com/disinto/disinto
 
-.PHONY: test quick build setup lint vet fmt-check staticcheck formula-lint cross forgejo-contract helm-chart unit clean
+.PHONY: test quick build images setup lint vet fmt-check staticcheck formula-lint cross forgejo-contract helm-chart unit clean
 
 # Each step prints "timing: STEP Ns" (tests/timed.sh); .ci/run adds up
 # the run from these lines and go test's per-package times.
@@ -30,6 +30,10 @@ quick:
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/disinto ./cmd/disinto
+
+# The stack's images, their binaries stamped with the checkout's version.
+images:
+	DISINTO_VERSION=$(VERSION) docker compose build
 
 # Prerequisites of the integration suites; each script is idempotent and
 # fast when its cache is warm. chromium.sh installs Debian's chromium for

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -436,4 +437,50 @@ type pull struct {
 	Head   struct {
 		Ref string `json:"ref"`
 	} `json:"head"`
+}
+
+// TestImagesCarryTheVersion: every image that builds the disinto binary
+// takes DISINTO_VERSION as its build argument, so the version an operator
+// sets (make images) is what the binaries report, and "dev" without one.
+func TestImagesCarryTheVersion(t *testing.T) {
+	requireCompose(t)
+	root := repoRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct{ env, want string }{{"DISINTO_VERSION=v9.8.7", "v9.8.7"}, {"", "dev"}} {
+		env := baseEnv()
+		if tc.env != "" {
+			env = append(env, tc.env)
+		}
+		out, err := run(ctx, root, env, "docker", "compose", "--project-name", "disinto-config-check", "--project-directory", root,
+			"--env-file", filepath.Join(root, ".env.example"), "-f", filepath.Join(root, "docker-compose.yml"),
+			"--profile", "llama", "--profile", "edge", "--profile", "runner", "--profile", "gateway", "config", "--format", "json")
+		if err != nil {
+			t.Fatalf("config: %v\n%s", err, out)
+		}
+		var cfg struct {
+			Services map[string]struct {
+				Build *struct {
+					Dockerfile string            `json:"dockerfile"`
+					Args       map[string]string `json:"args"`
+				} `json:"build"`
+			} `json:"services"`
+		}
+		if err := json.Unmarshal([]byte(out), &cfg); err != nil {
+			t.Fatalf("config JSON: %v\n%s", err, out)
+		}
+		built := 0
+		for name, svc := range cfg.Services {
+			if svc.Build == nil || !slices.Contains([]string{"docker/agents/Dockerfile", "docker/edge/Dockerfile", "docker/runner/Dockerfile"}, svc.Build.Dockerfile) {
+				continue
+			}
+			built++
+			if got := svc.Build.Args["DISINTO_VERSION"]; got != tc.want {
+				t.Errorf("%q: %s builds with DISINTO_VERSION %q, want %q", tc.env, name, got, tc.want)
+			}
+		}
+		if built < 3 {
+			t.Errorf("only %d services build the disinto binary; the check reads the wrong config", built)
+		}
+	}
 }
