@@ -10,6 +10,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/patch"
+	"github.com/disinto/disinto/lib/testguard"
 	"github.com/disinto/disinto/lib/verdict"
 )
 
@@ -21,6 +22,8 @@ type promptInput struct {
 	c    candidate
 	diff string // the pull request's full diff, from the forge
 	re   *rereview
+	// guard is what the test-integrity guard found (guard.go).
+	guard []testguard.Finding
 }
 
 // rereview is the context of a re-review: what was said and what changed.
@@ -118,6 +121,9 @@ func (a *Agent) contextBlocks(p promptInput) []formula.Block {
 		{Title: "Changed files", Body: strings.Join(patch.Files(p.diff), "\n"), Untrusted: true},
 		{Title: "Diff" + note, Body: shown, Untrusted: true},
 	}
+	if len(p.guard) > 0 {
+		blocks = append(blocks, formula.Block{Title: guardHeading + " (found by the orchestrator)", Body: guardPrompt(p.guard)})
+	}
 	if p.re == nil {
 		return blocks
 	}
@@ -149,6 +155,9 @@ func resumePrompt(p promptInput, outFile string) string {
 	fmt.Fprintf(&b, "## This is a RE-REVIEW\n\nPull request #%d (**%s**) has a new head commit %s. CI: %s. "+
 		"The working directory is now checked out at that commit.\n\n", pr.Number, pr.Title, pr.HeadSHA, p.c.ciMsg)
 	b.WriteString(p.re.body(pr))
+	if len(p.guard) > 0 {
+		b.WriteString("\n## " + guardHeading + " (found by the orchestrator)\n\n" + guardPrompt(p.guard) + "\n")
+	}
 	fmt.Fprintf(&b, "\n## Output\n\nFollow the same review procedure as before. Write your new review as a single JSON object "+
 		"to the review file %s (also in $%s), replacing anything there:\n\n    %s\n\n"+
 		"Never post to the forge yourself; the orchestrator publishes the review.\n",

@@ -56,6 +56,9 @@ type forgeAPI interface {
 	CreateReview(ctx context.Context, n int64, in forge.NewReview) (forge.Review, error)
 	DismissReview(ctx context.Context, n, id int64, message string) error
 	ListIssues(ctx context.Context, q forge.IssueQuery) ([]forge.Issue, error)
+	// GetIssue reads the issue a pull request resolves (the test-integrity
+	// guard's excuses).
+	GetIssue(ctx context.Context, n int64) (forge.Issue, error)
 	CreateIssue(ctx context.Context, in forge.NewIssue) (forge.Issue, error)
 	// Writers and LabelEvents tell a maintainer's pull request from an
 	// outsider's (provenance.Forge).

@@ -92,7 +92,7 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 		fail(CodeCheckout, "the head commit could not be checked out", claude.Result{})
 		return
 	}
-	p := promptInput{c: c, diff: diff}
+	p := promptInput{c: c, diff: diff, guard: a.testGuard(ctx, pr, diff, log)}
 	if rereview {
 		p.re = a.rereviewContext(ctx, c, log)
 	}
@@ -170,6 +170,8 @@ func (a *Agent) review(ctx context.Context, run *agent.Run, c candidate, log zer
 		return
 	}
 
+	// The guard's findings stand whatever the model concluded.
+	out = withGuard(out, p.guard)
 	sessionID := res.SessionID
 	if sessionID == "" {
 		sessionID = st.SessionID

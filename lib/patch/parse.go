@@ -14,6 +14,9 @@ type fileDiff struct {
 	// Copied marks a copy: Old is left as it was.
 	Copied bool
 	Text   string
+	// Hunks are the file's hunks as read; a file whose diff turned opaque
+	// (binary, combined or malformed) keeps those read before.
+	Hunks []Hunk
 }
 
 // path is the name the file goes by: the new path, the old one for
@@ -68,6 +71,8 @@ type parser struct {
 	zone       zone
 	sawOld     bool // a "--- " line was just read in the header
 	oldN, newN int  // lines of the current hunk still to come
+	// oldLine and newLine number the next old and new line of the hunk.
+	oldLine, newLine int
 }
 
 // splitDiff cuts a unified diff (git format) into per-file parts. Text
@@ -166,6 +171,12 @@ func (p *parser) startHunk(l string) {
 	}
 	p.oldN, p.newN = oldN, newN
 	p.zone = zoneHunk
+	oldStart, _ := strconv.Atoi(m[1])
+	newStart, _ := strconv.Atoi(m[3])
+	f := &p.files[len(p.files)-1]
+	f.Hunks = append(f.Hunks, Hunk{OldStart: oldStart, NewStart: newStart,
+		Section: strings.TrimSpace(l[len(m[0]):])})
+	p.oldLine, p.newLine = oldStart, newStart
 	if oldN == 0 && newN == 0 {
 		p.zone = zoneBetween
 	}
@@ -200,6 +211,7 @@ func (p *parser) hunkLine(l string) {
 		p.zone = zoneOpaque
 		return
 	}
+	p.record(op, l)
 	if p.oldN == 0 && p.newN == 0 {
 		p.zone = zoneBetween
 	}
