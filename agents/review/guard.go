@@ -34,9 +34,12 @@ var closing = regexp.MustCompile(`(?i)\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?
 // neutralises markers in the text a session contributes to the body, so
 // a session cannot point elsewhere), else those its body says it fixes,
 // closes or resolves. A reference to the pull request itself is dropped.
+// Whoever opened it from the base repository may name the issue by the
+// marker, which says no more than a "Fixes #N" of theirs; a fork's is
+// not read.
 func linkedIssues(pr forge.PullRequest) []int64 {
 	var refs []string
-	if vs := forge.FindRefMarkers(pr.Body, forge.RefDisintoIssue); len(vs) > 0 {
+	if vs := pr.RefMarkersBy(forge.RefDisintoIssue, pr.Author); len(vs) > 0 {
 		refs = vs[:1]
 	} else {
 		for _, m := range closing.FindAllStringSubmatch(pr.Body, -1) {

@@ -14,16 +14,18 @@ func TestLinkedIssues(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
+		fork bool
 		want []int64
 	}{
-		{"dev agent's body: the marker wins over text the session wrote", "Fixes #4\n\n## Changes\n\nAlso closes #9.\n\n" + forge.RefMarker(forge.RefDisintoIssue, "4"), []int64{4}},
-		{"closing keywords", "Fixes #3, resolves #5 and closes #3 again; see #8.", []int64{3, 5}},
-		{"a reference to itself", "Closes #7", nil},
-		{"nothing", "Refactors the parser.", nil},
+		{"dev agent's body: the marker wins over text the session wrote", "Fixes #4\n\n## Changes\n\nAlso closes #9.\n\n" + forge.RefMarker(forge.RefDisintoIssue, "4"), false, []int64{4}},
+		{"a fork's marker is not read", "Fixes #4\n\n" + forge.RefMarker(forge.RefDisintoIssue, "9"), true, []int64{4}},
+		{"closing keywords", "Fixes #3, resolves #5 and closes #3 again; see #8.", false, []int64{3, 5}},
+		{"a reference to itself", "Closes #7", false, nil},
+		{"nothing", "Refactors the parser.", false, nil},
 	}
 	for _, c := range tests {
 		t.Run(c.name, func(t *testing.T) {
-			if got := linkedIssues(forge.PullRequest{Number: 7, Body: c.body}); !reflect.DeepEqual(got, c.want) {
+			if got := linkedIssues(forge.PullRequest{Number: 7, Author: "dev-bot", FromFork: c.fork, Body: c.body}); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("linkedIssues = %v, want %v", got, c.want)
 			}
 		})
