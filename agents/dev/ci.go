@@ -48,8 +48,8 @@ func (a *Agent) checkCI(ctx context.Context, snap *snapshot, st *State) error {
 		log.Info().Msg("CI green")
 		return a.move(st, StageAwaitingReview)
 	}
-	report := ciReport(cs)
-	lg := a.ciLog(ctx, st, cs)
+	f := a.ciFailure(ctx, st, cs)
+	report, lg := f.Statuses, f.Log
 	if v := cilog.Classify(cilog.Evidence{Status: report, Log: lg.Text, Steps: lg.Steps}); v.Infra && st.InfraRetries < a.lim.InfraRetries {
 		st.InfraRetries++
 		log.Warn().Str("reason", v.Reason).Msg("CI failed on infrastructure; re-running it once")
@@ -73,7 +73,7 @@ func (a *Agent) checkCI(ctx context.Context, snap *snapshot, st *State) error {
 	log.Info().Int("attempt", st.CIFixes).Msg("CI red; resuming the session with the failure")
 	// The log is CI output, which the code under test controls: masked
 	// here, fenced by the follow-up.
-	if st.News, err = a.ciNews(st, a.red.String(joinReport(report, lg.Report()))); err != nil {
+	if st.News, err = a.ciNews(st, a.red.String(f.Report())); err != nil {
 		return err
 	}
 	return a.move(st, StageFixing)
@@ -83,24 +83,53 @@ func (a *Agent) checkCI(ctx context.Context, snap *snapshot, st *State) error {
 // session gets the statuses alone.
 const ciLogTimeout = time.Minute
 
-// ciLog returns the log of the failure cs reports, or a Log that is not
-// Found when no source has one. A source that fails is logged and left:
-// the statuses still reach the session.
-func (a *Agent) ciLog(ctx context.Context, st *State, cs forge.CombinedStatus) cilog.Log {
-	if a.o.CILogs == nil {
-		return cilog.Log{}
+// CIFailure is what the session that fixes a red head is given: the
+// statuses that are not green, then the log of the failed job when a
+// source has one.
+type CIFailure struct {
+	// Statuses has a line for each status that is not green, with its
+	// description and link.
+	Statuses string
+	// Log is the failed job's log; not Found when no source has one.
+	Log cilog.Log
+}
+
+// Report is the text the session is given, before it is masked and
+// fenced.
+func (f CIFailure) Report() string { return joinReport(f.Statuses, f.Log.Report()) }
+
+// ReadCIFailure reads what the session is given for the red head cs,
+// with the log from logs (nil: the statuses alone), as the agent does.
+// An error says why a log source failed; the statuses come all the same.
+func ReadCIFailure(ctx context.Context, logs *cilog.Source, cs forge.CombinedStatus) (CIFailure, error) {
+	return readCIFailure(ctx, logs, cs)
+}
+
+func readCIFailure(ctx context.Context, logs ciLogs, cs forge.CombinedStatus) (CIFailure, error) {
+	f := CIFailure{Statuses: ciReport(cs)}
+	if logs == nil {
+		return f, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ciLogTimeout)
 	defer cancel()
-	lg, err := a.o.CILogs.Fetch(ctx, cs)
+	lg, err := logs.Fetch(ctx, cs)
+	f.Log = lg
+	return f, err
+}
+
+// ciFailure reads what the session is given for the red head cs. A log
+// source that fails is logged and left: the statuses still reach the
+// session.
+func (a *Agent) ciFailure(ctx context.Context, st *State, cs forge.CombinedStatus) CIFailure {
+	f, err := readCIFailure(ctx, a.o.CILogs, cs)
 	log := a.issueLog(*st)
 	if err != nil {
 		log.Warn().Str("error", a.red.Error(err)).Msg("CI log not read; the session gets the statuses only")
 	}
-	if lg.Found() {
-		log.Info().Str("source", lg.Source).Str("job", lg.Job).Int("bytes", len(lg.Text)).Msg("CI log read")
+	if f.Log.Found() {
+		log.Info().Str("source", f.Log.Source).Str("job", f.Log.Job).Int("bytes", len(f.Log.Text)).Msg("CI log read")
 	}
-	return lg
+	return f
 }
 
 // joinReport puts the log section after the statuses.

@@ -1,4 +1,7 @@
 package review
 
-// CIRecheck is ciRecheck, for the black-box tests.
-const CIRecheck = ciRecheck
+import "github.com/disinto/disinto/lib/config"
+
+// CIRecheck is ciRecheck of a project that sets none, for the black-box
+// tests.
+const CIRecheck = config.DefaultCIRecheck

@@ -142,12 +142,14 @@ func TestWaitingForCICost(t *testing.T) {
 		return n, diffs
 	}
 	proxy.Reset()
+	// Scheduled ticks a quarter of the recheck interval apart.
+	step := review.CIRecheck / 4
 	for range 5 {
-		later(5 * time.Minute)
+		later(step)
 		h.tickAs(agent.CauseSchedule)
 	}
-	// +5 min reads it pending a second time; +10 to +20 wait; +25, a
-	// recheck interval after the last read, reads again.
+	// The first step reads it pending a second time; the next three wait;
+	// the fifth, a recheck interval after the last read, reads again.
 	if n, diffs := statuses(); n != 2 || diffs != 0 {
 		t.Fatalf("5 scheduled ticks: %d CI reads, %d diffs; want 2 and none (the first tick read the diff) %v", n, diffs, proxy.Counts())
 	}

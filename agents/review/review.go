@@ -284,7 +284,7 @@ func (a *Agent) select1(ctx context.Context, pr forge.PullRequest, scheduled boo
 		return c, nil
 	}
 	now := a.opts.Now()
-	if !st.ciDue(pr.HeadSHA, now, scheduled) {
+	if !st.ciDue(pr.HeadSHA, now, scheduled, ciRecheck(a.opts.Project)) {
 		log.Debug().Str("ci", orNone(st.CIState)).Msg("CI unchanged for a while; read again later")
 		return nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/disinto/disinto/lib/atomicfile"
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/verdict"
 )
@@ -68,13 +69,19 @@ type prState struct {
 // state, not green, read the same twice in a row: CI that is still
 // pending after two polls, or failed, rarely changes within minutes, and
 // a status event (a webhook) ticks the agent at once anyway. The floor
-// notices a result within ciRecheck when the event is lost.
-const ciRecheck = 20 * time.Minute
+// notices a result within ciRecheck when the event is lost. It is the
+// project's [limits] ci_recheck, the default where none is set.
+func ciRecheck(p *config.Project) time.Duration {
+	if p == nil || p.Limits.CIRecheck <= 0 {
+		return config.DefaultCIRecheck
+	}
+	return p.Limits.CIRecheck
+}
 
 // ciDue reports whether CI of head must be read now; only scheduled ticks
-// wait.
-func (s *prState) ciDue(head string, now time.Time, scheduled bool) bool {
-	return !scheduled || s.CIHead != head || s.CIState == forge.CISuccess || s.CIReads < 2 || now.Sub(s.CIReadAt) >= ciRecheck
+// wait, recheck at most.
+func (s *prState) ciDue(head string, now time.Time, scheduled bool, recheck time.Duration) bool {
+	return !scheduled || s.CIHead != head || s.CIState == forge.CISuccess || s.CIReads < 2 || now.Sub(s.CIReadAt) >= recheck
 }
 
 // readCI records a read of head's CI state.

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/disinto/disinto/lib/config"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/verdict"
 )
@@ -79,5 +81,34 @@ func TestAuthorResponse(t *testing.T) {
 	}
 	if got := previousReview(comments, "review-bot", sha1); got != review1 {
 		t.Errorf("previousReview = %q", got)
+	}
+}
+
+// A scheduled tick reads a CI state that keeps not changing only every
+// ci_recheck of the project, 5 minutes where it sets none; an event tick
+// always reads it.
+func TestCIRecheckIsTheProjectSetting(t *testing.T) {
+	if got := ciRecheck(&config.Project{}); got != 5*time.Minute {
+		t.Fatalf("default recheck %s", got)
+	}
+	p := &config.Project{Limits: config.Limits{CIRecheck: 90 * time.Second}}
+	if got := ciRecheck(p); got != 90*time.Second {
+		t.Fatalf("recheck of a project with ci_recheck = 90s: %s", got)
+	}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var s prState
+	s.readCI("abc", forge.CIPending, t0)
+	s.readCI("abc", forge.CIPending, t0.Add(time.Minute))
+	for _, c := range []struct {
+		after     time.Duration
+		scheduled bool
+		due       bool
+	}{{89 * time.Second, true, false}, {90 * time.Second, true, true}, {time.Second, false, true}} {
+		if got := s.ciDue("abc", t0.Add(time.Minute+c.after), c.scheduled, ciRecheck(p)); got != c.due {
+			t.Errorf("%s after the second read, scheduled %v: due %v", c.after, c.scheduled, got)
+		}
+	}
+	if !s.ciDue("def", t0.Add(time.Minute), true, ciRecheck(p)) {
+		t.Error("a new head is not read at once")
 	}
 }

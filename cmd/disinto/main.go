@@ -115,6 +115,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.runCmd(),
 		a.statusCmd(),
 		a.logsCmd(),
+		a.ciLogsCmd(),
 		a.agentCmd(),
 		a.secretsCmd(),
 		a.vaultCmd(),

@@ -62,7 +62,7 @@ func (a *app) vaultCmd() *cobra.Command {
 	var project string
 	cmd.PersistentFlags().StringVar(&project, "project", "", "project (default: the only one)")
 	cmd.AddCommand(a.vaultListCmd(&project), a.vaultShowCmd(&project), a.vaultLintCmd(), a.vaultHintCmd(&project),
-		a.vaultRequestCmd(&project), a.vaultDropCmd(&project))
+		a.vaultRequestCmd(&project), a.vaultDropCmd(&project), a.vaultRunCmd(&project))
 	return cmd
 }
 
@@ -172,6 +172,55 @@ func (a *app) vaultDropCmd(project *string) *cobra.Command {
 	}
 	c.Flags().StringVar(&reason, "reason", "", "why, kept in the result record")
 	return c
+}
+
+func (a *app) vaultRunCmd(project *string) *cobra.Command {
+	return &cobra.Command{
+		Use:     "run ID",
+		Example: "  disinto vault run mirror-github-0a1b2c3d4e5f\n  disinto vault run release-widgets-v1-2-0 --project widgets",
+		Short:   "Run an action that ran again: a new attempt (ID-r2, …), approved as the policy says, like any request",
+		Long: "Files the action again under its next attempt's id as the vault bot: a low-tier one is committed and\n" +
+			"the dispatcher runs it within a minute; any other waits in its own pull request for an administrator's\n" +
+			"approval, as the first attempt did. Only an action with a recorded result runs again: one waiting\n" +
+			"for approval is refused, and one approved and not run yet is left to the dispatcher.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			es, v, err := a.inspect(cmd, *project)
+			if err != nil {
+				return err
+			}
+			ids := map[string]bool{}
+			var e *vault.Entry
+			for i := range es {
+				ids[es[i].ID] = true
+				if es[i].ID == args[0] {
+					e = &es[i]
+				}
+			}
+			if e == nil {
+				return fmt.Errorf("no vault action %q on the ops primary branch or in an open pull request", args[0])
+			}
+			act, err := vault.Rerun(*e, func(id string) bool { return ids[id] })
+			if err != nil {
+				return err
+			}
+			q, err := v.Requester(zerolog.Nop())
+			if err != nil {
+				return err
+			}
+			r, err := q.RequestAction(cmd.Context(), act)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "%s: a new attempt of %s (%s), %s tier\n", r.ID, e.ID, e.Result.Status, r.Tier)
+			if r.Mode == vault.ModePR {
+				fmt.Fprintf(a.stdout, "pull request #%d %s\nnext: an administrator approves it at its head and merges it; see disinto vault approve-hint %s\n", r.PR, r.URL, r.ID)
+			} else {
+				fmt.Fprintln(a.stdout, "committed directly (low tier by the ops policy); the dispatcher runs it within a minute")
+			}
+			return nil
+		},
+	}
 }
 
 func (a *app) vaultLintCmd() *cobra.Command {

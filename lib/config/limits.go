@@ -15,6 +15,7 @@ const (
 	DefaultMergeAttempts = 3
 	DefaultCILogBytes    = 16384
 	DefaultInFlight      = 1
+	DefaultCIRecheck     = 5 * time.Minute
 )
 
 // Limits is a project's [limits]: how long the dev agent waits and how
@@ -41,6 +42,10 @@ type Limits struct {
 	CILogBytes int
 	// InFlight is how many issues the dev agent works at once.
 	InFlight int
+	// CIRecheck is how long the review agent's scheduled ticks leave a
+	// head alone whose CI state, not green, read the same twice in a row
+	// (ci_recheck); a status webhook wakes the review at once anyway.
+	CIRecheck time.Duration
 }
 
 // DefaultLimits are the reference limits.
@@ -49,6 +54,7 @@ func DefaultLimits() Limits {
 		CITimeout: DefaultCITimeout, ReviewTimeout: DefaultReviewTimeout,
 		CIFixAttempts: DefaultCIFixAttempts, ReviewRounds: DefaultReviewRounds, RebaseRounds: DefaultRebaseRounds,
 		MergeAttempts: DefaultMergeAttempts, CILogBytes: DefaultCILogBytes, InFlight: DefaultInFlight,
+		CIRecheck: DefaultCIRecheck,
 	}
 }
 
@@ -62,6 +68,7 @@ type rawLimits struct {
 	MergeAttempts *int      `toml:"merge_attempts"`
 	CILogBytes    *int      `toml:"ci_log_bytes"`
 	InFlight      *int      `toml:"in_flight"`
+	CIRecheck     *Duration `toml:"ci_recheck"`
 }
 
 // maxCILogBytes keeps a CI log excerpt well inside a model's context.
@@ -74,7 +81,8 @@ func (r rawLimits) validate(bad func(key, format string, args ...any)) Limits {
 		key string
 		src *Duration
 		dst *time.Duration
-	}{{"limits.ci_timeout", r.CITimeout, &l.CITimeout}, {"limits.review_timeout", r.ReviewTimeout, &l.ReviewTimeout}} {
+	}{{"limits.ci_timeout", r.CITimeout, &l.CITimeout}, {"limits.review_timeout", r.ReviewTimeout, &l.ReviewTimeout},
+		{"limits.ci_recheck", r.CIRecheck, &l.CIRecheck}} {
 		if d.src == nil {
 			continue
 		}

@@ -13,14 +13,14 @@ import (
 func TestLimitsAndMaintainers(t *testing.T) {
 	file := "name = \"a\"\nrepo = \"o/a\"\nmaintainers = [\"alice\", \"@bob\", \"alice\"]\n" +
 		"[limits]\nci_timeout = \"2s\"\nreview_timeout = 90\nci_fix_attempts = 1\nreview_rounds = 2\nrebase_rounds = 4\n" +
-		"merge_attempts = 5\nci_log_bytes = 4096\nin_flight = 2\n"
+		"merge_attempts = 5\nci_log_bytes = 4096\nin_flight = 2\nci_recheck = \"90s\"\n"
 	cfg, err := parse(t, nil, map[string]string{"a.toml": file})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := cfg.Projects[0]
 	want := config.Limits{CITimeout: 2 * time.Second, ReviewTimeout: 90 * time.Second, CIFixAttempts: 1, ReviewRounds: 2,
-		RebaseRounds: 4, MergeAttempts: 5, CILogBytes: 4096, InFlight: 2}
+		RebaseRounds: 4, MergeAttempts: 5, CILogBytes: 4096, InFlight: 2, CIRecheck: 90 * time.Second}
 	if p.Limits != want {
 		t.Errorf("limits = %+v, want %+v", p.Limits, want)
 	}
@@ -40,6 +40,7 @@ func TestLaneProblems(t *testing.T) {
 	}{
 		{"zero ci_timeout", ok + "[limits]\nci_timeout = \"0s\"\n", nil, []string{"a.toml:4: limits.ci_timeout: must be a positive duration"}},
 		{"bad duration", ok + "[limits]\nreview_timeout = \"soon\"\n", nil, []string{"a.toml:4: limits.review_timeout:"}},
+		{"zero ci_recheck", ok + "[limits]\nci_recheck = \"0s\"\n", nil, []string{"a.toml:4: limits.ci_recheck: must be a positive duration"}},
 		{"zero in_flight", ok + "[limits]\nin_flight = 0\n", nil, []string{"a.toml:4: limits.in_flight: must be an integer from 1 to 64"}},
 		{"tiny ci_log_bytes", ok + "[limits]\nci_log_bytes = 10\n", nil, []string{"a.toml:4: limits.ci_log_bytes: must be an integer from 256"}},
 		{"unknown limit", ok + "[limits]\nretries = 3\n", nil, []string{"a.toml:4: limits.retries: unknown key"}},
