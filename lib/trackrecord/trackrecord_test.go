@@ -66,14 +66,26 @@ func TestRecordOnGitea(t *testing.T) {
 		return got
 	}
 
+	// Every pull request opens first, so that the forge checks them all
+	// before the merges: merging one at a time as each opens waits for
+	// each check in turn.
 	reverted, _ := open(dev, 1, "auto")
+	reopened, issue := open(dev, 2, "auto")
+	fine, _ := open(dev, 3, "approve")
+	closed, _ := open(dev, 4, "auto")
+	owners, _ := open(p.Repo, 5, "auto")
+	old, _ := open(dev, 6, "")
 	reverted = merge(reverted)
+	for _, pr := range []forge.PullRequest{reopened, fine, owners, old} {
+		merge(pr)
+	}
+	if err := dev.ClosePull(ctx, closed.Number); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.Repo.PutFile(ctx, forge.FileChange{Path: "revert.txt", Content: []byte("r\n"), Branch: "main",
 		Message: fmt.Sprintf("Revert \"fix: issue 1\"\n\nThis reverts commit %s, reversing\nchanges made to somewhere.\n", reverted.MergedSHA)}); err != nil {
 		t.Fatal(err)
 	}
-	reopened, issue := open(dev, 2, "auto")
-	merge(reopened)
 	if err := p.Repo.CloseIssue(ctx, issue.Number); err != nil {
 		t.Fatal(err)
 	}
@@ -81,16 +93,6 @@ func TestRecordOnGitea(t *testing.T) {
 	if _, err := p.Repo.EditIssue(ctx, issue.Number, forge.IssueEdit{State: &st}); err != nil {
 		t.Fatal(err)
 	}
-	fine, _ := open(dev, 3, "approve")
-	merge(fine)
-	closed, _ := open(dev, 4, "auto")
-	if err := dev.ClosePull(ctx, closed.Number); err != nil {
-		t.Fatal(err)
-	}
-	owners, _ := open(p.Repo, 5, "auto")
-	merge(owners)
-	old, _ := open(dev, 6, "")
-	merge(old)
 
 	tr := trackrecord.New(trackrecord.Options{Project: "track", Forge: dev, Primary: "main", Roles: map[string]string{p.Dev.Login: "dev"}})
 	rec, err := tr.Compute(ctx, time.Now())
