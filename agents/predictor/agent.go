@@ -24,6 +24,7 @@ import (
 	"github.com/disinto/disinto/lib/atomicfile"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formulaagent"
+	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/redact"
 )
 
@@ -36,6 +37,7 @@ const role = "predictor"
 type forgeAPI interface {
 	fileForge
 	formulaagent.WatchForge
+	provenance.Forge
 	ListComments(ctx context.Context, n int64) ([]forge.Comment, error)
 }
 

@@ -97,9 +97,13 @@ type filed struct {
 // refused vault request is kept in the result (the prediction stands for
 // the planner); any other failure after the issue exists returns the
 // issue with the error.
-func (a *Agent) file(ctx context.Context, d Decision) (filed, error) {
+func (a *Agent) file(ctx context.Context, d Decision, origin string) (filed, error) {
 	p := d.Proposal
-	i, err := a.o.Forge.CreateIssue(ctx, forge.NewIssue{Title: forge.Neutralise(p.Title), Body: Body(p, d.Supersedes),
+	body := Body(p, d.Supersedes)
+	if origin != "" {
+		body += "\n" + origin + "\n"
+	}
+	i, err := a.o.Forge.CreateIssue(ctx, forge.NewIssue{Title: forge.Neutralise(p.Title), Body: body,
 		Labels: []forge.LabelName{forge.LabelPredictionUnreviewed}})
 	if err != nil {
 		return filed{}, fmt.Errorf("file prediction %q: %w", p.Title, err)

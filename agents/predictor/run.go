@@ -3,6 +3,8 @@ package predictor
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -12,6 +14,7 @@ import (
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
 	"github.com/disinto/disinto/lib/ledger"
+	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/text"
 )
 
@@ -116,7 +119,7 @@ func (a *Agent) run(ctx context.Context, me string, ops *OpsTree, log zerolog.Lo
 			log.Info().Str("code", string(d.Code)).Str("reason", d.Reason).Msg("proposal not filed")
 			continue
 		}
-		f, err := a.file(ctx, d)
+		f, err := a.file(ctx, d, rec.originMarker())
 		if f.Issue > 0 {
 			res.Filed = append(res.Filed, f)
 		}
@@ -163,6 +166,7 @@ func (a *Agent) history(ctx context.Context, me string) (record, error) {
 		return r, err
 	}
 	r.reasons = map[int64]string{}
+	shown := map[int64]forge.Comment{}
 	decided := newest(append(append([]forge.Issue(nil), r.dismissed...), r.actioned...), reasonsLimit)
 	for _, i := range decided {
 		cs, err := a.o.Forge.ListComments(ctx, i.Number)
@@ -172,11 +176,45 @@ func (a *Agent) history(ctx context.Context, me string) (record, error) {
 		for j := len(cs) - 1; j >= 0; j-- {
 			if !strings.EqualFold(cs[j].Author, me) {
 				r.reasons[i.Number] = cs[j].Body
+				shown[i.Number] = cs[j]
 				break
 			}
 		}
 	}
+	if err := a.judgeRecord(ctx, &r, shown); err != nil {
+		return r, err
+	}
 	return r, nil
+}
+
+// judgeRecord sets the origin of what r shows the session, with the
+// comments shown as reasons: an outsider's when any of them is.
+func (a *Agent) judgeRecord(ctx context.Context, r *record, shown map[int64]forge.Comment) error {
+	judge := provenance.New(provenance.Options{Forge: a.o.Forge, Now: a.now})
+	r.origin = provenance.Maintainer
+	out := map[int64]bool{}
+	for _, i := range slices.Concat(r.open, r.dismissed, r.actioned) {
+		o, err := judge.Issue(ctx, i)
+		if err != nil {
+			return fmt.Errorf("origin of #%d: %w", i.Number, err)
+		}
+		if o != provenance.Maintainer {
+			out[i.Number] = true
+		}
+		r.origin = provenance.Least(r.origin, o)
+	}
+	for n, c := range shown {
+		o, err := judge.Comment(ctx, c)
+		if err != nil {
+			return fmt.Errorf("origin of a comment on #%d: %w", n, err)
+		}
+		if o != provenance.Maintainer {
+			out[n] = true
+		}
+		r.origin = provenance.Least(r.origin, o)
+	}
+	r.outsiders = slices.Sorted(maps.Keys(out))
+	return nil
 }
 
 // session runs the one session and reads its proposals. A failed session
