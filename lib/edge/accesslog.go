@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,18 @@ import (
 // only). Unset: the edge logs no access and there is no engagement
 // evidence.
 const AccessLogEnv = "DISINTO_EDGE_ACCESS_LOG"
+
+// The access log rolls at this size, keeping this many rolled files
+// (compressed): the daemon reads the current file every day, so a day's
+// requests are read before they roll away unless a day fills more than
+// one file.
+const (
+	AccessLogRollSize = "50MiB"
+	AccessLogRollKeep = 3
+)
+
+// logPathRe is an access log path the Caddyfile can hold as it is.
+var logPathRe = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
 
 // maxLogLine bounds one line of the access log; a longer one (a request
 // with enormous headers) is skipped.

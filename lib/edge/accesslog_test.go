@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +77,29 @@ func TestRouteOf(t *testing.T) {
 	}
 	if got := RouteOf([]Route{{Name: "x", Paths: []string{"/x"}}}, "/y"); got != "" {
 		t.Errorf("no route matches /y, got %q", got)
+	}
+}
+
+// The access log is written only where told, to a path the Caddyfile
+// holds as it is.
+func TestCaddyfileAccessLog(t *testing.T) {
+	text, err := Caddyfile(Config{AccessLog: "/var/log/edge/access.log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\tlog {\n\t\toutput file /var/log/edge/access.log {", "roll_size " + AccessLogRollSize, "\t\tformat json\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Caddyfile lacks %q:\n%s", want, text)
+		}
+	}
+	if text, _ := Caddyfile(Config{}); strings.Contains(text, "log {") {
+		t.Errorf("an access log without AccessLog:\n%s", text)
+	}
+	for _, bad := range []string{"access.log", "/var/log/a b.log", "/x}\n\thandle {", "/x{$SECRET}"} {
+		err := Config{AccessLog: bad}.Validate()
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != FieldLog {
+			t.Errorf("AccessLog %q: %v, want a %s error", bad, err, FieldLog)
+		}
 	}
 }
