@@ -46,8 +46,9 @@ type Result struct {
 
 // Write collects the evidence of the days its sources cover and commits
 // the files that changed to ops in one commit; nothing when none did.
-// Without an access log the engagement file is not created, and one
-// written before only rolls its window.
+// A file is created once its source has a day to tell (without an
+// access log there is no engagement file); one written before rolls its
+// window even when its source says nothing new.
 func Write(ctx context.Context, repo Committer, o Options) (Result, error) {
 	now := time.Now
 	if o.Now != nil {
@@ -85,9 +86,9 @@ func Write(ctx context.Context, repo Committer, o Options) (Result, error) {
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("evidence: read %s: %w", file.Path, err)
 			}
-			days, computed := fresh[file.Path]
-			if !computed && !exists {
-				continue // a source that is off creates no file
+			days := fresh[file.Path]
+			if !exists && len(days) == 0 {
+				continue // a source that is off, or has nothing to say yet, creates no file
 			}
 			text := file.Update(string(old), days, today, b)
 			if exists && text == string(old) {
