@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/evidence"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
@@ -251,6 +253,11 @@ func (a *Agent) session(ctx context.Context, w *formulaagent.Work, t tracker, v 
 			tree = "(no tree yet: build it from VISION.md)\n"
 		}
 		blocks = append(blocks, formula.Block{Title: "Prerequisite tree (ops:" + a.treePath() + ")", Body: red(tree), Untrusted: true})
+		var fsys fs.FS
+		if v.head != "" {
+			fsys = v.files.FS()
+		}
+		blocks = append(blocks, formula.Block{Title: "Evidence (ops:" + evidence.Dir + "/)", Body: red(evidence.Text(fsys)), Untrusted: true})
 	}
 	blocks = append(blocks, formulaagent.GraphBlock(ctx, a.o.Graph, a.o.Redactor, log)...)
 	in := formulaagent.SessionInput{Vars: map[string]string{"project": a.o.Project}, Blocks: blocks}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/disinto/disinto/lib/edge"
@@ -132,5 +133,20 @@ func TestEngagement(t *testing.T) {
 	}
 	if strings.Index(got[1].Body, "chat-login") > strings.Index(got[1].Body, "| chat |") {
 		t.Errorf("routes not in the edge's order:\n%s", got[1].Body)
+	}
+}
+
+func TestText(t *testing.T) {
+	ci := CIFile.Render([]Day{day(0, "- commits checked: 2; green 1, red 1, pending 0")}, today, Bounds{})
+	fsys := fstest.MapFS{CIPath: {Data: []byte(ci)}}
+	got := Text(fsys)
+	for _, want := range []string{"### evidence/ci.md\n\n### CI health", "#### " + DateOf(today), "green 1, red 1",
+		"### evidence/reviews.md\n\nNot written yet", "### evidence/engagement.md\n\nNot written yet"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Text lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.Contains(Text(nil), "No ops repository") {
+		t.Error("Text(nil) does not say there is no ops repository")
 	}
 }
