@@ -29,7 +29,10 @@ func TestEvidenceOnceADay(t *testing.T) {
 	if _, err := dev.CreateBranch(ctx, "fix", "main"); err != nil {
 		t.Fatal(err)
 	}
-	red := func(path string) {
+	// Both commits are pushed before the pull request opens (a push to
+	// the head of an open pull request is slow on a loaded forge); their
+	// statuses come one a look.
+	push := func(path string) string {
 		t.Helper()
 		if err := dev.CreateFiles(ctx, "fix", "add "+path, []forge.NewFile{{Path: path, Content: []byte("x\n")}}); err != nil {
 			t.Fatal(err)
@@ -38,14 +41,19 @@ func TestEvidenceOnceADay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := dev.CreateStatus(ctx, b.SHA, forge.CommitStatus{Context: "ci", State: forge.CIFailure}); err != nil {
+		return b.SHA
+	}
+	red := func(sha string) {
+		t.Helper()
+		if err := dev.CreateStatus(ctx, sha, forge.CommitStatus{Context: "ci", State: forge.CIFailure}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	red("a.txt")
+	first, second := push("a.txt"), push("b.txt")
 	if _, err := dev.CreatePull(ctx, forge.NewPull{Title: "Fix", Head: "fix", Base: "main"}); err != nil {
 		t.Fatal(err)
 	}
+	red(first)
 	opsForge := srv.NewRepo(t, p.Owner, "evid-ops")
 	g := git.New(git.Options{Env: []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
 		Credentials: &git.Credentials{URL: srv.URL, Username: p.Owner.Login, Password: p.Owner.Password}})
@@ -73,27 +81,27 @@ func TestEvidenceOnceADay(t *testing.T) {
 	if err := w.tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	first := head()
-	if first == start || !strings.Contains(ci(), "commits checked: 1; green 0, red 1") {
-		t.Fatalf("first look: head %s (was %s), ci.md:\n%s", first, start, ci())
+	firstHead := head()
+	if firstHead == start || !strings.Contains(ci(), "commits checked: 1; green 0, red 1") {
+		t.Fatalf("first look: head %s (was %s), ci.md:\n%s", firstHead, start, ci())
 	}
 	if _, err := opsForge.GetFile(ctx, evidence.ReviewsPath, "main"); err == nil {
 		t.Error("reviews.md was created with no review to tell")
 	}
 
-	red("b.txt")
+	red(second)
 	if err := w.tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if h := head(); h != first {
-		t.Errorf("a second look the same day wrote again: head %s, was %s", h, first)
+	if h := head(); h != firstHead {
+		t.Errorf("a second look the same day wrote again: head %s, was %s", h, firstHead)
 	}
 
 	now = now.Add(24 * time.Hour)
 	if err := w.tick(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if h := head(); h == first || !strings.Contains(ci(), "commits checked: 2; green 0, red 2") {
-		t.Errorf("the next day's look: head %s (was %s), ci.md:\n%s", h, first, ci())
+	if h := head(); h == firstHead || !strings.Contains(ci(), "commits checked: 2; green 0, red 2") {
+		t.Errorf("the next day's look: head %s (was %s), ci.md:\n%s", h, firstHead, ci())
 	}
 }

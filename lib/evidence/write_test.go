@@ -61,18 +61,20 @@ func activity(t *testing.T, srv *forgetest.Server) forgetest.Project {
 			t.Fatal(err)
 		}
 	}
+	// Every commit is pushed before its pull request opens: a push to
+	// the head of an open pull request is slow on a loaded forge.
 	a1 := push("fix-a", "a.txt", "one\n")
+	a2 := push("fix-a", "a2.txt", "two\n")
+	b1 := push("fix-b", "b.txt", "b\n")
 	prA, err := dev.CreatePull(ctx, forge.NewPull{Title: "Fix a", Head: "fix-a", Base: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	status(a1, forge.CIFailure)
 	review(rev, prA.Number, a1, forge.ReviewRequestChanges)
-	a2 := push("fix-a", "a2.txt", "two\n")
 	status(a2, forge.CISuccess)
 	review(rev, prA.Number, a2, forge.ReviewApprove)
 
-	b1 := push("fix-b", "b.txt", "b\n")
 	prB, err := dev.CreatePull(ctx, forge.NewPull{Title: "Fix b", Head: "fix-b", Base: "main"})
 	if err != nil {
 		t.Fatal(err)
