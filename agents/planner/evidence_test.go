@@ -32,7 +32,10 @@ func TestEvidenceInPrompt(t *testing.T) {
 	if _, err := r.Repo.CreateBranch(ctx, "metrics", "main"); err != nil {
 		t.Fatal(err)
 	}
-	push := func(path string, st forge.CIState) string {
+	// Both commits are pushed before the pull request opens (a push to
+	// the head of an open pull request is slow on a loaded forge); the
+	// statuses and reviews tell the day as it went.
+	push := func(path string) string {
 		t.Helper()
 		if err := r.Repo.CreateFiles(ctx, "metrics", "add "+path, []forge.NewFile{{Path: path, Content: []byte("x\n")}}); err != nil {
 			t.Fatal(err)
@@ -41,20 +44,24 @@ func TestEvidenceInPrompt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Repo.CreateStatus(ctx, b.SHA, forge.CommitStatus{Context: "ci/build", State: st}); err != nil {
-			t.Fatal(err)
-		}
 		return b.SHA
 	}
-	red := push("m1.go", forge.CIFailure)
+	status := func(sha string, st forge.CIState) {
+		t.Helper()
+		if err := r.Repo.CreateStatus(ctx, sha, forge.CommitStatus{Context: "ci/build", State: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	red, green := push("m1.go"), push("m2.go")
 	pr, err := r.Repo.CreatePull(ctx, forge.NewPull{Title: "Wire the metrics", Head: "metrics", Base: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	status(red, forge.CIFailure)
 	if _, err := asRev.CreateReview(ctx, pr.Number, forge.NewReview{Event: forge.ReviewRequestChanges, CommitID: red, Body: "tests fail"}); err != nil {
 		t.Fatal(err)
 	}
-	green := push("m2.go", forge.CISuccess)
+	status(green, forge.CISuccess)
 	if _, err := asRev.CreateReview(ctx, pr.Number, forge.NewReview{Event: forge.ReviewApprove, CommitID: green, Body: "ok"}); err != nil {
 		t.Fatal(err)
 	}
