@@ -2,7 +2,9 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/evidence"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
@@ -19,6 +22,7 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/text"
+	"github.com/disinto/disinto/lib/vision"
 )
 
 // maxOutbox bounds the plan file read back.
@@ -47,6 +51,21 @@ type result struct {
 	refused    []string
 	lines      []string
 	session    claude.Result
+	// noVision: VISION.md is missing or still the template.
+	noVision bool
+}
+
+// noVisionLine says why a run planned nothing.
+const noVisionLine = "VISION.md is missing or still the template: nothing to plan until a maintainer writes the vision"
+
+// noVision reports whether the primary branch has no vision to plan
+// from: no VISION.md, or the template disinto init seeded.
+func (a *Agent) noVision(ctx context.Context, w *formulaagent.Work) bool {
+	data, err := fs.ReadFile(w.Primary(ctx), vision.Path)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return vision.IsTemplate(string(data))
 }
 
 // code is the run's code: excess closed first (something acted as the
@@ -149,6 +168,12 @@ func (a *Agent) run(ctx context.Context, runID string, runNo int, me string, pen
 	res := &result{applied: newApplied(), openBefore: map[int64]bool{}, pending: pending}
 	for _, i := range t.open {
 		res.openBefore[i.Number] = true
+	}
+	if res.noVision = a.noVision(ctx, w); res.noVision && len(t.predictions) == 0 {
+		// Nothing to plan from, and no prediction to answer: no session.
+		res.lines = append(res.lines, noVisionLine)
+		log.Info().Msg(noVisionLine)
+		return res, nil
 	}
 	plan, err := a.session(ctx, w, t, v, runNo, due, res, log)
 	if err != nil {
@@ -275,8 +300,13 @@ func (a *Agent) judgeShown(ctx context.Context, t *tracker) error {
 func (a *Agent) session(ctx context.Context, w *formulaagent.Work, t tracker, v *opsView, runNo int, due bool,
 	res *result, log zerolog.Logger) (Plan, error) {
 	red := a.o.Redactor.String
+	todo := tasks(runNo, due, len(t.predictions), v, a.o.Project)
+	if res.noVision {
+		todo += "VISION.md is missing or still the template disinto init seeded: there is no vision yet. Answer the predictions; " +
+			"build no tree and propose no issue but the follow-ups of the predictions you action.\n"
+	}
 	blocks := []formula.Block{
-		{Title: "Your tasks", Body: tasks(runNo, due, len(t.predictions), v, a.o.Project)},
+		{Title: "Your tasks", Body: todo},
 		{Title: "Open predictions to triage", Body: red(predictionsText(t.predictions)), Untrusted: true},
 		{Title: "Open issues", Body: red(issuesText(t.open, openShown)), Untrusted: true},
 		{Title: "Recently closed issues", Body: red(issuesText(t.closed, closedShown)), Untrusted: true},
@@ -288,6 +318,11 @@ func (a *Agent) session(ctx context.Context, w *formulaagent.Work, t tracker, v 
 			tree = "(no tree yet: build it from VISION.md)\n"
 		}
 		blocks = append(blocks, formula.Block{Title: "Prerequisite tree (ops:" + a.treePath() + ")", Body: red(tree), Untrusted: true})
+		var fsys fs.FS
+		if v.head != "" {
+			fsys = v.files.FS()
+		}
+		blocks = append(blocks, formula.Block{Title: "Evidence (ops:" + evidence.Dir + "/)", Body: red(evidence.Text(fsys)), Untrusted: true})
 	}
 	blocks = append(blocks, formulaagent.GraphBlock(ctx, a.o.Graph, a.o.Redactor, log)...)
 	in := formulaagent.SessionInput{Vars: map[string]string{"project": a.o.Project}, Blocks: blocks}

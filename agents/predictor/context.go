@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/disinto/disinto/lib/evidence"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/provenance"
 	"github.com/disinto/disinto/lib/text"
@@ -42,8 +43,8 @@ const (
 	bodyExcerpt   = 600
 	commentExcerp = 600
 	// EvidenceDir is the ops repository's evidence root, shared with the
-	// graph builder.
-	EvidenceDir = "evidence"
+	// graph builder and the daemon's evidence writer (lib/evidence).
+	EvidenceDir = evidence.Dir
 )
 
 // newest returns issues sorted by last update, newest first, at most n.
@@ -112,10 +113,10 @@ func (r record) text() string {
 	return b.String()
 }
 
-// evidence renders the inventory of the ops repository's evidence root:
+// inventory renders the inventory of the ops repository's evidence root:
 // per area, the number of JSON files and the newest few by name (evidence
 // files start with their date).
-func evidence(t *OpsTree) string {
+func inventory(t *OpsTree) string {
 	if t == nil || t.List == nil {
 		return "No ops repository is available: the evidence is unknown.\n"
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/disinto/disinto/lib/claude"
+	"github.com/disinto/disinto/lib/evidence"
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/formula"
 	"github.com/disinto/disinto/lib/formulaagent"
@@ -225,7 +226,8 @@ func (a *Agent) session(ctx context.Context, w *formulaagent.Work, rec record, o
 	blocks := []formula.Block{
 		{Title: "Your tasks", Body: tasks(formulas)},
 		{Title: "Your track record", Body: a.o.Redactor.String(rec.text()), Untrusted: true},
-		{Title: "Evidence inventory", Body: evidence(ops), Untrusted: true},
+		{Title: "Evidence inventory", Body: inventory(ops), Untrusted: true},
+		{Title: "Evidence (ops:" + EvidenceDir + "/)", Body: a.o.Redactor.String(evidence.Text(ops.fs())), Untrusted: true},
 	}
 	blocks = append(blocks, formulaagent.GraphBlock(ctx, a.o.Graph, a.o.Redactor, log)...)
 	ans, err := w.Ask(ctx, formulaagent.SessionInput{Vars: map[string]string{"project": a.o.Project}, Blocks: blocks, OpsFS: ops.fs()},

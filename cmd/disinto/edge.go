@@ -17,7 +17,7 @@ import (
 // edgeConfig reads the edge's settings from the environment; a bad port
 // names its variable.
 func (a *app) edgeConfig() (edge.Config, error) {
-	c := edge.Config{Host: a.getenv(edge.HostEnv), Email: a.getenv(edge.EmailEnv),
+	c := edge.Config{Host: a.getenv(edge.HostEnv), Email: a.getenv(edge.EmailEnv), AccessLog: a.getenv(edge.AccessLogEnv),
 		Forge: a.getenv(edge.ForgeEnv), Status: a.getenv(edge.StatusEnv), Chat: a.getenv(edge.ChatEnv)}
 	for _, p := range []struct {
 		name string
@@ -107,6 +107,7 @@ func (a *app) edgeCaddyfileCmd() *cobra.Command {
 var edgeFieldEnv = map[string]string{
 	edge.FieldHost: edge.HostEnv, edge.FieldPort: edge.PortEnv, edge.FieldTLSPort: edge.TLSPortEnv, edge.FieldEmail: edge.EmailEnv,
 	edge.FieldForge: edge.ForgeEnv, edge.FieldStatus: edge.StatusEnv, edge.FieldChat: edge.ChatEnv,
+	edge.FieldLog: edge.AccessLogEnv,
 }
 
 // edgeSettingError names the variable of a bad field, as the port's

@@ -62,6 +62,7 @@ var settings = []Var{
 	{Name: "DISINTO_CLAIM_LEASE"},
 	{Name: "DISINTO_DATA_DIR"},
 	{Name: "DISINTO_DEV_BOT"},
+	{Name: "DISINTO_EDGE_ACCESS_LOG"},
 	{Name: "DISINTO_EDGE_CHAT"},
 	{Name: "DISINTO_EDGE_CHECK_URL"},
 	{Name: "DISINTO_EDGE_EMAIL"},

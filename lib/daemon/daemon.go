@@ -168,6 +168,12 @@ func Run(ctx context.Context, cfg *config.Config, o Options) error {
 		records.run(ctx, TrackRecordInterval)
 		return nil
 	})
+	// The projects' evidence, once a day, into their ops repositories.
+	ev := newEvidence(d.Services, d.Config, d.log.With().Str("part", "evidence").Logger())
+	g.Go(func() error {
+		ev.run(ctx, EvidenceCheck)
+		return nil
+	})
 	schedDone := make(chan struct{})
 	g.Go(func() error {
 		defer close(schedDone)

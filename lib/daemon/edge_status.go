@@ -41,9 +41,7 @@ func EdgeStatusOf(env config.Env) *EdgeStatus {
 	if url == "" {
 		return nil
 	}
-	c := edge.Config{Forge: env.Get(edge.ForgeEnv), Status: env.Get(edge.StatusEnv), Chat: env.Get(edge.ChatEnv),
-		NoSecret:      env.Get(edge.SecretEnv) == "" && env.Get(edge.SecretSetEnv) == "",
-		NoStatusToken: env.Get(edge.StatusTokenEnv) == ""}
+	c := edgeConfigOf(env)
 	st := &EdgeStatus{URL: url, ChatUsers: []string{}, Warning: c.Warning()}
 	for _, r := range c.Routes() {
 		st.Routes = append(st.Routes, EdgeRouteStatus{Name: r.Name, Paths: r.Paths, Upstream: r.Upstream,
@@ -58,4 +56,12 @@ func EdgeStatusOf(env config.Env) *EdgeStatus {
 	}
 	sort.Strings(st.ChatUsers)
 	return st
+}
+
+// edgeConfigOf is the edge's configuration as env gives it, its secrets
+// known only as set or not.
+func edgeConfigOf(env config.Env) edge.Config {
+	return edge.Config{Forge: env.Get(edge.ForgeEnv), Status: env.Get(edge.StatusEnv), Chat: env.Get(edge.ChatEnv),
+		NoSecret:      env.Get(edge.SecretEnv) == "" && env.Get(edge.SecretSetEnv) == "",
+		NoStatusToken: env.Get(edge.StatusTokenEnv) == ""}
 }

@@ -95,6 +95,7 @@ const (
 	FieldForge   = "forge upstream"
 	FieldStatus  = "status upstream"
 	FieldChat    = "chat upstream"
+	FieldLog     = "access log"
 )
 
 // FieldError is a bad value of one field of a Config; it wraps ErrInvalid.
@@ -129,6 +130,10 @@ type Config struct {
 	TLSPort int
 	// Email is the ACME account address for the certificates; optional.
 	Email string
+	// AccessLog, when set, is the absolute path Caddy writes its access
+	// log to, one JSON line per request, rolled at AccessLogRollSize
+	// (ReadAccessLog reads it).
+	AccessLog string
 	// Forge, Status and Chat are the upstreams as host:port.
 	Forge, Status, Chat string
 	// Admin is the address of Caddy's admin API (the container's health
@@ -233,6 +238,9 @@ func (c Config) Validate() error {
 	}
 	if c.Email != "" && !emailRe.MatchString(c.Email) {
 		return &FieldError{FieldEmail, strconv.Quote(c.Email), "want an address such as ops@example.org"}
+	}
+	if c.AccessLog != "" && !logPathRe.MatchString(c.AccessLog) {
+		return &FieldError{FieldLog, strconv.Quote(c.AccessLog), "want an absolute path of letters, digits and . _ - /"}
 	}
 	if c.Admin != "off" {
 		if err := checkUpstream(c.Admin); err != nil {
@@ -414,6 +422,10 @@ func Caddyfile(c Config) (string, error) {
 		fmt.Fprintf(&b, "%s {\n", c.Host)
 	} else {
 		fmt.Fprintf(&b, "http://:%d {\n", c.Port)
+	}
+	if c.AccessLog != "" {
+		fmt.Fprintf(&b, "\tlog {\n\t\toutput file %s {\n\t\t\troll_size %s\n\t\t\troll_keep %d\n\t\t}\n\t\tformat json\n\t}\n\n",
+			c.AccessLog, AccessLogRollSize, AccessLogRollKeep)
 	}
 	for i, r := range c.Routes() {
 		if i > 0 {

@@ -86,8 +86,8 @@ func startStack(t *testing.T) *stack {
 }
 
 // startStackWith is startStack with the edge's status token token (""
-// leaves it unset).
-func startStackWith(t *testing.T, token string) *stack {
+// leaves it unset), and the edge's configuration changed by mods.
+func startStackWith(t *testing.T, token string, mods ...func(*edge.Config)) *stack {
 	t.Helper()
 	st := &stack{forge: &seen{}, status: &seen{}, chat: &seen{}}
 	fm := http.NewServeMux()
@@ -134,8 +134,11 @@ func startStackWith(t *testing.T, token string) *stack {
 	cs.Start()
 	t.Cleanup(cs.Close)
 
-	st.url = edgetest.Start(t, edge.Config{Port: port, Admin: "off", Forge: hostPort(t, forge.URL), Status: hostPort(t, status.URL),
-		Chat: hostPort(t, cs.URL)}, proxySecret, token)
+	c := edge.Config{Port: port, Admin: "off", Forge: hostPort(t, forge.URL), Status: hostPort(t, status.URL), Chat: hostPort(t, cs.URL)}
+	for _, m := range mods {
+		m(&c)
+	}
+	st.url = edgetest.Start(t, c, proxySecret, token)
 	st.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return st
 }

@@ -333,6 +333,11 @@ func confPulls(t *testing.T, e confEnv) {
 	if st := val(e.owner.CombinedStatus(ctx, head1)).must(t); st.State != forge.CIFailure || len(st.Statuses) != 2 {
 		t.Fatalf("status = %+v, want failure of 2", st)
 	}
+	for _, s := range val(e.owner.CombinedStatus(ctx, head1)).must(t).Statuses {
+		if s.Updated.IsZero() {
+			t.Errorf("status %s carries no time of its last change", s.Context)
+		}
+	}
 
 	_, err = e.owner.CreateReview(ctx, pr.Number, forge.NewReview{Event: forge.ReviewApprove, Body: "self", CommitID: head1})
 	wantErr(t, err, forge.ErrInvalid)

@@ -207,6 +207,12 @@ const MarkerSprintRejected = "sprint-rejected"
 // <!-- disinto:vision-underspecified issue=<n> -->.
 const MarkerVisionUnderspecified = "vision-underspecified"
 
+// MarkerVisionTemplate is the kind of the marker in the VISION.md that
+// disinto init seeds: while it is there the file is the template, not a
+// vision, and the planner plans nothing from it:
+// <!-- disinto:vision-template -->.
+const MarkerVisionTemplate = "vision-template"
+
 // MarkerOrigin is the kind of the marker that records whose word a work
 // item's text is, written by the bot of the role that derived the item
 // from others (a tech-debt finding from a pull request, a fix issue from a

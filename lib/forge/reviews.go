@@ -62,7 +62,7 @@ func (r *RepoClient) CombinedStatus(ctx context.Context, sha string) (CombinedSt
 	out := CombinedStatus{SHA: sha}
 	for _, s := range cs.Statuses {
 		out.Statuses = append(out.Statuses, CommitStatus{
-			Context: s.Context, State: CIState(s.State), Description: s.Description, TargetURL: s.TargetURL,
+			Context: s.Context, State: CIState(s.State), Description: s.Description, TargetURL: s.TargetURL, Updated: s.Updated,
 		})
 	}
 	if len(out.Statuses) > 0 {

@@ -148,6 +148,8 @@ type CommitStatus struct {
 	State       CIState
 	Description string
 	TargetURL   string
+	// Updated is when the forge last changed the status (read only).
+	Updated time.Time
 }
 
 // CombinedStatus is the combined CI state of a commit. State is empty when

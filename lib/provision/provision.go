@@ -182,6 +182,9 @@ type run struct {
 	bots   []botSpec
 	// localDevs are the logins of local-model dev bots (merge whitelist).
 	localDevs []string
+	// projectCreated: this run created the project repository, and
+	// seeds its vision template and issue forms.
+	projectCreated bool
 }
 
 func (p *run) opsName() string { return p.name + "-ops" }

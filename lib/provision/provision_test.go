@@ -18,6 +18,7 @@ import (
 	"github.com/disinto/disinto/lib/forge"
 	"github.com/disinto/disinto/lib/forge/forgetest"
 	"github.com/disinto/disinto/lib/provision"
+	"github.com/disinto/disinto/lib/vision"
 )
 
 const hookURL = "http://127.0.0.1:9/hooks/forgejo"
@@ -176,6 +177,20 @@ func TestFreshForgeThenRerunThenRepair(t *testing.T) {
 	}
 	cfg := verify(t, srv, opts)
 	before, _ := os.ReadFile(opts.EnvFile)
+	// A project started empty gets the vision template, which the
+	// planner takes for no vision, and the issue forms.
+	if it, ok := rep.Find("project files", "acme/widget@main"); !ok || it.Status != provision.StatusCreated {
+		t.Errorf("project files: %+v", it)
+	}
+	project := srv.Admin(t).Repo("acme", "widget")
+	if f, err := project.GetFile(context.Background(), vision.Path, "main"); err != nil || !vision.IsTemplate(string(f.Content)) {
+		t.Errorf("VISION.md on main: %v, template %t", err, err == nil && vision.IsTemplate(string(f.Content)))
+	}
+	for path := range vision.IssueTemplates() {
+		if _, err := project.GetFile(context.Background(), path, "main"); err != nil {
+			t.Errorf("issue form %s: %v", path, err)
+		}
+	}
 
 	rep = mustRun(t, opts)
 	if c := changes(rep); len(c) > 0 {

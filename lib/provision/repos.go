@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/disinto/disinto/lib/forge"
+	"github.com/disinto/disinto/lib/vision"
 	"github.com/disinto/disinto/lib/wait"
 )
 
@@ -29,8 +31,48 @@ func (p *run) createRepo(ctx context.Context, in forge.NewRepo) (forge.Repo, err
 }
 
 // ensureProjectRepo creates the project repository (from Source when
-// given) and makes sure its primary branch exists.
+// given) and makes sure its primary branch exists; a repository it
+// creates empty (no Source) gets the vision template and the issue forms.
 func (p *run) ensureProjectRepo(ctx context.Context) error {
+	if err := p.ensureProjectBranch(ctx); err != nil || !p.projectCreated {
+		return err
+	}
+	return p.seedProject(ctx)
+}
+
+// seedProject adds to the new project repository the files it lacks of
+// the vision template (which the planner takes for no vision until a
+// maintainer writes one) and the issue forms, in one commit.
+func (p *run) seedProject(ctx context.Context) error {
+	rc := p.admin.Repo(p.owner, p.name)
+	have, err := rc.ListTree(ctx, p.branch)
+	if err != nil {
+		return err
+	}
+	want := []forge.NewFile{{Path: vision.Path, Content: []byte(vision.Template(p.name))}}
+	forms := vision.IssueTemplates()
+	paths := make([]string, 0, len(forms))
+	for path := range forms {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		want = append(want, forge.NewFile{Path: path, Content: []byte(forms[path])})
+	}
+	missing := missingFiles(want, have)
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := rc.CreateFiles(ctx, p.branch, "chore: seed the vision template and the issue forms", missing); err != nil {
+		return err
+	}
+	p.rep.add("project files", rc.Slug()+"@"+p.branch, StatusCreated, fmt.Sprintf("%d files: %s (a template until a maintainer writes the vision)", len(missing), vision.Path))
+	return nil
+}
+
+// ensureProjectBranch creates the project repository (from Source when
+// given) and makes sure its primary branch exists.
+func (p *run) ensureProjectBranch(ctx context.Context) error {
 	rc := p.admin.Repo(p.owner, p.name)
 	slug := rc.Slug()
 	repo, err := rc.Get(ctx)
@@ -66,6 +108,9 @@ func (p *run) ensureProjectRepo(ctx context.Context) error {
 			return err
 		}
 		p.rep.add("repo", slug, StatusCreated, "branch "+p.branch)
+		// An imported source is the project as its maintainers made it;
+		// a repository started empty gets the factory's starting files.
+		p.projectCreated = p.opts.Source == ""
 	} else {
 		p.rep.add("repo", slug, StatusPresent, "branch "+p.branch)
 	}

@@ -78,6 +78,7 @@ func (r *Repo) CreateStatus(ctx context.Context, sha string, s forge.CommitStatu
 	}
 	defer r.f.mu.Unlock()
 	st := r.st()
+	s.Updated = r.f.now() // the forge stamps it, whatever the caller said
 	st.statuses[sha] = append(slices.DeleteFunc(st.statuses[sha], func(o forge.CommitStatus) bool {
 		return o.Context == s.Context
 	}), s)
