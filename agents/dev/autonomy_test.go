@@ -11,6 +11,7 @@ import (
 	"github.com/disinto/disinto/lib/ledger"
 	"github.com/disinto/disinto/lib/phase"
 	"github.com/disinto/disinto/lib/provenance"
+	"github.com/disinto/disinto/lib/vault"
 )
 
 // atLevel sets the autonomy level of the agent.
@@ -108,6 +109,11 @@ func TestLevelApproveWaitsForAMaintainer(t *testing.T) {
 	h.wantLedger(ledger.ReasonMerged, "")
 	if note := h.noteOn(st.PR, "merge"); !strings.Contains(note, "@alice approved this head") {
 		t.Fatalf("note after the approval:\n%s", note)
+	}
+	// The mirror push of work merged at approve waits for a maintainer
+	// too: a medium-tier action, approved in the vault.
+	if got := h.v.filed(); len(got) != 1 || got[0].BlastRadius != vault.TierMedium {
+		t.Fatalf("mirror push of work at level approve: %+v", got)
 	}
 }
 

@@ -161,7 +161,7 @@ func (a *Agent) merged(ctx context.Context, st *State, sha string) error {
 		return err
 	}
 	a.removeWorkspace(cctx, st)
-	a.queueMirrors(ctx, st.run, sha)
+	a.queueMirrors(ctx, st.run, sha, a.level(*st) != config.AutonomyAuto)
 	log.Info().Str(logx.KeySHA, sha).Msg("merged")
 	st.Timeline.Merged = a.o.Now()
 	return a.terminate(cctx, st, StageDone, ledger.ReasonMerged, "", fmt.Sprintf("pull request #%d merged", st.PR))

@@ -48,6 +48,11 @@ type MirrorPush struct {
 	Mirror string
 	// SHA is the merged commit to push as the primary branch.
 	SHA string
+	// Approval says a maintainer approves the push, as they approved a
+	// merge it carries: a push goes at most at the autonomy level of the
+	// work that produced its commits. It sticks until the push is filed,
+	// whichever later merge replaces its commit.
+	Approval bool
 	// Queued is when the push was first asked for; Attempts how often
 	// the request failed; Next when it is asked again; Error the last
 	// failure.
@@ -61,8 +66,10 @@ type MirrorPush struct {
 const mirrorWork = "mirrors"
 
 // queueMirrors asks the vault to push sha to every configured mirror,
-// in the background of h.
-func (a *Agent) queueMirrors(ctx context.Context, h runHandle, sha string) {
+// in the background of h; with approval, only once a maintainer approves
+// the push in the vault (a medium-tier action), as the work that produced
+// sha needed a maintainer's approval to merge.
+func (a *Agent) queueMirrors(ctx context.Context, h runHandle, sha string, approval bool) {
 	if sha == "" || len(a.o.Mirrors) == 0 {
 		return
 	}
@@ -75,7 +82,8 @@ func (a *Agent) queueMirrors(ctx context.Context, h runHandle, sha string) {
 	a.mirrorMu.Lock()
 	a.loadMirrorsLocked()
 	for name := range a.o.Mirrors {
-		a.unfiled[name] = MirrorPush{Mirror: name, SHA: sha, Queued: now}
+		prev, pending := a.unfiled[name]
+		a.unfiled[name] = MirrorPush{Mirror: name, SHA: sha, Queued: now, Approval: approval || pending && prev.Approval}
 	}
 	a.saveMirrorsLocked()
 	a.mirrorMu.Unlock()
@@ -129,6 +137,9 @@ func (a *Agent) requestMirrors(ctx context.Context, l zerolog.Logger) {
 			continue
 		}
 		act := MirrorAction(a.o.Repo, p.Mirror, url, p.SHA)
+		if p.Approval {
+			act.BlastRadius = max(act.BlastRadius, vault.TierMedium)
+		}
 		rc, err := a.o.MirrorVault.RequestAction(ctx, act)
 		if ctx.Err() != nil {
 			return // shutdown: the next merge asks again

@@ -80,7 +80,7 @@ func TestMirrorPushRequested(t *testing.T) {
 	a := got[0]
 	if a.ID != vault.MirrorActionID("github", merged) || a.Formula != vault.MirrorFormula ||
 		a.Vars[vault.MirrorVarName] != "github" || a.Vars[vault.MirrorVarSHA] != merged ||
-		len(a.Secrets) != 1 || a.Secrets[0] != "MIRROR_GITHUB_TOKEN" {
+		len(a.Secrets) != 1 || a.Secrets[0] != "MIRROR_GITHUB_TOKEN" || a.BlastRadius > vault.TierLow {
 		t.Fatalf("action %+v", a)
 	}
 	if q := h.a.PendingMirrors(); len(q) != 0 {
