@@ -80,6 +80,9 @@ func gardenerPromotesOutsiderIssue(t *testing.T, srv *forgetest.Server) {
 	d.rebuild(func(o *dev.Options) {
 		o.ChoreBots = map[string]string{"gardener": gbot.Login}
 		withBots(gbot.Login)(o)
+		// The forge will not tell the dev bot who may write: the
+		// configured maintainers stand in, as in a provisioned project.
+		o.Maintainers = []string{e.owner.Login}
 	})
 	e.ci(pr, forge.CISuccess, "green")
 	e.review(pr, forge.ReviewApprove, "ok")
@@ -125,8 +128,24 @@ func gardenerPromotesOutsiderIssue(t *testing.T, srv *forgetest.Server) {
 	if err != nil || st.Origin != provenance.Outsider {
 		t.Fatalf("origin %q recorded (%v), want %q", st.Origin, err, provenance.Outsider)
 	}
-	if o, ok := provenance.FromMarkers(e.onlyPull(branch(n)).Body); !ok || o != provenance.Outsider {
+	work := e.onlyPull(branch(n))
+	if o, ok := provenance.FromMarkers(work.Body); !ok || o != provenance.Outsider {
 		t.Errorf("the dev bot's pull request does not carry the outsider origin")
+	}
+	// Outsider work goes at most at level approve, whatever the project's:
+	// green and approved by the review bot, it waits for a maintainer's
+	// approval of its head, and merges once the owner gives it.
+	d.greenToReview(e, n, work)
+	e.review(work, forge.ReviewApprove, "ok")
+	d.tick()
+	d.tick()
+	if e.pull(work.Number).Merged || d.stage(n) != dev.StageAwaitingApproval {
+		t.Fatalf("outsider work at stage %q, merged %v: want it waiting for a maintainer's approval", d.stage(n), e.pull(work.Number).Merged)
+	}
+	e.approveAs(e.owner, e.pull(work.Number))
+	d.tick()
+	if !e.pull(work.Number).Merged {
+		t.Fatalf("outsider work not merged after the owner approved its head (stage %q)", d.stage(n))
 	}
 }
 
