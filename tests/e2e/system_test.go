@@ -147,6 +147,10 @@ func TestSystem(t *testing.T) {
 			Head  string `json:"head"`
 			Error string `json:"error"`
 		} `json:"ops"`
+		TrackRecords []struct {
+			Project    string `json:"project"`
+			WindowDays int    `json:"window_days"`
+		} `json:"track_records"`
 	}
 	// Two merges, one escalation and three reviews (PR 3, and PR 5 twice); the status is
 	// read once the ledger has them all, as the agents record a run after
@@ -164,6 +168,10 @@ func TestSystem(t *testing.T) {
 	}
 	if n := len(st.Recent); n != 6 {
 		t.Errorf("%d runs in the ledger, want 6: %+v", n, st.Recent)
+	}
+	// The project's track record, read from the forge at the start.
+	if len(st.TrackRecords) != 1 || st.TrackRecords[0].Project != "widgets" || st.TrackRecords[0].WindowDays != 30 {
+		t.Errorf("status shows no track record of widgets: %+v", st.TrackRecords)
 	}
 	// The daemon keeps the ops checkout itself (no ops_repo_root is set).
 	if len(st.Ops) != 1 || st.Ops[0].Head == "" || st.Ops[0].Error != "" {
