@@ -26,14 +26,28 @@ import (
 
 func (a *app) statusCmd() *cobra.Command {
 	var asJSON bool
+	var remote string
 	cmd := &cobra.Command{
-		Use:     "status [--json]",
+		Use:     "status [--json] [--url URL]",
 		Short:   "Show projects, agents (enabled, last and next run, running now), recent runs and cost today",
-		Example: "  disinto status\n  disinto status --json",
+		Example: "  disinto status\n  disinto status --json\n  disinto status --url http://agents.example.org:8080",
 		Long: "Reads the running daemon's /status when there is one (found through <data>/daemon.json),\n" +
-			"otherwise the data dir: schedule, pauses and the run ledger.",
+			"otherwise the data dir: schedule, pauses and the run ledger. With --url, reads the /status\n" +
+			"of the daemon whose status listener is at that URL (another machine, or one replica), with\n" +
+			"DISINTO_STATUS_TOKEN; a daemon that does not answer there is an error, not an offline view.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if remote != "" {
+				rep, err := daemon.FetchStatusFrom(cmd.Context(), remote, a.statusToken(), http.DefaultClient)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeStatusJSON(a.stdout, rep)
+				}
+				rep.WriteText(a.stdout, true)
+				return nil
+			}
 			rep, err := a.fetchStatus(cmd.Context())
 			live := err == nil
 			if errors.Is(err, daemon.ErrNotRunning) {
@@ -50,6 +64,7 @@ func (a *app) statusCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	a.envFlag(cmd.Flags(), &remote, "url", "DISINTO_STATUS_URL", "", "read the /status of the daemon whose status listener is at this URL")
 	return cmd
 }
 
@@ -57,11 +72,16 @@ func (a *app) statusCmd() *cobra.Command {
 // listener daemon.json names, with DISINTO_STATUS_TOKEN (env file or
 // environment) when one is set; daemon.ErrNotRunning when none runs.
 func (a *app) fetchStatus(ctx context.Context) (daemon.Report, error) {
-	var token string
+	return daemon.FetchStatus(ctx, a.dataDir, a.statusToken(), http.DefaultClient)
+}
+
+// statusToken is DISINTO_STATUS_TOKEN from the env file or the
+// environment; empty when neither sets it.
+func (a *app) statusToken() string {
 	if env, err := config.LoadEnvWith(a.envFile, a.envDecrypter(), a.env); err == nil {
-		token = env.Get(daemon.EnvStatusToken)
+		return env.Get(daemon.EnvStatusToken)
 	}
-	return daemon.FetchStatus(ctx, a.dataDir, token, http.DefaultClient)
+	return ""
 }
 
 // offlineStatus builds the report from the config and the data dir while

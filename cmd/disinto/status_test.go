@@ -119,6 +119,28 @@ func TestStatusDaemonRefuses(t *testing.T) {
 	}
 }
 
+// TestStatusURLFails: status --url with a URL it cannot use, or at which
+// no daemon answers, fails with one line naming it, and never falls back
+// to the local data dir.
+func TestStatusURLFails(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	gone := srv.URL
+	srv.Close()
+	for _, tc := range []struct{ url, says string }{
+		{"ftp://agents.example.org", `status URL "ftp://agents.example.org"`},
+		{"http://user:pw@agents.example.org", "with no credentials"},
+		{gone, "does not answer /status"},
+	} {
+		code, out, errOut := runCLI(t, nil, append([]string{"status", "--url", tc.url}, statusDirs(t, "")...)...)
+		if code != exitFailure || out != "" || !strings.Contains(errOut, tc.says) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("status --url %s: code %d, stdout %q, stderr %q; want one line saying %q", tc.url, code, out, errOut, tc.says)
+		}
+		if strings.Contains(errOut, "pw@") {
+			t.Errorf("status --url %s: the error shows the URL's password: %s", tc.url, errOut)
+		}
+	}
+}
+
 // TestStatusWithoutConfigFails: with no daemon, status in a directory
 // without project files, or with a broken one, fails with one line
 // instead of printing empty tables.

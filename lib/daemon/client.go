@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -63,21 +64,51 @@ func FetchStatus(ctx context.Context, dataDir, token string, hc *http.Client) (R
 		host = "127.0.0.1"
 	}
 	addr = net.JoinHostPort(host, port)
+	rep, err := fetchStatusAt(ctx, "http://"+addr, addr, token, hc)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		// daemon.json outlived its daemon.
+		return Report{}, ErrNotRunning
+	}
+	if err != nil {
+		return Report{}, err
+	}
+	if rep.Daemon != nil {
+		rep.Daemon.PID, rep.Daemon.Listen, rep.Daemon.Status = info.PID, info.Listen, info.Status
+	}
+	return rep, nil
+}
+
+// FetchStatusFrom asks the daemon whose status listener is at base (an
+// http or https URL, such as http://agents.example.org:8080) for its
+// /status, with token when one is set: the status of a daemon on another
+// machine, or of one replica among several.
+func FetchStatusFrom(ctx context.Context, base, token string, hc *http.Client) (Report, error) {
+	u, err := url.Parse(strings.TrimRight(base, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		// Named without what a URL's user part may hold, a password.
+		name := "that is no URL"
+		if err == nil {
+			name = fmt.Sprintf("%q", u.Redacted())
+		}
+		return Report{}, fmt.Errorf("status URL %s: want http(s)://host[:port][/path], with no credentials, query or fragment", name)
+	}
+	return fetchStatusAt(ctx, u.String(), u.Redacted(), token, hc)
+}
+
+// fetchStatusAt reads base/status; addr names the daemon in errors. A
+// refused connection wraps syscall.ECONNREFUSED.
+func fetchStatusAt(ctx context.Context, base, addr, token string, hc *http.Client) (Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/status", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/status", nil)
 	if err != nil {
-		return Report{}, fmt.Errorf("daemon.json: status address %q: %w", addr, err)
+		return Report{}, fmt.Errorf("status address %q: %w", addr, err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			// daemon.json outlived its daemon.
-			return Report{}, ErrNotRunning
-		}
 		return Report{}, fmt.Errorf("the daemon at %s does not answer /status: %w", addr, err)
 	}
 	defer resp.Body.Close()
@@ -86,11 +117,8 @@ func FetchStatus(ctx context.Context, dataDir, token string, hc *http.Client) (R
 		return Report{}, &RefusedError{Addr: addr, Code: resp.StatusCode, TokenSet: token != ""}
 	}
 	var rep Report
-	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&rep); err != nil {
 		return Report{}, fmt.Errorf("the daemon at %s sent a /status that does not decode: %s", addr, strings.TrimSpace(err.Error()))
-	}
-	if rep.Daemon != nil {
-		rep.Daemon.PID, rep.Daemon.Listen, rep.Daemon.Status = info.PID, info.Listen, info.Status
 	}
 	return rep, nil
 }

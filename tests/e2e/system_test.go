@@ -169,6 +169,17 @@ func TestSystem(t *testing.T) {
 	if n := len(st.Recent); n != 6 {
 		t.Errorf("%d runs in the ledger, want 6: %+v", n, st.Recent)
 	}
+	// The same daemon read by its URL, as from another machine.
+	var remote struct {
+		Daemon *json.RawMessage `json:"daemon"`
+		Recent []ledger.Record  `json:"recent"`
+	}
+	if err := json.Unmarshal([]byte(s.MustRun(t, nil, "status", "--json", "--url", statusBase)), &remote); err != nil {
+		t.Fatalf("status --url: %v", err)
+	}
+	if remote.Daemon == nil || len(remote.Recent) != len(st.Recent) {
+		t.Errorf("status --url %s: daemon %v, %d runs; want the daemon and %d runs", statusBase, remote.Daemon != nil, len(remote.Recent), len(st.Recent))
+	}
 	// The project's track record, read from the forge at the start.
 	if len(st.TrackRecords) != 1 || st.TrackRecords[0].Project != "widgets" || st.TrackRecords[0].WindowDays != 30 {
 		t.Errorf("status shows no track record of widgets: %+v", st.TrackRecords)
