@@ -85,10 +85,10 @@ func TestAuthorResponse(t *testing.T) {
 }
 
 // A scheduled tick reads a CI state that keeps not changing only every
-// ci_recheck of the project, 5 minutes where it sets none; an event tick
+// ci_recheck of the project, 20 minutes where it sets none; an event tick
 // always reads it.
 func TestCIRecheckIsTheProjectSetting(t *testing.T) {
-	if got := ciRecheck(&config.Project{}); got != 5*time.Minute {
+	if got := ciRecheck(&config.Project{}); got != 20*time.Minute {
 		t.Fatalf("default recheck %s", got)
 	}
 	p := &config.Project{Limits: config.Limits{CIRecheck: 90 * time.Second}}

@@ -52,7 +52,7 @@ func TestExampleEqualsDefaults(t *testing.T) {
 		{"primary_branch", p.PrimaryBranch, "main"},
 		{"ci.system", p.CI.System, "none"},
 		{"limits", p.Limits, config.Limits{CITimeout: 30 * time.Minute, ReviewTimeout: 3 * time.Hour, CIFixAttempts: 3,
-			ReviewRounds: 5, RebaseRounds: 3, MergeAttempts: 3, CILogBytes: 16384, InFlight: 1, CIRecheck: 5 * time.Minute}},
+			ReviewRounds: 5, RebaseRounds: 3, MergeAttempts: 3, CILogBytes: 16384, InFlight: 1, CIRecheck: 20 * time.Minute}},
 		{"maintainers", len(p.Maintainers), 0},
 		{"dev interval", p.Roles[config.RoleDev].Interval, 300 * time.Second},
 		{"review interval", p.Roles[config.RoleReview].Interval, 300 * time.Second},

@@ -15,7 +15,7 @@ const (
 	DefaultMergeAttempts = 3
 	DefaultCILogBytes    = 16384
 	DefaultInFlight      = 1
-	DefaultCIRecheck     = 5 * time.Minute
+	DefaultCIRecheck     = 20 * time.Minute
 )
 
 // Limits is a project's [limits]: how long the dev agent waits and how
