@@ -26,27 +26,10 @@ type tracker struct {
 	open, closed, predictions []forge.Issue
 	// comments are the last comments of the open issues the tree names.
 	comments map[int64][]forge.Comment
-	// origin is the least trusted origin of what the session is shown
-	// (lib/provenance), and outsiders the issues whose text, or a comment
-	// shown of them, is an outsider's: the issues the run files carry
-	// it, so that outsider text never reaches the backlog as the
-	// planner's word.
-	origin    provenance.Origin
-	outsiders []int64
-}
-
-// originMarker is the origin marker of the issues the run files: the
-// origin of what the session was shown and the outsiders' issues among
-// it; empty before the tracker was judged.
-func (t tracker) originMarker() string {
-	if t.origin == "" {
-		return ""
-	}
-	from := make([]string, len(t.outsiders))
-	for i, n := range t.outsiders {
-		from[i] = fmt.Sprintf("issue-%d", n)
-	}
-	return provenance.Marker(t.origin, from...)
+	// shown is the origin of what the session is shown (lib/provenance):
+	// the issues the run files carry it, so that outsider text never
+	// reaches the backlog as the planner's word.
+	shown provenance.Shown
 }
 
 // tasks is the trusted part of the prompt: the budget, whether the

@@ -35,7 +35,7 @@ func TestFiledIssuesCarryTheShownOrigin(t *testing.T) {
 		t.Helper()
 		d := Decisions{File: []Proposal{{Ref: title, Kind: Backlog, Title: title, Problem: "p", Solution: "s", Acceptance: []string{"a"}}}}
 		ap := newApplied()
-		if err := a.file(ctx, d, ap, tr.originMarker()); err != nil {
+		if err := a.file(ctx, d, ap, tr.shown.Marker()); err != nil {
 			t.Fatal(err)
 		}
 		i, err := owner.GetIssue(ctx, ap.Filed[title])
@@ -57,8 +57,8 @@ func TestFiledIssuesCarryTheShownOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.origin != provenance.Maintainer || len(tr.outsiders) != 0 {
-		t.Fatalf("maintainers' issues only: origin %q, outsiders %v", tr.origin, tr.outsiders)
+	if tr.shown.Origin != provenance.Maintainer || len(tr.shown.Outsiders) != 0 {
+		t.Fatalf("maintainers' issues only: origin %q, outsiders %v", tr.shown.Origin, tr.shown.Outsiders)
 	}
 	if o := fileOne("from maintainers", tr); o != provenance.Maintainer {
 		t.Fatalf("issue filed from maintainers' issues judged %q", o)
@@ -71,13 +71,13 @@ func TestFiledIssuesCarryTheShownOrigin(t *testing.T) {
 	if tr, err = a.tracker(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if tr.origin != provenance.Outsider || !reflect.DeepEqual(tr.outsiders, []int64{theirs.Number}) {
-		t.Fatalf("with an outsider's issue: origin %q, outsiders %v", tr.origin, tr.outsiders)
+	if tr.shown.Origin != provenance.Outsider || !reflect.DeepEqual(tr.shown.Outsiders, []int64{theirs.Number}) {
+		t.Fatalf("with an outsider's issue: origin %q, outsiders %v", tr.shown.Origin, tr.shown.Outsiders)
 	}
 	if o := fileOne("from an outsider", tr); o != provenance.Outsider {
 		t.Fatalf("issue filed with an outsider's issue shown judged %q", o)
 	}
-	if m := tr.originMarker(); m != provenance.Marker(provenance.Outsider, fmt.Sprintf("issue-%d", theirs.Number)) {
+	if m := tr.shown.Marker(); m != provenance.Marker(provenance.Outsider, fmt.Sprintf("issue-%d", theirs.Number)) {
 		t.Errorf("marker %q does not name the outsider's issue", m)
 	}
 
@@ -86,11 +86,11 @@ func TestFiledIssuesCarryTheShownOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	only := tracker{open: []forge.Issue{mine}, comments: map[int64][]forge.Comment{mine.Number: {c}}}
-	if err := a.judgeShown(ctx, &only); err != nil {
+	only, err := provenance.New(provenance.Options{Forge: owner}).ShownOf(ctx, []forge.Issue{mine}, map[int64][]forge.Comment{mine.Number: {c}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if only.origin != provenance.Outsider || !reflect.DeepEqual(only.outsiders, []int64{mine.Number}) {
-		t.Fatalf("with an outsider's comment: origin %q, outsiders %v", only.origin, only.outsiders)
+	if only.Origin != provenance.Outsider || !reflect.DeepEqual(only.Outsiders, []int64{mine.Number}) {
+		t.Fatalf("with an outsider's comment: origin %q, outsiders %v", only.Origin, only.Outsiders)
 	}
 }

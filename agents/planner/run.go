@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,7 +200,7 @@ func (a *Agent) run(ctx context.Context, runID string, runNo int, me string, pen
 // and the note on what the budget held back.
 func (a *Agent) apply(ctx context.Context, runID string, plan Plan, t tracker, res *result) error {
 	d, ap := res.decisions, res.applied
-	if err := a.file(ctx, d, ap, t.originMarker()); err != nil {
+	if err := a.file(ctx, d, ap, t.shown.Marker()); err != nil {
 		return err
 	}
 	if err := a.triage(ctx, d, ap); err != nil {
@@ -256,42 +255,11 @@ func (a *Agent) tracker(ctx context.Context, v *opsView) (tracker, error) {
 			t.comments[n] = cs
 		}
 	}
-	if err := a.judgeShown(ctx, &t); err != nil {
+	judge := provenance.New(provenance.Options{Forge: a.o.Forge, Now: a.now})
+	if t.shown, err = judge.ShownOf(ctx, slices.Concat(t.open, t.closed), t.comments); err != nil {
 		return t, err
 	}
 	return t, nil
-}
-
-// judgeShown sets the origin of what t shows the session: an outsider's
-// when any issue or comment shown is (lib/provenance).
-func (a *Agent) judgeShown(ctx context.Context, t *tracker) error {
-	judge := provenance.New(provenance.Options{Forge: a.o.Forge, Now: a.now})
-	t.origin = provenance.Maintainer
-	out := map[int64]bool{}
-	for _, i := range append(append([]forge.Issue(nil), t.open...), t.closed...) {
-		o, err := judge.Issue(ctx, i)
-		if err != nil {
-			return fmt.Errorf("origin of #%d: %w", i.Number, err)
-		}
-		if o != provenance.Maintainer {
-			out[i.Number] = true
-		}
-		t.origin = provenance.Least(t.origin, o)
-	}
-	for n, cs := range t.comments {
-		for _, c := range cs {
-			o, err := judge.Comment(ctx, c)
-			if err != nil {
-				return fmt.Errorf("origin of a comment on #%d: %w", n, err)
-			}
-			if o != provenance.Maintainer {
-				out[n] = true
-			}
-			t.origin = provenance.Least(t.origin, o)
-		}
-	}
-	t.outsiders = slices.Sorted(maps.Keys(out))
-	return nil
 }
 
 // session runs the one session and reads its plan. A failed session

@@ -62,25 +62,10 @@ func newest(issues []forge.Issue, n int) []forge.Issue {
 type record struct {
 	open, dismissed, actioned []forge.Issue
 	reasons                   map[int64]string
-	// origin is the least trusted origin of the issues and comments the
-	// record shows (lib/provenance), outsiders the issues whose text or
-	// shown comment is an outsider's: the predictions a run files carry
-	// it, so that an outsider's words become no maintainer's prediction.
-	origin    provenance.Origin
-	outsiders []int64
-}
-
-// originMarker is the origin marker of the predictions a run files;
-// empty before the record was judged.
-func (r record) originMarker() string {
-	if r.origin == "" {
-		return ""
-	}
-	from := make([]string, len(r.outsiders))
-	for i, n := range r.outsiders {
-		from[i] = fmt.Sprintf("issue-%d", n)
-	}
-	return provenance.Marker(r.origin, from...)
+	// shown is the origin of the issues and comments the record shows
+	// (lib/provenance): the predictions a run files carry it, so that an
+	// outsider's words become no maintainer's prediction.
+	shown provenance.Shown
 }
 
 // text renders the track record (untrusted: issue and comment text).

@@ -33,7 +33,7 @@ func TestFiledPredictionsCarryTheShownOrigin(t *testing.T) {
 	judge := provenance.New(provenance.Options{Forge: owner})
 	fileOne := func(title string, rec record) provenance.Origin {
 		t.Helper()
-		got, err := a.file(ctx, Decision{Proposal: Proposal{Kind: Explore, Title: title, Observation: "o", Theory: "t"}}, rec.originMarker())
+		got, err := a.file(ctx, Decision{Proposal: Proposal{Kind: Explore, Title: title, Observation: "o", Theory: "t"}}, rec.shown.Marker())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +62,8 @@ func TestFiledPredictionsCarryTheShownOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.origin != provenance.Maintainer || len(rec.outsiders) != 0 {
-		t.Fatalf("a maintainer's reason: origin %q, outsiders %v", rec.origin, rec.outsiders)
+	if rec.shown.Origin != provenance.Maintainer || len(rec.shown.Outsiders) != 0 {
+		t.Fatalf("a maintainer's reason: origin %q, outsiders %v", rec.shown.Origin, rec.shown.Outsiders)
 	}
 	if o := fileOne("from maintainers", rec); o != provenance.Maintainer {
 		t.Fatalf("prediction filed from a maintainer's record judged %q", o)
@@ -75,13 +75,13 @@ func TestFiledPredictionsCarryTheShownOrigin(t *testing.T) {
 	if rec, err = a.history(ctx, "predictor-bot"); err != nil {
 		t.Fatal(err)
 	}
-	if rec.origin != provenance.Outsider || !reflect.DeepEqual(rec.outsiders, []int64{decided.Number}) {
-		t.Fatalf("an outsider's reason: origin %q, outsiders %v", rec.origin, rec.outsiders)
+	if rec.shown.Origin != provenance.Outsider || !reflect.DeepEqual(rec.shown.Outsiders, []int64{decided.Number}) {
+		t.Fatalf("an outsider's reason: origin %q, outsiders %v", rec.shown.Origin, rec.shown.Outsiders)
 	}
 	if o := fileOne("from an outsider", rec); o != provenance.Outsider {
 		t.Fatalf("prediction filed with an outsider's reason shown judged %q", o)
 	}
-	if m := rec.originMarker(); m != provenance.Marker(provenance.Outsider, fmt.Sprintf("issue-%d", decided.Number)) {
+	if m := rec.shown.Marker(); m != provenance.Marker(provenance.Outsider, fmt.Sprintf("issue-%d", decided.Number)) {
 		t.Errorf("marker %q does not name the prediction", m)
 	}
 }

@@ -3,7 +3,6 @@ package predictor
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -120,7 +119,7 @@ func (a *Agent) run(ctx context.Context, me string, ops *OpsTree, log zerolog.Lo
 			log.Info().Str("code", string(d.Code)).Str("reason", d.Reason).Msg("proposal not filed")
 			continue
 		}
-		f, err := a.file(ctx, d, rec.originMarker())
+		f, err := a.file(ctx, d, rec.shown.Marker())
 		if f.Issue > 0 {
 			res.Filed = append(res.Filed, f)
 		}
@@ -167,7 +166,7 @@ func (a *Agent) history(ctx context.Context, me string) (record, error) {
 		return r, err
 	}
 	r.reasons = map[int64]string{}
-	shown := map[int64]forge.Comment{}
+	shown := map[int64][]forge.Comment{}
 	decided := newest(append(append([]forge.Issue(nil), r.dismissed...), r.actioned...), reasonsLimit)
 	for _, i := range decided {
 		cs, err := a.o.Forge.ListComments(ctx, i.Number)
@@ -177,45 +176,16 @@ func (a *Agent) history(ctx context.Context, me string) (record, error) {
 		for j := len(cs) - 1; j >= 0; j-- {
 			if !strings.EqualFold(cs[j].Author, me) {
 				r.reasons[i.Number] = cs[j].Body
-				shown[i.Number] = cs[j]
+				shown[i.Number] = cs[j : j+1]
 				break
 			}
 		}
 	}
-	if err := a.judgeRecord(ctx, &r, shown); err != nil {
+	judge := provenance.New(provenance.Options{Forge: a.o.Forge, Now: a.now})
+	if r.shown, err = judge.ShownOf(ctx, slices.Concat(r.open, r.dismissed, r.actioned), shown); err != nil {
 		return r, err
 	}
 	return r, nil
-}
-
-// judgeRecord sets the origin of what r shows the session, with the
-// comments shown as reasons: an outsider's when any of them is.
-func (a *Agent) judgeRecord(ctx context.Context, r *record, shown map[int64]forge.Comment) error {
-	judge := provenance.New(provenance.Options{Forge: a.o.Forge, Now: a.now})
-	r.origin = provenance.Maintainer
-	out := map[int64]bool{}
-	for _, i := range slices.Concat(r.open, r.dismissed, r.actioned) {
-		o, err := judge.Issue(ctx, i)
-		if err != nil {
-			return fmt.Errorf("origin of #%d: %w", i.Number, err)
-		}
-		if o != provenance.Maintainer {
-			out[i.Number] = true
-		}
-		r.origin = provenance.Least(r.origin, o)
-	}
-	for n, c := range shown {
-		o, err := judge.Comment(ctx, c)
-		if err != nil {
-			return fmt.Errorf("origin of a comment on #%d: %w", n, err)
-		}
-		if o != provenance.Maintainer {
-			out[n] = true
-		}
-		r.origin = provenance.Least(r.origin, o)
-	}
-	r.outsiders = slices.Sorted(maps.Keys(out))
-	return nil
 }
 
 // session runs the one session and reads its proposals. A failed session

@@ -2,6 +2,9 @@ package provenance
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -168,4 +171,56 @@ func (j *Judge) LastApplied(ctx context.Context, n int64, label forge.LabelName)
 		return Applied{By: e.By, Maintainer: ok, At: e.Created}, nil
 	}
 	return Applied{}, nil
+}
+
+// Shown is the origin of all a session was shown: the least trusted of
+// the issues and comments judged, and the issues whose text or comment
+// lowered it. What the session writes carries it.
+type Shown struct {
+	Origin    Origin
+	Outsiders []int64
+}
+
+// ShownOf judges issues and the comments shown of each issue (by its
+// number).
+func (j *Judge) ShownOf(ctx context.Context, issues []forge.Issue, comments map[int64][]forge.Comment) (Shown, error) {
+	s := Shown{Origin: Maintainer}
+	out := map[int64]bool{}
+	lower := func(n int64, o Origin) {
+		if o != Maintainer {
+			out[n] = true
+		}
+		s.Origin = Least(s.Origin, o)
+	}
+	for _, i := range issues {
+		o, err := j.Issue(ctx, i)
+		if err != nil {
+			return Shown{}, fmt.Errorf("origin of #%d: %w", i.Number, err)
+		}
+		lower(i.Number, o)
+	}
+	for n, cs := range comments {
+		for _, c := range cs {
+			o, err := j.Comment(ctx, c)
+			if err != nil {
+				return Shown{}, fmt.Errorf("origin of a comment on #%d: %w", n, err)
+			}
+			lower(n, o)
+		}
+	}
+	s.Outsiders = slices.Sorted(maps.Keys(out))
+	return s, nil
+}
+
+// Marker is the origin marker of what the session wrote, naming the
+// outsiders' issues; empty before anything was judged.
+func (s Shown) Marker() string {
+	if s.Origin == "" {
+		return ""
+	}
+	from := make([]string, len(s.Outsiders))
+	for i, n := range s.Outsiders {
+		from[i] = fmt.Sprintf("issue-%d", n)
+	}
+	return Marker(s.Origin, from...)
 }
