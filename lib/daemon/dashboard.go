@@ -82,26 +82,34 @@ func newDashboards(s *Services, cfg *config.Config, en *agent.Enablement, log ze
 	return out
 }
 
-// run brings the dashboards up to date every interval until ctx ends.
-func (ds dashboards) run(ctx context.Context, every time.Duration, status func() Report) {
-	if len(ds) == 0 {
-		return
-	}
+// repeat calls f at once and then every interval until ctx ends: the
+// loop of the daemon's chores that follow the forge.
+func repeat(ctx context.Context, every time.Duration, f func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		rep := status()
-		for _, d := range ds {
-			if err := d.update(ctx, rep); err != nil && ctx.Err() == nil {
-				d.log.Warn().Err(err).Msg("dashboard not updated")
-			}
-		}
+		f()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// run brings the dashboards up to date every interval until ctx ends.
+func (ds dashboards) run(ctx context.Context, every time.Duration, status func() Report) {
+	if len(ds) == 0 {
+		return
+	}
+	repeat(ctx, every, func() {
+		rep := status()
+		for _, d := range ds {
+			if err := d.update(ctx, rep); err != nil && ctx.Err() == nil {
+				d.log.Warn().Err(err).Msg("dashboard not updated")
+			}
+		}
+	})
 }
 
 // update acts on the boxes ticked on the dashboard, then writes what rep

@@ -94,20 +94,13 @@ func (ws evidenceWriters) run(ctx context.Context, every time.Duration) {
 	if len(ws) == 0 {
 		return
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
+	repeat(ctx, every, func() {
 		for _, w := range ws {
 			if err := w.tick(ctx); err != nil && ctx.Err() == nil {
 				w.log.Warn().Str("error", err.Error()).Msg("evidence not written; tried again at the next look")
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // tick writes the project's evidence unless it was written for today

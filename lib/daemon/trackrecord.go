@@ -69,9 +69,7 @@ func (ts trackRecords) run(ctx context.Context, every time.Duration) {
 	if len(ts) == 0 {
 		return
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
+	repeat(ctx, every, func() {
 		for _, k := range ts {
 			rec, err := k.t.Compute(ctx, time.Now())
 			if err != nil {
@@ -84,12 +82,7 @@ func (ts trackRecords) run(ctx context.Context, every time.Duration) {
 				k.log.Warn().Err(err).Msg("track record not kept")
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // TrackRecords reads the projects' last track records from the data dir;
