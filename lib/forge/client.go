@@ -281,6 +281,29 @@ func paginate[T any](fetch func(page int) ([]T, *gitea.Response, error)) ([]T, e
 	return all, fmt.Errorf("%d pages of %d: %w", maxPages, pageSize, ErrPageCap)
 }
 
+// paginateUntil reads pages of a list sorted newest first and returns its
+// items up to the first one past reports as beyond the window (left
+// out), or to the end of the list.
+func paginateUntil[T any](fetch func(page int) ([]T, error), past func(T) bool) ([]T, error) {
+	var out []T
+	for page := 1; page <= maxPages; page++ {
+		items, err := fetch(page)
+		if err != nil {
+			return out, err
+		}
+		if len(items) == 0 {
+			return out, nil
+		}
+		for _, it := range items {
+			if past(it) {
+				return out, nil
+			}
+			out = append(out, it)
+		}
+	}
+	return out, fmt.Errorf("%d pages of %d: %w", maxPages, pageSize, ErrPageCap)
+}
+
 // totalCount reads the X-Total-Count header of a list response.
 func totalCount(resp *gitea.Response) (int, bool) {
 	if resp == nil || resp.Response == nil {

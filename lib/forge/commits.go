@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -100,25 +101,22 @@ func (r *RepoClient) GetCommit(ctx context.Context, sha string) (Commit, error) 
 // recent history of a branch without reading all of it.
 func (r *RepoClient) RecentCommits(ctx context.Context, ref string, since time.Time) ([]Commit, error) {
 	api := r.c.api(ctx)
-	var out []Commit
-	for page := 1; page <= maxPages; page++ {
+	out, err := paginateUntil(func(page int) ([]Commit, error) {
 		cs, resp, err := api.ListRepoCommits(r.owner, r.name, gitea.ListCommitOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
 			SHA:         ref,
 		})
 		if err := r.c.check(fmt.Sprintf("commits of %s in %s", ref, r.slug), resp, err); err != nil {
-			return out, err
+			return nil, err
 		}
-		if len(cs) == 0 {
-			return out, nil
+		res := make([]Commit, len(cs))
+		for i, c := range cs {
+			res[i] = toCommit(c)
 		}
-		for _, c := range cs {
-			cm := toCommit(c)
-			if cm.Created.Before(since) {
-				return out, nil
-			}
-			out = append(out, cm)
-		}
+		return res, nil
+	}, func(c Commit) bool { return c.Created.Before(since) })
+	if errors.Is(err, ErrPageCap) {
+		err = fmt.Errorf("commits of %s in %s: %w", ref, r.slug, err)
 	}
-	return out, fmt.Errorf("commits of %s in %s: %d pages of %d: %w", ref, r.slug, maxPages, pageSize, ErrPageCap)
+	return out, err
 }

@@ -68,28 +68,25 @@ func (r *RepoClient) ListPulls(ctx context.Context, state State) ([]PullRequest,
 // long history.
 func (r *RepoClient) RecentPulls(ctx context.Context, state State, since time.Time) ([]PullRequest, error) {
 	api := r.c.api(ctx)
-	var out []PullRequest
-	for page := 1; page <= maxPages; page++ {
+	out, err := paginateUntil(func(page int) ([]PullRequest, error) {
 		ps, resp, err := api.ListRepoPullRequests(r.owner, r.name, gitea.ListPullRequestsOptions{
 			ListOptions: gitea.ListOptions{Page: page, PageSize: pageSize},
 			State:       gitea.StateType(state),
 			Sort:        "recentupdate",
 		})
 		if err := r.c.check("list pulls "+r.slug, resp, err); err != nil {
-			return out, err
+			return nil, err
 		}
-		if len(ps) == 0 {
-			return out, nil
+		res := make([]PullRequest, len(ps))
+		for i, p := range ps {
+			res[i] = toPull(p)
 		}
-		for _, p := range ps {
-			pr := toPull(p)
-			if pr.Updated.Before(since) {
-				return out, nil
-			}
-			out = append(out, pr)
-		}
+		return res, nil
+	}, func(p PullRequest) bool { return p.Updated.Before(since) })
+	if errors.Is(err, ErrPageCap) {
+		err = fmt.Errorf("list pulls %s: %w", r.slug, err)
 	}
-	return out, fmt.Errorf("list pulls %s: %d pages of %d: %w", r.slug, maxPages, pageSize, ErrPageCap)
+	return out, err
 }
 
 // FindPullByHead returns the newest pull request (open first, then any
