@@ -121,13 +121,7 @@ func CI(ctx context.Context, f Forge, since time.Time) ([]Day, error) {
 			fmt.Fprintf(&b, " (%d%% green of those finished)", d.green*100/done)
 		}
 		b.WriteString("\n")
-		for i, r := range d.redPulls {
-			if i == maxListed {
-				fmt.Fprintf(&b, "- … %d more red\n", len(d.redPulls)-maxListed)
-				break
-			}
-			fmt.Fprintf(&b, "- red: %s\n", r)
-		}
+		listCapped(&b, d.redPulls, "red: ", " red")
 		out = append(out, Day{Date: date, Body: b.String()})
 	}
 	return out, nil
@@ -217,16 +211,22 @@ func Reviews(ctx context.Context, f Forge, reviewer string, since time.Time) ([]
 		fmt.Fprintf(&b, "- reviews: %d; approved %d, changes requested %d, comments %d\n",
 			d.approved+d.changes+d.comments, d.approved, d.changes, d.comments)
 		sort.Strings(d.pulls)
-		for i, l := range d.pulls {
-			if i == maxListed {
-				fmt.Fprintf(&b, "- … %d more\n", len(d.pulls)-maxListed)
-				break
-			}
-			fmt.Fprintf(&b, "- %s\n", l)
-		}
+		listCapped(&b, d.pulls, "", "")
 		out = append(out, Day{Date: date, Body: b.String()})
 	}
 	return out, nil
+}
+
+// listCapped writes a line "- <prefix><item>" per item, at most
+// maxListed of them, then how many more there were ("- … N more<more>").
+func listCapped(b *strings.Builder, items []string, prefix, more string) {
+	for i, it := range items {
+		if i == maxListed {
+			fmt.Fprintf(b, "- … %d more%s\n", len(items)-maxListed, more)
+			return
+		}
+		fmt.Fprintf(b, "- %s%s\n", prefix, it)
+	}
 }
 
 // oneLine keeps a forge-given name on one line of the file.
